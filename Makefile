@@ -1,0 +1,44 @@
+# nomadq build, test and demo targets. `make demo` and `make test` are the
+# two commands a fresh machine needs (see README.md).
+
+GO        ?= go
+BIN       := bin/nomad
+GOFILES    = $(shell git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './bin/*')
+# Packages with goroutines and shared state run under the race detector.
+RACE_PKGS := ./structs/... ./state/...
+TEST_PKGS := ./...
+
+export PATH := $(PATH):/usr/local/go/bin
+
+.PHONY: all build test test-race test-unit demo bench fmt lint clean
+
+all: build
+
+build:
+	@mkdir -p bin
+	$(GO) build -o $(BIN) ./cmd/nomad
+
+## test: lint, then every package's tests (race detector on the concurrent ones).
+test: lint
+	$(GO) test -count=1 -timeout 10m -race $(RACE_PKGS)
+	$(GO) test -count=1 -timeout 10m $(TEST_PKGS)
+
+## demo: build bin/nomad and show what it does with the example jobs.
+demo: build
+	./scripts/demo.sh
+
+## bench: run every benchmark once with memory figures.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -timeout 20m ./...
+
+fmt:
+	gofmt -w $(GOFILES)
+
+## lint: fail on unformatted files and go vet findings.
+lint:
+	@unformatted="$$(gofmt -l $(GOFILES))"; \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed on:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+
+clean:
+	rm -rf bin

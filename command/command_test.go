@@ -1,0 +1,141 @@
+package command
+
+import (
+	"bytes"
+	"encoding/json"
+	"net"
+	"strings"
+	"testing"
+
+	"github.com/shoenig/test/must"
+)
+
+// run executes the CLI in-process and returns its exit code and streams.
+func run(t *testing.T, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Run(args, Streams{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb})
+	return code, out.String(), errb.String()
+}
+
+func TestVersion(t *testing.T) {
+	code, out, _ := run(t, "", "version")
+	must.Eq(t, 0, code)
+	must.Eq(t, "Nomad v"+Version+" (nomadq)\n", out)
+}
+
+func TestUnknownCommand(t *testing.T) {
+	code, _, errOut := run(t, "", "jbo", "run")
+	must.Eq(t, 1, code)
+	must.StrContains(t, errOut, `Unknown command "jbo run"`)
+}
+
+func TestJobGroupWithoutSubcommandPrintsUsage(t *testing.T) {
+	code, _, errOut := run(t, "", "job")
+	must.Eq(t, 1, code)
+	must.StrContains(t, errOut, "Usage: nomad job <subcommand>")
+	must.StrContains(t, errOut, "job run")
+	must.StrContains(t, errOut, "job validate")
+}
+
+func TestJobRunOutputPrintsWireJSON(t *testing.T) {
+	code, out, errOut := run(t, "", "job", "run", "-output", "testdata/timeout.nomad.hcl")
+	must.Eq(t, 0, code, must.Sprint(errOut))
+
+	var got struct {
+		Job struct {
+			ID         string
+			Type       string
+			TaskGroups []struct {
+				Name           string
+				MaxRunDuration int64
+			}
+		}
+	}
+	must.NoError(t, json.Unmarshal([]byte(out), &got))
+	must.Eq(t, "timeout", got.Job.ID)
+	must.Eq(t, "batch", got.Job.Type)
+	must.Len(t, 1, got.Job.TaskGroups)
+	must.Eq(t, int64(3_000_000_000), got.Job.TaskGroups[0].MaxRunDuration)
+}
+
+func TestJobRunOutputFromStdin(t *testing.T) {
+	code, out, errOut := run(t, "job \"x\" {\n  group \"g\" {\n    task \"t\" {\n      driver = \"raw_exec\"\n    }\n  }\n}\n", "job", "run", "-output", "-")
+	must.Eq(t, 0, code, must.Sprint(errOut))
+	must.StrContains(t, out, `"ID": "x"`)
+}
+
+func TestJobValidate(t *testing.T) {
+	cases := []struct {
+		name    string
+		args    []string
+		code    int
+		stdout  string
+		stderrs []string
+	}{
+		{
+			name:   "valid batch job",
+			args:   []string{"testdata/timeout.nomad.hcl"},
+			stdout: "Job validation successful\n",
+		},
+		{
+			name: "max_run_duration on a service job",
+			args: []string{"testdata/service_mrd.nomad.hcl"},
+			code: 1,
+			stderrs: []string{
+				"Job validation errors:",
+				`Task group "web": max_run_duration is only allowed for batch and sysbatch jobs, not service jobs`,
+			},
+		},
+		{
+			name:    "syntax error names file and position",
+			args:    []string{"testdata/syntax.nomad.hcl"},
+			code:    1,
+			stderrs: []string{"error parsing job file testdata/syntax.nomad.hcl", "testdata/syntax.nomad.hcl:3,"},
+		},
+		{
+			name:    "missing file",
+			args:    []string{"testdata/nope.nomad.hcl"},
+			code:    1,
+			stderrs: []string{"error reading job file", "nope.nomad.hcl"},
+		},
+		{
+			name:    "no argument",
+			args:    nil,
+			code:    1,
+			stderrs: []string{"This command takes one argument: <path>"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := run(t, "", append([]string{"job", "validate"}, tc.args...)...)
+			must.Eq(t, tc.code, code, must.Sprint(errOut))
+			must.Eq(t, tc.stdout, out)
+			for _, s := range tc.stderrs {
+				must.StrContains(t, errOut, s)
+			}
+		})
+	}
+}
+
+func TestJobRunWithoutReachableServer(t *testing.T) {
+	// A port that was just free and is now closed: nothing listens there.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	must.NoError(t, err)
+	addr := "http://" + l.Addr().String()
+	must.NoError(t, l.Close())
+
+	code, out, errOut := run(t, "", "job", "run", "-address", addr, "testdata/timeout.nomad.hcl")
+	must.Eq(t, 1, code)
+	must.Eq(t, "", out)
+	must.StrContains(t, errOut, "Error submitting job:")
+	must.StrContains(t, errOut, "connection refused")
+}
+
+func TestJobRunRejectsInvalidJobBeforeSubmitting(t *testing.T) {
+	// The address is never dialed: validation fails first.
+	code, _, errOut := run(t, "", "job", "run", "-address", "http://127.0.0.1:1", "testdata/service_mrd.nomad.hcl")
+	must.Eq(t, 1, code)
+	must.StrContains(t, errOut, "max_run_duration is only allowed for batch and sysbatch jobs")
+	must.StrNotContains(t, errOut, "Error submitting job")
+}

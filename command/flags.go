@@ -1,0 +1,72 @@
+package command
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/hashicorp/nomad/api"
+)
+
+// stringList is a repeatable string flag (-var a=1 -var b=2).
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, ",") }
+func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
+
+// apiFlags are the connection flags every command that talks to an agent
+// accepts; unset flags fall back to NOMAD_ADDR, NOMAD_REGION and
+// NOMAD_NAMESPACE as the official client reads them.
+type apiFlags struct {
+	address   string
+	region    string
+	namespace string
+}
+
+func (f *apiFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.address, "address", "", "The address of the Nomad server (overrides NOMAD_ADDR)")
+	fs.StringVar(&f.region, "region", "", "The region of the Nomad servers to forward commands to (overrides NOMAD_REGION)")
+	fs.StringVar(&f.namespace, "namespace", "", "The target namespace for queries and actions (overrides NOMAD_NAMESPACE)")
+}
+
+func (f *apiFlags) client() (*api.Client, error) {
+	cfg := api.DefaultConfig()
+	if f.address != "" {
+		cfg.Address = f.address
+	}
+	if f.region != "" {
+		cfg.Region = f.region
+	}
+	if f.namespace != "" {
+		cfg.Namespace = f.namespace
+	}
+	c, err := api.NewClient(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("error initializing client: %w", err)
+	}
+	return c, nil
+}
+
+// newFlagSet returns a flag set that reports errors to w and does not exit.
+func newFlagSet(name string, w io.Writer, usage string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(w)
+	fs.Usage = func() {
+		fmt.Fprintln(w, strings.TrimSpace(usage))
+		fmt.Fprintln(w, "\nOptions:")
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// isSet reports whether the flag was given on the command line.
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == name {
+			set = true
+		}
+	})
+	return set
+}

@@ -1,0 +1,88 @@
+package command
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/hashicorp/nomad/api"
+)
+
+const jobRunUsage = `
+Usage: nomad job run [options] <path>
+
+  Starts running a new job or updates an existing job using the
+  specification at <path> ("-" reads standard input). The file is parsed
+  and validated locally before it is sent to the agent.
+`
+
+func runJobRun(args []string, s Streams) int {
+	var (
+		af         apiFlags
+		jf         jobFileFlags
+		output     bool
+		detach     bool
+		checkIndex uint64
+	)
+	fs := newFlagSet("job run", s.Stderr, jobRunUsage)
+	af.register(fs)
+	jf.register(fs)
+	fs.BoolVar(&output, "output", false, "Print the JSON the job would be submitted as, and exit")
+	fs.BoolVar(&detach, "detach", false, "Return after submitting the job, without monitoring the evaluation")
+	fs.Uint64Var(&checkIndex, "check-index", 0, "Register only if the job's modify index equals this value (0: the job must not exist)")
+	if err := fs.Parse(args); err != nil {
+		return 1
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(s.Stderr, "This command takes one argument: <path>")
+		fs.Usage()
+		return 1
+	}
+	job, err := jf.parse(fs.Arg(0), s.Stdin)
+	if err != nil {
+		fmt.Fprintln(s.Stderr, err)
+		return 1
+	}
+	if output {
+		buf, err := json.MarshalIndent(struct{ Job *api.Job }{job}, "", "    ")
+		if err != nil {
+			fmt.Fprintf(s.Stderr, "Error converting job: %s\n", err)
+			return 1
+		}
+		fmt.Fprintln(s.Stdout, string(buf))
+		return 0
+	}
+	if err := validateJob(job); err != nil {
+		fmt.Fprintf(s.Stderr, "Job validation errors:\n%s\n", err)
+		return 1
+	}
+	client, err := af.client()
+	if err != nil {
+		fmt.Fprintln(s.Stderr, err)
+		return 1
+	}
+	if job.Region != nil && *job.Region != "" {
+		client.SetRegion(*job.Region)
+	}
+	if job.Namespace != nil && *job.Namespace != "" {
+		client.SetNamespace(*job.Namespace)
+	}
+	opts := &api.RegisterOptions{}
+	if isSet(fs, "check-index") {
+		opts.EnforceIndex = true
+		opts.ModifyIndex = checkIndex
+	}
+	resp, _, err := client.Jobs().RegisterOpts(job, opts, nil)
+	if err != nil {
+		fmt.Fprintf(s.Stderr, "Error submitting job: %s\n", err)
+		return 1
+	}
+	if resp.Warnings != "" {
+		fmt.Fprintf(s.Stdout, "Job Warnings:\n%s\n\n", resp.Warnings)
+	}
+	if resp.EvalID == "" {
+		fmt.Fprintln(s.Stdout, "Job registration successful")
+		return 0
+	}
+	fmt.Fprintf(s.Stdout, "Evaluation ID: %s\n", resp.EvalID)
+	return 0
+}

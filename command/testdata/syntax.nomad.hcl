@@ -1,0 +1,5 @@
+job "broken" {
+  group "g" {
+    count = 
+  }
+}

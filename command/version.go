@@ -1,0 +1,12 @@
+package command
+
+import "fmt"
+
+// Version is the release of this build; the build may override it with
+// -ldflags "-X github.com/nomadq/nomadq/command.Version=...".
+var Version = "0.1.0-dev"
+
+func runVersion(_ []string, s Streams) int {
+	fmt.Fprintf(s.Stdout, "Nomad v%s (nomadq)\n", Version)
+	return 0
+}

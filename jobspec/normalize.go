@@ -1,0 +1,96 @@
+package jobspec
+
+import (
+	"time"
+
+	"github.com/hashicorp/nomad/api"
+)
+
+// Parser-time normalisations. These are what the job language itself
+// defines, not server defaults: Canonicalize stays on the server.
+
+// Template values the job language fills in when a template block leaves
+// them out.
+const (
+	templateChangeMode = "restart"
+	templatePerms      = "0644"
+	templateSplay      = 5 * time.Second
+	vaultChangeMode    = "restart"
+)
+
+// periodicSpecCron is the SpecType of a periodic block with cron specs.
+const periodicSpecCron = "cron"
+
+// normalizeJob applies the parser-time normalisations to a decoded job.
+func normalizeJob(job *api.Job) {
+	if p := job.Periodic; p != nil && (p.Spec != nil || len(p.Specs) > 0) {
+		p.SpecType = ptr(periodicSpecCron)
+	}
+	for _, tg := range job.TaskGroups {
+		for _, n := range tg.Networks {
+			normalizeNetwork(n)
+		}
+		for _, t := range tg.Tasks {
+			normalizeTask(t)
+		}
+	}
+}
+
+func normalizeTask(t *api.Task) {
+	if t.Resources != nil {
+		for _, n := range t.Resources.Networks {
+			normalizeNetwork(n)
+		}
+	}
+	for _, tmpl := range t.Templates {
+		if tmpl.ChangeMode == nil {
+			tmpl.ChangeMode = ptr(templateChangeMode)
+		}
+		if tmpl.Perms == nil {
+			tmpl.Perms = ptr(templatePerms)
+		}
+		if tmpl.Splay == nil {
+			tmpl.Splay = ptr(templateSplay)
+		}
+		if tmpl.ErrMissingKey == nil {
+			tmpl.ErrMissingKey = ptr(false)
+		}
+	}
+	if v := t.Vault; v != nil {
+		if v.Env == nil {
+			v.Env = ptr(true)
+		}
+		if v.ChangeMode == nil {
+			v.ChangeMode = ptr(vaultChangeMode)
+		}
+	}
+	// The unnamed (or "default") identity is the task's default identity.
+	kept := t.Identities[:0]
+	for _, id := range t.Identities {
+		if id.Name == "" || id.Name == "default" {
+			t.Identity = id
+			continue
+		}
+		kept = append(kept, id)
+	}
+	if len(kept) == 0 {
+		kept = nil
+	}
+	t.Identities = kept
+}
+
+// normalizeNetwork moves ports with a static value from the dynamic list,
+// where every `port` block lands, to the reserved list.
+func normalizeNetwork(n *api.NetworkResource) {
+	var dynamic []api.Port
+	for _, p := range n.DynamicPorts {
+		if p.Value > 0 {
+			n.ReservedPorts = append(n.ReservedPorts, p)
+			continue
+		}
+		dynamic = append(dynamic, p)
+	}
+	n.DynamicPorts = dynamic
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,7 @@
+job "x" {
+  type = "batch"
+
+  group "g" {
+    max_run_duration = "ten"
+  }
+}

@@ -1,0 +1,5 @@
+job "x" {
+  meta {
+    who = upper("a", "b")
+  }
+}

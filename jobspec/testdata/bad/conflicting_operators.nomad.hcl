@@ -1,0 +1,7 @@
+job "x" {
+  constraint {
+    attribute = "${attr.kernel.version}"
+    operator  = "="
+    version   = ">= 5"
+  }
+}

@@ -1,0 +1,10 @@
+job "x" {
+  group "g" {
+    restart {
+      attempts = 1
+    }
+    restart {
+      attempts = 2
+    }
+  }
+}

@@ -1,0 +1,9 @@
+job "x" {
+  group "g" {
+    task "t" {
+      restart {
+        delay = "ten minutes"
+      }
+    }
+  }
+}

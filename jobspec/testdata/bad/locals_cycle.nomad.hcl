@@ -1,0 +1,7 @@
+locals {
+  a = local.b
+  b = local.a
+}
+
+job "x" {
+}

@@ -1,0 +1,9 @@
+job "x" {
+  group "g" {
+    task "t" {
+      lifecycle {
+        sidecar = true
+      }
+    }
+  }
+}

@@ -1,0 +1,13 @@
+variable "image" {
+  default = "app"
+}
+
+job "x" {
+  group "g" {
+    task "t" {
+      config {
+        image = var.imgae
+      }
+    }
+  }
+}

@@ -1,0 +1,5 @@
+job "x" {
+  group "g" {
+    max_runtime = "10m"
+  }
+}

@@ -1,0 +1,7 @@
+job "x" {
+  group "g" {
+    taks "t" {
+      driver = "raw_exec"
+    }
+  }
+}

@@ -1,0 +1,5 @@
+job "x" {
+  meta {
+    motd = file("motd.txt")
+  }
+}

@@ -1,0 +1,7 @@
+variable "region" {
+  type = string
+}
+
+job "x" {
+  region = var.region
+}

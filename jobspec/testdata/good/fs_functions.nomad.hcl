@@ -1,0 +1,21 @@
+job "fs" {
+  meta {
+    exists  = fileexists("files/motd.txt")
+    missing = fileexists("files/nope.txt")
+    base    = basename("/etc/nomad.d/agent.hcl")
+    dir     = dirname("/etc/nomad.d/agent.hcl")
+  }
+
+  group "g" {
+    task "t" {
+      driver = "raw_exec"
+      template {
+        data        = file("files/motd.txt")
+        destination = "local/motd"
+      }
+      config {
+        command = "/bin/cat"
+      }
+    }
+  }
+}

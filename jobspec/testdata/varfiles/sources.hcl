@@ -1,0 +1,2 @@
+image    = "app:file"
+replicas = 4

@@ -1,0 +1,2 @@
+image = "app:file"
+nope  = 1

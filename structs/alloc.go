@@ -1,0 +1,276 @@
+package structs
+
+import "time"
+
+// Allocation desired statuses.
+const (
+	AllocDesiredStatusRun   = "run"
+	AllocDesiredStatusStop  = "stop"
+	AllocDesiredStatusEvict = "evict"
+)
+
+// Allocation client statuses.
+const (
+	AllocClientStatusPending  = "pending"
+	AllocClientStatusRunning  = "running"
+	AllocClientStatusComplete = "complete"
+	AllocClientStatusFailed   = "failed"
+	AllocClientStatusLost     = "lost"
+	AllocClientStatusUnknown  = "unknown"
+)
+
+// Task states.
+const (
+	TaskStatePending = "pending"
+	TaskStateRunning = "running"
+	TaskStateDead    = "dead"
+)
+
+// Allocation is one placement of a task group on a node.
+type Allocation struct {
+	ID        string
+	Namespace string
+	EvalID    string
+	Name      string
+	NodeID    string
+	NodeName  string
+	JobID     string
+	Job       *Job
+	TaskGroup string
+
+	// Resources and TaskResources are the legacy view that the API still
+	// shows; AllocatedResources is authoritative.
+	Resources          *Resources
+	TaskResources      map[string]*Resources
+	AllocatedResources *AllocatedResources
+
+	Metrics *AllocMetric
+
+	DesiredStatus      string
+	DesiredDescription string
+	DesiredTransition  DesiredTransition
+	ClientStatus       string
+	ClientDescription  string
+	TaskStates         map[string]*TaskState
+
+	FollowupEvalID     string
+	PreviousAllocation string
+	NextAllocation     string
+	RescheduleTracker  *RescheduleTracker
+
+	CreateIndex      uint64
+	ModifyIndex      uint64
+	AllocModifyIndex uint64
+
+	// CreateTime is stamped once by the plan applier; max_run_duration
+	// deadlines are anchored to it.
+	CreateTime int64
+	ModifyTime int64
+}
+
+// TerminalStatus reports whether the allocation is finished or told to stop.
+func (a *Allocation) TerminalStatus() bool {
+	switch a.DesiredStatus {
+	case AllocDesiredStatusStop, AllocDesiredStatusEvict:
+		return true
+	}
+	return a.ClientTerminalStatus()
+}
+
+// ClientTerminalStatus reports whether the client says the allocation ended.
+func (a *Allocation) ClientTerminalStatus() bool {
+	switch a.ClientStatus {
+	case AllocClientStatusComplete, AllocClientStatusFailed, AllocClientStatusLost:
+		return true
+	}
+	return false
+}
+
+// MaxRunDeadline returns when the allocation's max_run_duration expires,
+// and false when its group sets none.
+func (a *Allocation) MaxRunDeadline() (time.Time, bool) {
+	if a.Job == nil {
+		return time.Time{}, false
+	}
+	tg := a.Job.LookupTaskGroup(a.TaskGroup)
+	if tg == nil || tg.MaxRunDuration == nil {
+		return time.Time{}, false
+	}
+	return time.Unix(0, a.CreateTime).Add(*tg.MaxRunDuration), true
+}
+
+// Index returns the allocation's index within its group, parsed from the
+// name "<job>.<group>[<index>]"; 0 when the name has no index.
+func (a *Allocation) Index() uint {
+	n := a.Name
+	l := len(n)
+	if l == 0 || n[l-1] != ']' {
+		return 0
+	}
+	start := l - 2
+	for start >= 0 && n[start] != '[' {
+		start--
+	}
+	var idx uint
+	for _, c := range n[start+1 : l-1] {
+		if c < '0' || c > '9' {
+			return 0
+		}
+		idx = idx*10 + uint(c-'0')
+	}
+	return idx
+}
+
+// DesiredTransition carries server requests to move an allocation.
+type DesiredTransition struct {
+	Migrate         *bool
+	Reschedule      *bool
+	ForceReschedule *bool
+}
+
+// RescheduleTracker records past reschedules of an allocation's lineage.
+type RescheduleTracker struct {
+	Events []*RescheduleEvent
+}
+
+// RescheduleEvent is one reschedule of an allocation.
+type RescheduleEvent struct {
+	RescheduleTime int64
+	PrevAllocID    string
+	PrevNodeID     string
+	Delay          time.Duration
+}
+
+// AllocatedResources is what the scheduler reserved for an allocation.
+type AllocatedResources struct {
+	Tasks  map[string]*AllocatedTaskResources
+	Shared AllocatedSharedResources
+}
+
+// AllocatedTaskResources is one task's reservation.
+type AllocatedTaskResources struct {
+	Cpu      AllocatedCpuResources
+	Memory   AllocatedMemoryResources
+	Networks []*NetworkResource
+}
+
+// AllocatedCpuResources is a CPU reservation in MHz.
+type AllocatedCpuResources struct {
+	CpuShares     int64
+	ReservedCores []uint16
+}
+
+// AllocatedMemoryResources is a memory reservation in MB.
+type AllocatedMemoryResources struct {
+	MemoryMB    int64
+	MemoryMaxMB int64
+}
+
+// AllocatedSharedResources is the group-wide reservation.
+type AllocatedSharedResources struct {
+	DiskMB   int64
+	Networks []*NetworkResource
+}
+
+// Comparable sums an allocation's reservation for fit checks.
+func (a *AllocatedResources) Comparable() ComparableResources {
+	var c ComparableResources
+	if a == nil {
+		return c
+	}
+	for _, t := range a.Tasks {
+		c.CPU += t.Cpu.CpuShares
+		c.MemoryMB += t.Memory.MemoryMB
+	}
+	c.DiskMB = a.Shared.DiskMB
+	return c
+}
+
+// ComparableResources is a flat resource vector used by fit checks.
+type ComparableResources struct {
+	CPU      int64
+	MemoryMB int64
+	DiskMB   int64
+}
+
+// Add adds o to c.
+func (c *ComparableResources) Add(o ComparableResources) {
+	c.CPU += o.CPU
+	c.MemoryMB += o.MemoryMB
+	c.DiskMB += o.DiskMB
+}
+
+// Superset reports whether c covers o, and names the first dimension that
+// does not.
+func (c ComparableResources) Superset(o ComparableResources) (bool, string) {
+	switch {
+	case c.CPU < o.CPU:
+		return false, "cpu"
+	case c.MemoryMB < o.MemoryMB:
+		return false, "memory"
+	case c.DiskMB < o.DiskMB:
+		return false, "disk"
+	}
+	return true, ""
+}
+
+// TaskState is the client's view of one task of an allocation.
+type TaskState struct {
+	State       string
+	Failed      bool
+	Restarts    uint64
+	LastRestart time.Time
+	StartedAt   time.Time
+	FinishedAt  time.Time
+	Events      []*TaskEvent
+}
+
+// Successful reports whether the task ended without failing.
+func (ts *TaskState) Successful() bool { return ts.State == TaskStateDead && !ts.Failed }
+
+// Task event types, as Nomad names them.
+const (
+	TaskSetupFailure           = "Setup Failure"
+	TaskDriverFailure          = "Driver Failure"
+	TaskDriverMessage          = "Driver"
+	TaskReceived               = "Received"
+	TaskFailedValidation       = "Failed Validation"
+	TaskStarted                = "Started"
+	TaskTerminated             = "Terminated"
+	TaskKilling                = "Killing"
+	TaskKilled                 = "Killed"
+	TaskRestarting             = "Restarting"
+	TaskNotRestarting          = "Not Restarting"
+	TaskRestartSignal          = "Restart Signaled"
+	TaskSignaling              = "Signaling"
+	TaskDownloadingArtifacts   = "Downloading Artifacts"
+	TaskArtifactDownloadFailed = "Failed Artifact Download"
+	TaskSiblingFailed          = "Sibling Task Failed"
+	TaskSetup                  = "Task Setup"
+	TaskLeaderDead             = "Leader Task Dead"
+	TaskMainDead               = "Main Tasks Dead"
+	TaskHookFailed             = "Task hook failed"
+)
+
+// TaskEvent is one entry in a task's history.
+type TaskEvent struct {
+	Type           string
+	Time           int64
+	DisplayMessage string
+	Details        map[string]string
+	Message        string
+
+	FailsTask       bool
+	RestartReason   string
+	SetupError      string
+	DriverError     string
+	DriverMessage   string
+	ExitCode        int
+	Signal          int
+	KillReason      string
+	KillTimeout     time.Duration
+	KillError       string
+	StartDelay      int64
+	ValidationError string
+	FailedSibling   string
+}

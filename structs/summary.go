@@ -1,0 +1,44 @@
+package structs
+
+// JobSummary counts a job's allocations per task group by client status.
+type JobSummary struct {
+	JobID     string
+	Namespace string
+	Summary   map[string]TaskGroupSummary
+	Children  *JobChildrenSummary
+
+	CreateIndex uint64
+	ModifyIndex uint64
+}
+
+// Copy returns a deep copy of the summary.
+func (s *JobSummary) Copy() *JobSummary {
+	if s == nil {
+		return nil
+	}
+	c := *s
+	c.Summary = copyMap(s.Summary)
+	if s.Children != nil {
+		ch := *s.Children
+		c.Children = &ch
+	}
+	return &c
+}
+
+// TaskGroupSummary counts one group's allocations.
+type TaskGroupSummary struct {
+	Queued   int
+	Complete int
+	Failed   int
+	Running  int
+	Starting int
+	Lost     int
+	Unknown  int
+}
+
+// JobChildrenSummary counts a periodic or parameterized job's children.
+type JobChildrenSummary struct {
+	Pending int64
+	Running int64
+	Dead    int64
+}
