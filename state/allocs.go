@@ -1,0 +1,348 @@
+package state
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/hashicorp/go-memdb"
+
+	"github.com/nomadq/nomadq/structs"
+)
+
+// AllocByID returns the allocation, or nil.
+func (r *reader) AllocByID(ws memdb.WatchSet, id string) (*structs.Allocation, error) {
+	watchCh, raw, err := r.db.Txn(false).FirstWatch(TableAllocs, "id", id)
+	if err != nil {
+		return nil, fmt.Errorf("alloc lookup %q: %w", id, err)
+	}
+	ws.Add(watchCh)
+	if raw == nil {
+		return nil, nil
+	}
+	return raw.(*structs.Allocation), nil
+}
+
+// AllocsByJob returns the allocations of a job. Unless anyCreateIndex is
+// set, allocations left by an earlier job of the same ID (purged and
+// registered again) are left out.
+func (r *reader) AllocsByJob(ws memdb.WatchSet, namespace, jobID string, anyCreateIndex bool) ([]*structs.Allocation, error) {
+	txn := r.db.Txn(false)
+	job, err := jobByID(txn, ws, namespace, jobID)
+	if err != nil {
+		return nil, err
+	}
+	iter, err := txn.Get(TableAllocs, "job", namespace, jobID)
+	if err != nil {
+		return nil, fmt.Errorf("list allocs of job %q: %w", jobID, err)
+	}
+	return collect(ws, iter, func(a *structs.Allocation) bool {
+		return anyCreateIndex || job == nil || a.Job == nil || a.Job.CreateIndex == job.CreateIndex
+	}), nil
+}
+
+// AllocsByNode returns every allocation placed on a node.
+func (r *reader) AllocsByNode(ws memdb.WatchSet, nodeID string) ([]*structs.Allocation, error) {
+	iter, err := r.db.Txn(false).Get(TableAllocs, "node_prefix", nodeID)
+	if err != nil {
+		return nil, fmt.Errorf("list allocs of node %q: %w", nodeID, err)
+	}
+	// The prefix also matches longer node IDs that start with nodeID.
+	return collect(ws, iter, func(a *structs.Allocation) bool { return a.NodeID == nodeID }), nil
+}
+
+// AllocsByNodeTerminal returns the allocations of a node that are (or are
+// not) terminal.
+func (r *reader) AllocsByNodeTerminal(ws memdb.WatchSet, nodeID string, terminal bool) ([]*structs.Allocation, error) {
+	iter, err := r.db.Txn(false).Get(TableAllocs, "node", nodeID, terminal)
+	if err != nil {
+		return nil, fmt.Errorf("list allocs of node %q: %w", nodeID, err)
+	}
+	return collect[*structs.Allocation](ws, iter, nil), nil
+}
+
+// AllocsByEval returns the allocations an evaluation placed or updated.
+func (r *reader) AllocsByEval(ws memdb.WatchSet, evalID string) ([]*structs.Allocation, error) {
+	iter, err := r.db.Txn(false).Get(TableAllocs, "eval", evalID)
+	if err != nil {
+		return nil, fmt.Errorf("list allocs of eval %q: %w", evalID, err)
+	}
+	return collect[*structs.Allocation](ws, iter, nil), nil
+}
+
+// Allocs returns every allocation in creation order.
+func (r *reader) Allocs(ws memdb.WatchSet) ([]*structs.Allocation, error) {
+	iter, err := r.db.Txn(false).Get(TableAllocs, "create")
+	if err != nil {
+		return nil, fmt.Errorf("list allocs: %w", err)
+	}
+	return collect[*structs.Allocation](ws, iter, nil), nil
+}
+
+// AllocsByNamespace returns the allocations of one namespace, ordered by ID.
+func (r *reader) AllocsByNamespace(ws memdb.WatchSet, namespace string) ([]*structs.Allocation, error) {
+	iter, err := r.db.Txn(false).Get(TableAllocs, "namespace", namespace)
+	if err != nil {
+		return nil, fmt.Errorf("list allocs of namespace %q: %w", namespace, err)
+	}
+	return collect[*structs.Allocation](ws, iter, nil), nil
+}
+
+// AllocsByIDPrefix returns the allocations of a namespace ("*" for all)
+// whose ID starts with prefix, ordered by ID.
+func (r *reader) AllocsByIDPrefix(ws memdb.WatchSet, namespace, prefix string) ([]*structs.Allocation, error) {
+	indexPrefix, match := uuidPrefix(prefix)
+	iter, err := r.db.Txn(false).Get(TableAllocs, "id_prefix", indexPrefix)
+	if err != nil {
+		return nil, fmt.Errorf("list allocs with prefix %q: %w", prefix, err)
+	}
+	return collect(ws, iter, func(a *structs.Allocation) bool {
+		return matchNamespace(namespace, a.Namespace) && match(a.ID)
+	}), nil
+}
+
+// UpsertAllocs writes allocations as the server sees them. A new alloc
+// gets CreateIndex = ModifyIndex = AllocModifyIndex = index. An existing
+// one keeps its CreateIndex, CreateTime and the client's task states and
+// client status; the server's client status wins only when it ends an
+// alloc the client has not ended (lost, unknown, complete, failed). An
+// alloc without a Job gets the stored one; an alloc whose job is unknown
+// is an error.
+func (s *StateStore) UpsertAllocs(index uint64, allocs []*structs.Allocation) error {
+	return s.write(index, func(tx *writeTxn) error {
+		for _, alloc := range allocs {
+			if err := tx.upsertAlloc(alloc); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// UpdateAllocsFromClient applies a client's status reports. Only the
+// client-owned fields are taken: ClientStatus, ClientDescription,
+// TaskStates and ModifyTime. ModifyIndex becomes index; AllocModifyIndex,
+// which tracks server changes, stays. Reports for allocs that no longer
+// exist (garbage collected) are skipped.
+func (s *StateStore) UpdateAllocsFromClient(index uint64, allocs []*structs.Allocation) error {
+	return s.write(index, func(tx *writeTxn) error {
+		for _, update := range allocs {
+			if err := tx.updateAllocFromClient(update); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// UpsertPlanResults commits a plan: it stops the plan's stopped allocs
+// (their desired status and description are merged onto the stored
+// alloc), writes the placed and updated allocs as UpsertAllocs does (an
+// alloc without a Job gets the request's job), bumps the planned eval's
+// ModifyIndex and writes the request's evals.
+func (s *StateStore) UpsertPlanResults(index uint64, req *structs.ApplyPlanResultsRequest) error {
+	if req == nil {
+		return errors.New("apply plan results: request is nil")
+	}
+	return s.write(index, func(tx *writeTxn) error {
+		for _, stopped := range req.AllocsStopped {
+			if err := tx.stopAlloc(stopped); err != nil {
+				return fmt.Errorf("apply plan results of eval %q: %w", req.EvalID, err)
+			}
+		}
+		for _, alloc := range req.AllocsUpdated {
+			if alloc != nil && alloc.Job == nil && req.Job != nil {
+				alloc.Job = req.Job
+			}
+			if err := tx.upsertAlloc(alloc); err != nil {
+				return fmt.Errorf("apply plan results of eval %q: %w", req.EvalID, err)
+			}
+			if err := tx.linkPrevious(alloc); err != nil {
+				return fmt.Errorf("apply plan results of eval %q: %w", req.EvalID, err)
+			}
+		}
+		if req.EvalID != "" {
+			eval, err := tx.evalByID(req.EvalID)
+			if err != nil {
+				return fmt.Errorf("apply plan results: %w", err)
+			}
+			if eval != nil {
+				c := eval.Copy()
+				c.ModifyIndex = tx.index
+				if err := tx.Insert(TableEvals, c); err != nil {
+					return fmt.Errorf("apply plan results of eval %q: %w", req.EvalID, err)
+				}
+				tx.touch(TableEvals)
+			}
+		}
+		for _, eval := range req.Evals {
+			if err := tx.upsertEval(eval); err != nil {
+				return fmt.Errorf("apply plan results of eval %q: %w", req.EvalID, err)
+			}
+		}
+		return nil
+	})
+}
+
+// linkPrevious points a replacement's predecessor at it (NextAllocation),
+// so the lineage of a rescheduled alloc can be followed both ways.
+func (tx *writeTxn) linkPrevious(alloc *structs.Allocation) error {
+	if alloc == nil || alloc.PreviousAllocation == "" {
+		return nil
+	}
+	prev, err := tx.allocByID(alloc.PreviousAllocation)
+	if err != nil || prev == nil || prev.NextAllocation == alloc.ID {
+		return err
+	}
+	c := prev.Copy()
+	c.NextAllocation = alloc.ID
+	c.ModifyIndex = tx.index
+	if err := tx.Insert(TableAllocs, c); err != nil {
+		return fmt.Errorf("link alloc %q to its replacement: %w", prev.ID, err)
+	}
+	return nil
+}
+
+func (tx *writeTxn) allocByID(id string) (*structs.Allocation, error) {
+	raw, err := tx.First(TableAllocs, "id", id)
+	if err != nil {
+		return nil, fmt.Errorf("alloc lookup %q: %w", id, err)
+	}
+	if raw == nil {
+		return nil, nil
+	}
+	return raw.(*structs.Allocation), nil
+}
+
+func (tx *writeTxn) upsertAlloc(alloc *structs.Allocation) error {
+	if alloc == nil {
+		return errors.New("upsert alloc: alloc is nil")
+	}
+	if alloc.ID == "" {
+		return errors.New("upsert alloc: missing alloc ID")
+	}
+	if alloc.Namespace == "" {
+		return fmt.Errorf("upsert alloc %q: missing namespace", alloc.ID)
+	}
+	if alloc.JobID == "" {
+		return fmt.Errorf("upsert alloc %q: missing job ID", alloc.ID)
+	}
+	existing, err := tx.allocByID(alloc.ID)
+	if err != nil {
+		return fmt.Errorf("upsert alloc: %w", err)
+	}
+	if alloc.Job == nil {
+		if existing != nil && existing.Job != nil {
+			alloc.Job = existing.Job
+		} else {
+			job, err := jobByID(tx.Txn, nil, alloc.Namespace, alloc.JobID)
+			if err != nil {
+				return fmt.Errorf("upsert alloc %q: %w", alloc.ID, err)
+			}
+			if job == nil {
+				return fmt.Errorf("upsert alloc %q: job %q in namespace %q: %w", alloc.ID, alloc.JobID, alloc.Namespace, ErrNotFound)
+			}
+			alloc.Job = job
+		}
+	}
+
+	if existing == nil {
+		alloc.CreateIndex = tx.index
+	} else {
+		alloc.CreateIndex = existing.CreateIndex
+		alloc.CreateTime = existing.CreateTime
+		alloc.TaskStates = existing.TaskStates
+		if !serverEndsAlloc(alloc.ClientStatus, existing.ClientStatus) {
+			alloc.ClientStatus = existing.ClientStatus
+			alloc.ClientDescription = existing.ClientDescription
+		}
+	}
+	alloc.ModifyIndex = tx.index
+	alloc.AllocModifyIndex = tx.index
+	return tx.putAlloc(alloc, existing)
+}
+
+// stopAlloc merges the server's stop decision onto the stored alloc.
+func (tx *writeTxn) stopAlloc(stopped *structs.Allocation) error {
+	if stopped == nil {
+		return errors.New("stop alloc: alloc is nil")
+	}
+	existing, err := tx.allocByID(stopped.ID)
+	if err != nil {
+		return fmt.Errorf("stop alloc: %w", err)
+	}
+	if existing == nil {
+		return fmt.Errorf("stop alloc %q: %w", stopped.ID, ErrNotFound)
+	}
+	c := *existing
+	c.DesiredStatus = stopped.DesiredStatus
+	if c.DesiredStatus == "" || c.DesiredStatus == structs.AllocDesiredStatusRun {
+		c.DesiredStatus = structs.AllocDesiredStatusStop
+	}
+	c.DesiredDescription = stopped.DesiredDescription
+	if serverEndsAlloc(stopped.ClientStatus, existing.ClientStatus) {
+		c.ClientStatus = stopped.ClientStatus
+	}
+	if stopped.FollowupEvalID != "" {
+		c.FollowupEvalID = stopped.FollowupEvalID
+	}
+	if stopped.ModifyTime != 0 {
+		c.ModifyTime = stopped.ModifyTime
+	}
+	c.ModifyIndex = tx.index
+	c.AllocModifyIndex = tx.index
+	return tx.putAlloc(&c, existing)
+}
+
+// serverEndsAlloc reports whether a client status set by the server
+// replaces the stored one: the server may end (or mark unknown) an alloc
+// the client has not ended, but it never revives one, and a copy of a
+// running status it planned from must not undo a newer client report.
+func serverEndsAlloc(proposed, stored string) bool {
+	switch proposed {
+	case structs.AllocClientStatusLost, structs.AllocClientStatusUnknown,
+		structs.AllocClientStatusComplete, structs.AllocClientStatusFailed:
+	default:
+		return false
+	}
+	switch stored {
+	case structs.AllocClientStatusComplete, structs.AllocClientStatusFailed, structs.AllocClientStatusLost:
+		return false
+	}
+	return true
+}
+
+func (tx *writeTxn) updateAllocFromClient(update *structs.Allocation) error {
+	if update == nil {
+		return errors.New("update alloc from client: alloc is nil")
+	}
+	existing, err := tx.allocByID(update.ID)
+	if err != nil {
+		return fmt.Errorf("update alloc from client: %w", err)
+	}
+	if existing == nil {
+		return nil
+	}
+	c := *existing
+	c.ClientStatus = update.ClientStatus
+	c.ClientDescription = update.ClientDescription
+	c.TaskStates = update.TaskStates
+	if update.ModifyTime != 0 {
+		c.ModifyTime = update.ModifyTime
+	}
+	c.ModifyIndex = tx.index
+	return tx.putAlloc(&c, existing)
+}
+
+// putAlloc inserts an alloc whose index fields are set and brings its
+// job's summary and status along.
+func (tx *writeTxn) putAlloc(alloc, existing *structs.Allocation) error {
+	if err := tx.Insert(TableAllocs, alloc); err != nil {
+		return fmt.Errorf("upsert alloc %q: %w", alloc.ID, err)
+	}
+	tx.touch(TableAllocs)
+	if err := tx.updateSummaryWithAlloc(alloc, existing); err != nil {
+		return fmt.Errorf("upsert alloc %q: %w", alloc.ID, err)
+	}
+	tx.markJob(alloc.Namespace, alloc.JobID)
+	return nil
+}

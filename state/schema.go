@@ -1,0 +1,299 @@
+package state
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/hashicorp/go-memdb"
+
+	"github.com/nomadq/nomadq/structs"
+)
+
+// Table names. They are also the keys of the index table.
+const (
+	TableIndex           = "index"
+	TableJobs            = "jobs"
+	TableJobVersion      = "job_version"
+	TableJobSummary      = "job_summary"
+	TableEvals           = "evals"
+	TableAllocs          = "allocs"
+	TableNodes           = "nodes"
+	TableSchedulerConfig = "scheduler_config"
+)
+
+// IndexEntry is a row of the index table: the last Raft index that wrote
+// to the table named Key.
+type IndexEntry struct {
+	Key   string
+	Value uint64
+}
+
+// stateSchema returns the go-memdb schema of every table.
+func stateSchema() *memdb.DBSchema {
+	tables := []*memdb.TableSchema{
+		indexTableSchema(),
+		jobTableSchema(),
+		jobVersionTableSchema(),
+		jobSummaryTableSchema(),
+		evalTableSchema(),
+		allocTableSchema(),
+		nodeTableSchema(),
+		schedulerConfigTableSchema(),
+	}
+	db := &memdb.DBSchema{Tables: make(map[string]*memdb.TableSchema, len(tables))}
+	for _, t := range tables {
+		db.Tables[t.Name] = t
+	}
+	return db
+}
+
+func indexTableSchema() *memdb.TableSchema {
+	return &memdb.TableSchema{
+		Name: TableIndex,
+		Indexes: map[string]*memdb.IndexSchema{
+			"id": {
+				Name:    "id",
+				Unique:  true,
+				Indexer: &memdb.StringFieldIndex{Field: "Key", Lowercase: true},
+			},
+		},
+	}
+}
+
+func jobTableSchema() *memdb.TableSchema {
+	return &memdb.TableSchema{
+		Name: TableJobs,
+		Indexes: map[string]*memdb.IndexSchema{
+			"id": {
+				Name:   "id",
+				Unique: true,
+				Indexer: &memdb.CompoundIndex{Indexes: []memdb.Indexer{
+					&memdb.StringFieldIndex{Field: "Namespace"},
+					&memdb.StringFieldIndex{Field: "ID"},
+				}},
+			},
+			"type": {
+				Name:    "type",
+				Indexer: &memdb.StringFieldIndex{Field: "Type"},
+			},
+			"periodic": {
+				Name: "periodic",
+				Indexer: &memdb.ConditionalIndex{Conditional: func(obj any) (bool, error) {
+					j, ok := obj.(*structs.Job)
+					if !ok {
+						return false, fmt.Errorf("periodic index: unexpected type %T", obj)
+					}
+					return j.IsPeriodic(), nil
+				}},
+			},
+			"modify_index": {
+				Name:    "modify_index",
+				Indexer: uintIndexer("ModifyIndex", func(obj any) (uint64, bool) { return obj.(*structs.Job).ModifyIndex, true }),
+			},
+		},
+	}
+}
+
+func jobVersionTableSchema() *memdb.TableSchema {
+	return &memdb.TableSchema{
+		Name: TableJobVersion,
+		Indexes: map[string]*memdb.IndexSchema{
+			"id": {
+				Name:   "id",
+				Unique: true,
+				Indexer: &memdb.CompoundIndex{Indexes: []memdb.Indexer{
+					&memdb.StringFieldIndex{Field: "Namespace"},
+					&memdb.StringFieldIndex{Field: "ID"},
+					uintIndexer("Version", func(obj any) (uint64, bool) { return obj.(*structs.Job).Version, true }),
+				}},
+			},
+		},
+	}
+}
+
+func jobSummaryTableSchema() *memdb.TableSchema {
+	return &memdb.TableSchema{
+		Name: TableJobSummary,
+		Indexes: map[string]*memdb.IndexSchema{
+			"id": {
+				Name:   "id",
+				Unique: true,
+				Indexer: &memdb.CompoundIndex{Indexes: []memdb.Indexer{
+					&memdb.StringFieldIndex{Field: "Namespace"},
+					&memdb.StringFieldIndex{Field: "JobID"},
+				}},
+			},
+		},
+	}
+}
+
+func evalTableSchema() *memdb.TableSchema {
+	return &memdb.TableSchema{
+		Name: TableEvals,
+		Indexes: map[string]*memdb.IndexSchema{
+			"id": {
+				Name:    "id",
+				Unique:  true,
+				Indexer: &memdb.UUIDFieldIndex{Field: "ID"},
+			},
+			"create": {
+				Name:   "create",
+				Unique: true,
+				Indexer: &memdb.CompoundIndex{Indexes: []memdb.Indexer{
+					uintIndexer("CreateIndex", func(obj any) (uint64, bool) { return obj.(*structs.Evaluation).CreateIndex, true }),
+					&memdb.UUIDFieldIndex{Field: "ID"},
+				}},
+			},
+			// job is queried by Namespace+JobID with a prefix lookup
+			// ("job_prefix", ns, jobID, ""), which ends at the JobID's
+			// terminator and so matches that job exactly.
+			"job": {
+				Name: "job",
+				Indexer: &memdb.CompoundIndex{
+					AllowMissing: true,
+					Indexes: []memdb.Indexer{
+						&memdb.StringFieldIndex{Field: "Namespace"},
+						&memdb.StringFieldIndex{Field: "JobID"},
+						&memdb.StringFieldIndex{Field: "Status"},
+					},
+				},
+			},
+			"namespace": {
+				Name:    "namespace",
+				Indexer: &memdb.StringFieldIndex{Field: "Namespace"},
+			},
+		},
+	}
+}
+
+func allocTableSchema() *memdb.TableSchema {
+	return &memdb.TableSchema{
+		Name: TableAllocs,
+		Indexes: map[string]*memdb.IndexSchema{
+			"id": {
+				Name:    "id",
+				Unique:  true,
+				Indexer: &memdb.UUIDFieldIndex{Field: "ID"},
+			},
+			"create": {
+				Name:   "create",
+				Unique: true,
+				Indexer: &memdb.CompoundIndex{Indexes: []memdb.Indexer{
+					uintIndexer("CreateIndex", func(obj any) (uint64, bool) { return obj.(*structs.Allocation).CreateIndex, true }),
+					&memdb.UUIDFieldIndex{Field: "ID"},
+				}},
+			},
+			"namespace": {
+				Name:    "namespace",
+				Indexer: &memdb.StringFieldIndex{Field: "Namespace"},
+			},
+			// node is NodeID plus the terminal flag, so that a client can
+			// read only the allocations it still has to run.
+			"node": {
+				Name:         "node",
+				AllowMissing: true,
+				Indexer: &memdb.CompoundIndex{Indexes: []memdb.Indexer{
+					&memdb.StringFieldIndex{Field: "NodeID"},
+					&memdb.ConditionalIndex{Conditional: func(obj any) (bool, error) {
+						a, ok := obj.(*structs.Allocation)
+						if !ok {
+							return false, fmt.Errorf("node index: unexpected type %T", obj)
+						}
+						return a.TerminalStatus(), nil
+					}},
+				}},
+			},
+			"job": {
+				Name: "job",
+				Indexer: &memdb.CompoundIndex{Indexes: []memdb.Indexer{
+					&memdb.StringFieldIndex{Field: "Namespace"},
+					&memdb.StringFieldIndex{Field: "JobID"},
+				}},
+			},
+			"eval": {
+				Name:         "eval",
+				AllowMissing: true,
+				Indexer:      &memdb.StringFieldIndex{Field: "EvalID"},
+			},
+		},
+	}
+}
+
+func nodeTableSchema() *memdb.TableSchema {
+	return &memdb.TableSchema{
+		Name: TableNodes,
+		Indexes: map[string]*memdb.IndexSchema{
+			"id": {
+				Name:    "id",
+				Unique:  true,
+				Indexer: &memdb.UUIDFieldIndex{Field: "ID"},
+			},
+			"secret_id": {
+				Name:    "secret_id",
+				Unique:  true,
+				Indexer: &memdb.StringFieldIndex{Field: "SecretID"},
+			},
+			"node_pool": {
+				Name:    "node_pool",
+				Indexer: &memdb.StringFieldIndex{Field: "NodePool"},
+			},
+		},
+	}
+}
+
+func schedulerConfigTableSchema() *memdb.TableSchema {
+	return &memdb.TableSchema{
+		Name: TableSchedulerConfig,
+		Indexes: map[string]*memdb.IndexSchema{
+			// The table holds at most one row, so every row has the same key.
+			"id": {
+				Name:   "id",
+				Unique: true,
+				Indexer: &memdb.ConditionalIndex{Conditional: func(any) (bool, error) {
+					return true, nil
+				}},
+			},
+		},
+	}
+}
+
+// bigEndianUintIndex indexes a uint64 as 8 big-endian bytes, so that the
+// byte order of the index is the numeric order (memdb's UintFieldIndex uses
+// varints, which do not sort).
+type bigEndianUintIndex struct {
+	field string
+	get   func(obj any) (uint64, bool)
+}
+
+func uintIndexer(field string, get func(obj any) (uint64, bool)) *bigEndianUintIndex {
+	return &bigEndianUintIndex{field: field, get: get}
+}
+
+// FromObject implements memdb.SingleIndexer.
+func (u *bigEndianUintIndex) FromObject(obj any) (bool, []byte, error) {
+	v, ok := u.get(obj)
+	if !ok {
+		return false, nil, nil
+	}
+	return true, binary.BigEndian.AppendUint64(nil, v), nil
+}
+
+// FromArgs implements memdb.Indexer.
+func (u *bigEndianUintIndex) FromArgs(args ...any) ([]byte, error) {
+	if len(args) != 1 {
+		return nil, fmt.Errorf("%s index: want one argument, got %d", u.field, len(args))
+	}
+	var v uint64
+	switch a := args[0].(type) {
+	case uint64:
+		v = a
+	case int:
+		if a < 0 {
+			return nil, fmt.Errorf("%s index: negative argument %d", u.field, a)
+		}
+		v = uint64(a)
+	default:
+		return nil, fmt.Errorf("%s index: argument must be uint64, got %T", u.field, args[0])
+	}
+	return binary.BigEndian.AppendUint64(nil, v), nil
+}

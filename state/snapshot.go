@@ -1,0 +1,244 @@
+package state
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/hashicorp/go-msgpack/v2/codec"
+
+	"github.com/nomadq/nomadq/structs"
+)
+
+// StateSnapshot is a consistent, read-only view of the store at one point
+// in time. It has the read methods of StateStore; watch sets filled from a
+// snapshot fire when the live store changes what was read.
+type StateSnapshot struct {
+	reader
+}
+
+// Snapshot returns a consistent read-only view of the store. It is cheap:
+// the view shares the store's immutable trees.
+func (s *StateStore) Snapshot() (*StateSnapshot, error) {
+	return &StateSnapshot{reader{db: s.db.Snapshot()}}, nil
+}
+
+// snapshotFormat is the version of the stream WriteTo produces.
+const snapshotFormat uint8 = 1
+
+// recordType tags each record of a snapshot stream with the table it
+// belongs to.
+type recordType uint8
+
+const (
+	endRecord recordType = iota
+	indexRecord
+	jobRecord
+	jobVersionRecord
+	jobSummaryRecord
+	evalRecord
+	allocRecord
+	nodeRecord
+	schedulerConfigRecord
+
+	// allocJobRecord carries a job that allocs refer to by number, so that
+	// the job of thousands of allocs is written once and shared again
+	// after a restore.
+	allocJobRecord
+)
+
+// allocRow is an alloc record: the alloc without its Job, and the number
+// of the allocJobRecord that holds the Job (0: none).
+type allocRow struct {
+	JobRef uint64
+	Alloc  *structs.Allocation
+}
+
+// allocJobRow is an allocJobRecord.
+type allocJobRow struct {
+	Ref uint64
+	Job *structs.Job
+}
+
+// snapshotTables lists, in stream order, each table with its record type
+// and a constructor of an empty row for decoding. Allocs are the exception:
+// they are written as allocRow, with their jobs in allocJobRecords.
+var snapshotTables = []struct {
+	table  string
+	record recordType
+	newRow func() any
+}{
+	{TableIndex, indexRecord, func() any { return new(IndexEntry) }},
+	{TableJobs, jobRecord, func() any { return new(structs.Job) }},
+	{TableJobVersion, jobVersionRecord, func() any { return new(structs.Job) }},
+	{TableJobSummary, jobSummaryRecord, func() any { return new(structs.JobSummary) }},
+	{TableEvals, evalRecord, func() any { return new(structs.Evaluation) }},
+	{TableAllocs, allocRecord, func() any { return new(structs.Allocation) }},
+	{TableNodes, nodeRecord, func() any { return new(structs.Node) }},
+	{TableSchedulerConfig, schedulerConfigRecord, func() any { return new(structs.SchedulerConfiguration) }},
+}
+
+// snapshotHandle is the msgpack configuration of snapshot streams: the
+// project's codec, so that a snapshot decodes like the Raft log entries the
+// FSM applies (schema-less integers in Task.Config come back as int64).
+var snapshotHandle = structs.MsgpackHandle
+
+// WriteTo streams every row of every table to w: a format byte, then per
+// row a record-type byte followed by the msgpack-encoded row, then an end
+// record. An alloc's Job is written once per distinct job and referred to
+// by number, which keeps snapshots of large clusters small and lets a
+// restore share one Job between the allocs of a job version, as the live
+// store does. It implements io.WriterTo.
+func (s *StateSnapshot) WriteTo(w io.Writer) (int64, error) {
+	cw := &countingWriter{w: w}
+	bw := bufio.NewWriterSize(cw, 64<<10)
+	enc := codec.NewEncoder(bw, snapshotHandle)
+	if err := enc.Encode(snapshotFormat); err != nil {
+		return cw.n, fmt.Errorf("write snapshot header: %w", err)
+	}
+	txn := s.db.Txn(false)
+	jobRefs := make(map[*structs.Job]uint64)
+	write := func(rec recordType, row any) error {
+		if err := enc.Encode(uint8(rec)); err != nil {
+			return err
+		}
+		return enc.Encode(row)
+	}
+	for _, t := range snapshotTables {
+		iter, err := txn.Get(t.table, "id")
+		if err != nil {
+			return cw.n, fmt.Errorf("write snapshot of %s: %w", t.table, err)
+		}
+		for raw := iter.Next(); raw != nil; raw = iter.Next() {
+			if t.record != allocRecord {
+				err = write(t.record, raw)
+			} else {
+				err = writeAlloc(write, raw.(*structs.Allocation), jobRefs)
+			}
+			if err != nil {
+				return cw.n, fmt.Errorf("write snapshot of %s: %w", t.table, err)
+			}
+		}
+	}
+	if err := enc.Encode(uint8(endRecord)); err != nil {
+		return cw.n, fmt.Errorf("write snapshot end: %w", err)
+	}
+	if err := bw.Flush(); err != nil {
+		return cw.n, fmt.Errorf("write snapshot: %w", err)
+	}
+	return cw.n, nil
+}
+
+// writeAlloc writes an alloc record, preceded by its job's record the first
+// time the job is seen.
+func writeAlloc(write func(recordType, any) error, a *structs.Allocation, jobRefs map[*structs.Job]uint64) error {
+	var ref uint64
+	if a.Job != nil {
+		var seen bool
+		if ref, seen = jobRefs[a.Job]; !seen {
+			ref = uint64(len(jobRefs) + 1)
+			jobRefs[a.Job] = ref
+			if err := write(allocJobRecord, &allocJobRow{Ref: ref, Job: a.Job}); err != nil {
+				return err
+			}
+		}
+	}
+	c := *a
+	c.Job = nil
+	return write(allocRecord, &allocRow{JobRef: ref, Alloc: &c})
+}
+
+// RestoreFrom builds a new store from a stream written by WriteTo. A
+// stream that is truncated, of another format or holds an unknown record
+// is an error. The caller swaps the new store in and abandons the old one.
+func RestoreFrom(r io.Reader) (*StateStore, error) {
+	store, err := NewStateStore()
+	if err != nil {
+		return nil, err
+	}
+	tables := make(map[recordType]int, len(snapshotTables))
+	for i, t := range snapshotTables {
+		tables[t.record] = i
+	}
+
+	dec := codec.NewDecoder(bufio.NewReaderSize(r, 64<<10), snapshotHandle)
+	var format uint8
+	if err := dec.Decode(&format); err != nil {
+		return nil, fmt.Errorf("restore snapshot header: %w", err)
+	}
+	if format != snapshotFormat {
+		return nil, fmt.Errorf("restore snapshot: format %d is not supported (want %d)", format, snapshotFormat)
+	}
+
+	txn := store.db.Txn(true)
+	defer txn.Abort()
+	allocJobs := make(map[uint64]*structs.Job)
+	for n := 0; ; n++ {
+		var rec uint8
+		if err := dec.Decode(&rec); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil, fmt.Errorf("restore snapshot: stream ends after %d records without an end record", n)
+			}
+			return nil, fmt.Errorf("restore snapshot record %d: %w", n, err)
+		}
+		switch recordType(rec) {
+		case endRecord:
+			txn.Commit()
+			return store, nil
+		case allocJobRecord:
+			var row allocJobRow
+			if err := dec.Decode(&row); err != nil {
+				return nil, fmt.Errorf("restore snapshot record %d (job of allocs): %w", n, err)
+			}
+			allocJobs[row.Ref] = row.Job
+			continue
+		case allocRecord:
+			var row allocRow
+			if err := dec.Decode(&row); err != nil {
+				return nil, fmt.Errorf("restore snapshot record %d (%s): %w", n, TableAllocs, err)
+			}
+			if row.Alloc == nil {
+				return nil, fmt.Errorf("restore snapshot record %d (%s): empty alloc record", n, TableAllocs)
+			}
+			if row.JobRef != 0 {
+				job, ok := allocJobs[row.JobRef]
+				if !ok {
+					return nil, fmt.Errorf("restore snapshot record %d (%s): alloc %q refers to unknown job record %d", n, TableAllocs, row.Alloc.ID, row.JobRef)
+				}
+				row.Alloc.Job = job
+			}
+			if err := txn.Insert(TableAllocs, row.Alloc); err != nil {
+				return nil, fmt.Errorf("restore snapshot record %d (%s): %w", n, TableAllocs, err)
+			}
+			continue
+		}
+		i, ok := tables[recordType(rec)]
+		if !ok {
+			return nil, fmt.Errorf("restore snapshot record %d: unknown record type %d", n, rec)
+		}
+		t := snapshotTables[i]
+		row := t.newRow()
+		if err := dec.Decode(row); err != nil {
+			return nil, fmt.Errorf("restore snapshot record %d (%s): %w", n, t.table, err)
+		}
+		if err := txn.Insert(t.table, row); err != nil {
+			return nil, fmt.Errorf("restore snapshot record %d (%s): %w", n, t.table, err)
+		}
+	}
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// Ensure the snapshot can be handed to anything that takes an io.WriterTo.
+var _ io.WriterTo = (*StateSnapshot)(nil)

@@ -1,0 +1,264 @@
+package state
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-msgpack/v2/codec"
+	"github.com/shoenig/test/must"
+
+	"github.com/nomadq/nomadq/structs"
+)
+
+// populate writes at least one row to every table, with the nested values
+// (times, pointers, maps, slices) a codec is likely to get wrong.
+func populate(t testing.TB, s *StateStore) {
+	t.Helper()
+	node := mockNode()
+	node.Meta = map[string]string{"rack": "r1"}
+	node.ReservedResources = &structs.NodeReservedResources{Cpu: structs.NodeReservedCpuResources{CpuShares: 100}}
+	must.NoError(t, s.UpsertNode(1, node))
+	must.NoError(t, s.UpdateNodeStatus(2, node.ID, structs.NodeStatusReady, 2000,
+		&structs.NodeEvent{Message: "registered", Subsystem: "Cluster", Timestamp: time.Date(2025, 3, 4, 5, 6, 7, 8, time.UTC), Details: map[string]string{"k": "v"}}))
+
+	job := mockBatchJob("batch")
+	job.Meta = map[string]string{"owner": "ops"}
+	job.Constraints = []*structs.Constraint{{LTarget: "${attr.kernel.name}", RTarget: "linux", Operand: "="}}
+	job.TaskGroups[0].Tasks[0].Config = map[string]any{
+		"command": "/bin/sh",
+		"args":    []any{"-c", "echo hi"},
+		"nested":  map[string]any{"debug": true, "mode": "fast"},
+	}
+	eval := mockEval(job, structs.EvalStatusPending)
+	eval.WaitUntil = time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC)
+	must.NoError(t, s.UpsertJobWithEval(3, job, eval))
+	changed := mockBatchJob("batch")
+	changed.Priority = 60
+	must.NoError(t, s.UpsertJob(4, changed))
+
+	parent := mockPeriodicJob("cron")
+	must.NoError(t, s.UpsertJob(5, parent))
+	must.NoError(t, s.UpsertJob(6, mockChildJob(parent, "periodic-1")))
+
+	alloc := mockAlloc(changed, node.ID, eval.ID, structs.AllocClientStatusPending)
+	done := eval.Copy()
+	done.Status = structs.EvalStatusComplete
+	done.QueuedAllocations = map[string]int{"web": 1}
+	blocked := mockEval(changed, structs.EvalStatusBlocked)
+	blocked.FailedTGAllocs = map[string]*structs.AllocMetric{"web": {
+		NodesEvaluated: 1, NodesExhausted: 1, DimensionExhausted: map[string]int{"memory": 1},
+		ScoreMetaData: []*structs.NodeScoreMeta{{NodeID: node.ID, Scores: map[string]float64{"binpack": 0.5}, NormScore: 0.5}},
+	}}
+	must.NoError(t, s.UpsertPlanResults(7, &structs.ApplyPlanResultsRequest{
+		AllocsUpdated: []*structs.Allocation{alloc},
+		Job:           changed,
+		EvalID:        eval.ID,
+		Evals:         []*structs.Evaluation{done, blocked},
+	}))
+	update := clientUpdate(alloc, structs.AllocClientStatusRunning)
+	update.TaskStates["server"].StartedAt = time.Date(2025, 3, 4, 5, 6, 8, 0, time.UTC)
+	update.TaskStates["server"].Events = []*structs.TaskEvent{{Type: structs.TaskStarted, Time: 12345, Details: map[string]string{"pid": "42"}}}
+	must.NoError(t, s.UpdateAllocsFromClient(8, []*structs.Allocation{update}))
+
+	cfg := structs.DefaultSchedulerConfiguration()
+	cfg.BatchQueue.Enabled = true
+	must.NoError(t, s.SchedulerSetConfig(9, cfg))
+}
+
+func TestSnapshot_RoundTrip(t *testing.T) {
+	s := testStore(t)
+	populate(t, s)
+
+	snap, err := s.Snapshot()
+	must.NoError(t, err)
+	var buf bytes.Buffer
+	n, err := snap.WriteTo(&buf)
+	must.NoError(t, err)
+	must.Eq(t, int64(buf.Len()), n)
+
+	restored, err := RestoreFrom(&buf)
+	must.NoError(t, err)
+
+	want := dumpState(t, &s.reader)
+	for _, tbl := range snapshotTables {
+		must.SliceNotEmpty(t, want[tbl.table], must.Sprintf("populate must fill table %s", tbl.table))
+	}
+	must.Eq(t, want, dumpState(t, &restored.reader))
+	must.Eq(t, indexTable(t, s), indexTable(t, restored))
+	latest, err := restored.LatestIndex()
+	must.NoError(t, err)
+	must.Eq(t, 9, latest)
+
+	// The restored store keeps working from where the old one stopped.
+	must.NoError(t, restored.UpdateAllocsFromClient(10, []*structs.Allocation{clientUpdate(want[TableAllocs][0].(*structs.Allocation), structs.AllocClientStatusComplete)}))
+	job, err := restored.JobByID(nil, "default", "batch")
+	must.NoError(t, err)
+	must.Eq(t, structs.JobStatusPending, job.Status, must.Sprint("the blocked eval keeps the job pending"))
+	must.Eq(t, structs.TaskGroupSummary{Complete: 1, Queued: 1}, groupSummary(t, restored, job, "web"))
+}
+
+func TestSnapshot_IsConsistent(t *testing.T) {
+	s := testStore(t)
+	must.NoError(t, s.UpsertJob(1, mockJob("web")))
+	snap, err := s.Snapshot()
+	must.NoError(t, err)
+
+	must.NoError(t, s.UpsertJob(2, mockJob("api")))
+	must.NoError(t, s.DeleteJob(3, "default", "web"))
+
+	jobs, err := snap.Jobs(nil)
+	must.NoError(t, err)
+	must.SliceLen(t, 1, jobs)
+	must.Eq(t, "web", jobs[0].ID)
+	idx, err := snap.Index(TableJobs)
+	must.NoError(t, err)
+	must.Eq(t, 1, idx)
+
+	var buf bytes.Buffer
+	_, err = snap.WriteTo(&buf)
+	must.NoError(t, err)
+	restored, err := RestoreFrom(&buf)
+	must.NoError(t, err)
+	must.Eq(t, dumpState(t, &snap.reader), dumpState(t, &restored.reader))
+}
+
+func TestSnapshot_AllocsShareTheirJob(t *testing.T) {
+	s := testStore(t)
+	job := mockJob("web")
+	must.NoError(t, s.UpsertJob(1, job))
+	must.NoError(t, s.UpsertAllocs(2, benchmarkAllocs(job, 3)))
+	other := mockJob("api")
+	must.NoError(t, s.UpsertJob(3, other))
+	must.NoError(t, s.UpsertAllocs(4, benchmarkAllocs(other, 2)))
+
+	snap, err := s.Snapshot()
+	must.NoError(t, err)
+	var buf bytes.Buffer
+	_, err = snap.WriteTo(&buf)
+	must.NoError(t, err)
+	restored, err := RestoreFrom(&buf)
+	must.NoError(t, err)
+	must.Eq(t, dumpState(t, &s.reader), dumpState(t, &restored.reader))
+
+	jobs := make(map[string]map[*structs.Job]bool)
+	allocs, err := restored.Allocs(nil)
+	must.NoError(t, err)
+	for _, a := range allocs {
+		if jobs[a.JobID] == nil {
+			jobs[a.JobID] = make(map[*structs.Job]bool)
+		}
+		jobs[a.JobID][a.Job] = true
+	}
+	must.MapLen(t, 1, jobs["web"], must.Sprint("the allocs of one job version share one Job"))
+	must.MapLen(t, 1, jobs["api"])
+}
+
+func TestRestoreFrom_BadStreams(t *testing.T) {
+	s := testStore(t)
+	populate(t, s)
+	snap, err := s.Snapshot()
+	must.NoError(t, err)
+	var buf bytes.Buffer
+	_, err = snap.WriteTo(&buf)
+	must.NoError(t, err)
+	full := buf.Bytes()
+
+	var orphan bytes.Buffer
+	enc := codec.NewEncoder(&orphan, snapshotHandle)
+	must.NoError(t, enc.Encode(snapshotFormat))
+	must.NoError(t, enc.Encode(uint8(allocRecord)))
+	must.NoError(t, enc.Encode(&allocRow{JobRef: 5, Alloc: mockAlloc(mockJob("web"), newID(), newID(), "pending")}))
+
+	cases := []struct {
+		name   string
+		stream []byte
+		want   string
+	}{
+		{"empty", nil, "restore snapshot header"},
+		{"other format", []byte{0x07}, "format 7 is not supported"},
+		{"truncated", full[:len(full)/2], "restore snapshot"},
+		{"no end record", full[:len(full)-1], "without an end record"},
+		{"unknown record", []byte{snapshotFormat, 0x63}, "unknown record type 99"},
+		{"alloc of unknown job record", orphan.Bytes(), "refers to unknown job record 5"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			restored, err := RestoreFrom(bytes.NewReader(tc.stream))
+			must.ErrorContains(t, err, tc.want)
+			must.Nil(t, restored)
+		})
+	}
+}
+
+// Task.Config is schema-less: numbers come back as 64-bit integers, the
+// way they do after any msgpack hop.
+func TestSnapshot_ConfigNumbers(t *testing.T) {
+	s := testStore(t)
+	job := mockJob("web")
+	job.TaskGroups[0].Tasks[0].Config = map[string]any{"port": 8080}
+	must.NoError(t, s.UpsertJob(1, job))
+	snap, err := s.Snapshot()
+	must.NoError(t, err)
+	var buf bytes.Buffer
+	_, err = snap.WriteTo(&buf)
+	must.NoError(t, err)
+	restored, err := RestoreFrom(&buf)
+	must.NoError(t, err)
+	got, err := restored.JobByID(nil, "default", "web")
+	must.NoError(t, err)
+	must.Eq(t, "8080", fmt.Sprint(got.TaskGroups[0].Tasks[0].Config["port"]))
+}
+
+func TestIndexTable(t *testing.T) {
+	s := testStore(t)
+	latest, err := s.LatestIndex()
+	must.NoError(t, err)
+	must.Eq(t, 0, latest)
+	idx, err := s.Index(TableJobs)
+	must.NoError(t, err)
+	must.Eq(t, 0, idx)
+
+	populate(t, s)
+	must.Eq(t, map[string]uint64{
+		TableNodes:           2,
+		TableJobs:            7, // running once the plan placed an alloc
+		TableJobVersion:      6,
+		TableJobSummary:      8,
+		TableEvals:           7,
+		TableAllocs:          8,
+		TableSchedulerConfig: 9,
+	}, indexTable(t, s))
+	latest, err = s.LatestIndex()
+	must.NoError(t, err)
+	must.Eq(t, 9, latest)
+}
+
+func BenchmarkSnapshot100kAllocs(b *testing.B) {
+	s := testStore(b)
+	node := mockNode()
+	must.NoError(b, s.UpsertNode(1, node))
+	index := uint64(2)
+	for j := range 10 {
+		job := mockBatchJob(fmt.Sprintf("bench-%d", j))
+		must.NoError(b, s.UpsertJob(index, job))
+		index++
+		must.NoError(b, s.UpsertAllocs(index, benchmarkAllocs(job, 10_000)))
+		index++
+	}
+	allocs, err := s.Allocs(nil)
+	must.NoError(b, err)
+	must.SliceLen(b, 100_000, allocs)
+
+	var size int64
+	b.ResetTimer()
+	for range b.N {
+		snap, err := s.Snapshot()
+		must.NoError(b, err)
+		size, err = snap.WriteTo(io.Discard)
+		must.NoError(b, err)
+	}
+	b.ReportMetric(float64(size), "bytes/snapshot")
+}
