@@ -30,9 +30,24 @@ type commandInfo struct {
 
 // commands maps a command path ("job run") to its implementation.
 var commands = map[string]commandInfo{
-	"version":      {runVersion, "Print the nomadq version"},
-	"job run":      {runJobRun, "Run a new job or update an existing job"},
-	"job validate": {runJobValidate, "Check a job specification for errors"},
+	"version":                       {runVersion, "Print the nomadq version"},
+	"job run":                       {runJobRun, "Run a new job or update an existing job"},
+	"job validate":                  {runJobValidate, "Check a job specification for errors"},
+	"job status":                    {runJobStatus, "Display status information about a job"},
+	"job stop":                      {runJobStop, "Stop a running job"},
+	"job inspect":                   {runJobInspect, "Inspect a submitted job"},
+	"job plan":                      {runJobPlan, "Dry-run a job update to determine its effects"},
+	"alloc status":                  {runAllocStatus, "Display allocation status information and metadata"},
+	"alloc logs":                    {runAllocLogs, "Stream the logs of a task"},
+	"eval status":                   {runEvalStatus, "Display evaluation status and placement failure reasons"},
+	"eval list":                     {runEvalList, "List the set of evaluations"},
+	"node status":                   {runNodeStatus, "Display status information about nodes"},
+	"server members":                {runServerMembers, "Display a list of the known servers and their status"},
+	"status":                        {runStatus, "Display the status output for a resource"},
+	"agent":                         {runAgent, "Run a nomadq agent"},
+	"agent-info":                    {runAgentInfo, "Display status information about the local agent"},
+	"operator scheduler get-config": {runSchedulerGetConfig, "Display the current scheduler configuration"},
+	"operator scheduler set-config": {runSchedulerSetConfig, "Modify the current scheduler configuration"},
 }
 
 // Run dispatches args to the matching command and returns its exit code.

@@ -22,6 +22,7 @@ func runJobRun(args []string, s Streams) int {
 		output     bool
 		detach     bool
 		checkIndex uint64
+		verbose    bool
 	)
 	fs := newFlagSet("job run", s.Stderr, jobRunUsage)
 	af.register(fs)
@@ -29,6 +30,7 @@ func runJobRun(args []string, s Streams) int {
 	fs.BoolVar(&output, "output", false, "Print the JSON the job would be submitted as, and exit")
 	fs.BoolVar(&detach, "detach", false, "Return after submitting the job, without monitoring the evaluation")
 	fs.Uint64Var(&checkIndex, "check-index", 0, "Register only if the job's modify index equals this value (0: the job must not exist)")
+	fs.BoolVar(&verbose, "verbose", false, "Display full information (full IDs)")
 	if err := fs.Parse(args); err != nil {
 		return 1
 	}
@@ -79,10 +81,13 @@ func runJobRun(args []string, s Streams) int {
 	if resp.Warnings != "" {
 		fmt.Fprintf(s.Stdout, "Job Warnings:\n%s\n\n", resp.Warnings)
 	}
-	if resp.EvalID == "" {
+	periodic := job.Periodic != nil && (job.Periodic.Enabled == nil || *job.Periodic.Enabled)
+	if resp.EvalID == "" || detach || periodic || job.ParameterizedJob != nil {
 		fmt.Fprintln(s.Stdout, "Job registration successful")
+		if resp.EvalID != "" {
+			fmt.Fprintf(s.Stdout, "Evaluation ID: %s\n", resp.EvalID)
+		}
 		return 0
 	}
-	fmt.Fprintf(s.Stdout, "Evaluation ID: %s\n", resp.EvalID)
-	return 0
+	return newMonitor(client, s.Stdout, verbose).monitor(resp.EvalID)
 }

@@ -1,0 +1,294 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	metrics "github.com/hashicorp/go-metrics"
+
+	"github.com/nomadq/nomadq/nomad"
+	"github.com/nomadq/nomadq/structs"
+)
+
+// Agent is a running nomadq agent: a server, a client or both, and the
+// HTTP API in front of them.
+type Agent struct {
+	config    *Config
+	logger    hclog.InterceptLogger
+	logOutput io.Writer
+
+	server *nomad.Server
+	client NodeClient
+
+	// inmem keeps recent metrics for /v1/metrics.
+	inmem *metrics.InmemSink
+
+	httpListener net.Listener
+	httpServer   *http.Server
+	httpAddr     string
+
+	shutdownOnce sync.Once
+	shutdownErr  error
+}
+
+// RPCer calls server RPC endpoints; the in-process server and the
+// client's connection to the servers both are.
+type RPCer interface {
+	RPC(method string, args, reply any) error
+}
+
+// New starts an agent from cfg, logging to logOutput (os.Stderr when nil):
+// the server when server.enabled, the client when client.enabled, and the
+// HTTP API. It returns when everything listens.
+func New(cfg *Config, logOutput io.Writer) (*Agent, error) {
+	if logOutput == nil {
+		logOutput = os.Stderr
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	level := hclog.LevelFromString(cfg.LogLevel)
+	if level == hclog.NoLevel {
+		return nil, fmt.Errorf("invalid log level %q: must be one of TRACE, DEBUG, INFO, WARN, ERROR", cfg.LogLevel)
+	}
+	logger := hclog.NewInterceptLogger(&hclog.LoggerOptions{
+		Name:       "agent",
+		Level:      level,
+		Output:     logOutput,
+		JSONFormat: cfg.LogJSON,
+	})
+	a := &Agent{
+		config:    cfg,
+		logger:    logger,
+		logOutput: logOutput,
+		inmem:     metrics.NewInmemSink(10*time.Second, time.Minute),
+	}
+	if cfg.Server.Enabled {
+		if err := a.setupServer(); err != nil {
+			return nil, err
+		}
+	}
+	if err := a.setupHTTP(); err != nil {
+		a.Shutdown()
+		return nil, err
+	}
+	if cfg.Client.Enabled {
+		if err := a.setupClient(); err != nil {
+			a.Shutdown()
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+func (a *Agent) serverConfig() (*nomad.Config, error) {
+	cfg := a.config
+	sc := nomad.DefaultConfig()
+	sc.NodeName = cfg.Name
+	sc.Region = cfg.Region
+	sc.Datacenter = cfg.Datacenter
+	sc.DevMode = cfg.DevMode
+	sc.DataDir = cfg.DataDir
+	sc.Logger = a.logger
+	sc.LogOutput = a.logOutput
+
+	rpcAddr, err := net.ResolveTCPAddr("tcp", cfg.addr(cfg.Addresses.RPC, cfg.Ports.RPC))
+	if err != nil {
+		return nil, fmt.Errorf("invalid RPC address: %w", err)
+	}
+	sc.RPCAddr = rpcAddr
+	if adv := cfg.AdvertiseAddrs.RPC; adv != "" {
+		addr, err := parseAdvertise(adv, cfg.Ports.RPC)
+		if err != nil {
+			return nil, fmt.Errorf("invalid advertise.rpc: %w", err)
+		}
+		sc.RPCAdvertise = addr
+	}
+	sc.SerfBindAddr = cfg.BindAddr
+	if cfg.Addresses.Serf != "" {
+		sc.SerfBindAddr = cfg.Addresses.Serf
+	}
+	sc.SerfPort = cfg.Ports.Serf
+	if adv := cfg.AdvertiseAddrs.Serf; adv != "" {
+		host, _, err := net.SplitHostPort(adv)
+		if err != nil {
+			host = adv
+		}
+		sc.SerfAdvertiseAddr = host
+	}
+	if sc.SerfBindAddr == "0.0.0.0" && sc.SerfAdvertiseAddr == "" {
+		sc.SerfAdvertiseAddr = "127.0.0.1"
+	}
+	sc.BootstrapExpect = cfg.Server.BootstrapExpect
+	if cfg.DevMode {
+		sc.BootstrapExpect = 1
+	}
+	sc.RetryJoin = cfg.Server.RetryJoin
+	if cfg.Server.RetryInterval > 0 {
+		sc.RetryInterval = cfg.Server.RetryInterval
+	}
+	sc.RetryMax = cfg.Server.RetryMax
+	if cfg.Server.NumSchedulers > 0 {
+		sc.NumSchedulers = cfg.Server.NumSchedulers
+	}
+	if cfg.Server.DefaultSchedulerConfig != nil {
+		c := *cfg.Server.DefaultSchedulerConfig
+		c.BatchQueue.Canonicalize()
+		sc.DefaultSchedulerConfig = &c
+	}
+	return sc, nil
+}
+
+// parseAdvertise accepts "host" or "host:port"; the port defaults to port.
+func parseAdvertise(s string, port int) (*net.TCPAddr, error) {
+	host, p, err := net.SplitHostPort(s)
+	if err != nil {
+		host, p = s, strconv.Itoa(port)
+	}
+	ip := net.ParseIP(host)
+	if ip == nil {
+		return nil, fmt.Errorf("%q is not an IP address", host)
+	}
+	pn, err := strconv.Atoi(p)
+	if err != nil {
+		return nil, fmt.Errorf("%q is not a port", p)
+	}
+	return &net.TCPAddr{IP: ip, Port: pn}, nil
+}
+
+func (a *Agent) setupServer() error {
+	sc, err := a.serverConfig()
+	if err != nil {
+		return err
+	}
+	srv, err := nomad.NewServer(sc)
+	if err != nil {
+		return fmt.Errorf("error starting server: %w", err)
+	}
+	a.server = srv
+	a.logger.Info("server started", "rpc", srv.RPCAddr().String(), "serf", srv.SerfAddr())
+	return nil
+}
+
+func (a *Agent) setupClient() error {
+	var rpc RPCer
+	if a.server != nil {
+		rpc = a.server
+	}
+	var servers []string
+	servers = append(servers, a.config.Client.Servers...)
+	if a.server != nil {
+		servers = append(servers, a.server.RPCAddr().String())
+	}
+	dataDir := ""
+	if a.config.DataDir != "" {
+		dataDir = filepath.Join(a.config.DataDir, "client")
+	}
+	c, err := newNodeClient(a, rpc, servers, dataDir)
+	if err != nil {
+		return fmt.Errorf("error starting client: %w", err)
+	}
+	a.client = c
+	return nil
+}
+
+func (a *Agent) setupHTTP() error {
+	addr := a.config.addr(a.config.Addresses.HTTP, a.config.Ports.HTTP)
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("error starting HTTP listener on %s: %w", addr, err)
+	}
+	a.httpListener = l
+	a.httpAddr = "http://" + l.Addr().String()
+	h := newHTTPHandler(a)
+	a.httpServer = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: a.logger.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true})}
+	go func() {
+		if err := a.httpServer.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			a.logger.Error("HTTP server stopped", "error", err)
+		}
+	}()
+	return nil
+}
+
+// HTTPAddr is the HTTP API's URL, e.g. "http://127.0.0.1:4646", with the
+// port actually bound.
+func (a *Agent) HTTPAddr() string { return a.httpAddr }
+
+// RPCAddr is the server's RPC address ("" without a server).
+func (a *Agent) RPCAddr() string {
+	if a.server == nil {
+		return ""
+	}
+	return a.server.RPCAddr().String()
+}
+
+// SerfAddr is the server's serf address ("" without a server).
+func (a *Agent) SerfAddr() string {
+	if a.server == nil {
+		return ""
+	}
+	return a.server.SerfAddr()
+}
+
+// Server returns the agent's server, nil for a client-only agent.
+func (a *Agent) Server() *nomad.Server { return a.server }
+
+// Client returns the agent's node client, nil when it runs none.
+func (a *Agent) Client() NodeClient { return a.client }
+
+// Config returns the agent's configuration.
+func (a *Agent) Config() *Config { return a.config }
+
+// SetLogLevel changes the log level (SIGHUP reload).
+func (a *Agent) SetLogLevel(level string) error {
+	l := hclog.LevelFromString(level)
+	if l == hclog.NoLevel {
+		return fmt.Errorf("invalid log level %q", level)
+	}
+	a.logger.SetLevel(l)
+	a.config.LogLevel = strings.ToUpper(level)
+	return nil
+}
+
+// rpc calls the server: the in-process one, or through the client.
+func (a *Agent) rpc(method string, args, reply any) error {
+	if a.server != nil {
+		return a.server.RPC(method, args, reply)
+	}
+	if r, ok := a.client.(RPCer); ok && a.client != nil {
+		return r.RPC(method, args, reply)
+	}
+	return errors.New("no servers: this agent runs no server and its client cannot reach one")
+}
+
+// Shutdown stops the HTTP API, the client and the server, in that order.
+func (a *Agent) Shutdown() error {
+	a.shutdownOnce.Do(func() {
+		var errs structs.MultiError
+		if a.httpServer != nil {
+			_ = a.httpServer.Close()
+		}
+		if a.client != nil {
+			errs.Add(a.client.Shutdown())
+		}
+		if a.server != nil {
+			errs.Add(a.server.Shutdown())
+		}
+		a.shutdownErr = errs.ErrorOrNil()
+	})
+	return a.shutdownErr
+}
+
+// MetricsSink is the agent's in-memory metrics sink, which /v1/metrics
+// displays.
+func (a *Agent) MetricsSink() *metrics.InmemSink { return a.inmem }

@@ -1,0 +1,135 @@
+package agent
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/nomadq/nomadq/client"
+)
+
+// NodeClient is the node agent (client/) as the agent runs it.
+type NodeClient interface {
+	NodeID() string
+	Shutdown() error
+}
+
+// clientEndpoints is what the /v1/client endpoints read from the node
+// agent. Values are encoded as JSON as they are.
+type clientEndpoints interface {
+	AllocStats(allocID string) (any, error)
+	AllocChecks(allocID string) (any, error)
+	HostStats() (any, error)
+	// Logs opens a task's stdout or stderr log, starting at offset bytes
+	// from the start ("start") or the end ("end"); with follow the reader
+	// waits for more until ctx-like closing.
+	Logs(allocID, task, logType, origin string, offset int64, follow bool) (io.ReadCloser, error)
+	// Stats is the "client" section of /v1/agent/self.
+	Stats() map[string]string
+}
+
+// newNodeClient starts the node agent (client/) for the agent: in
+// process with the agent's server when there is one, otherwise over RPC
+// to the configured servers.
+func newNodeClient(a *Agent, rpc RPCer, servers []string, dataDir string) (NodeClient, error) {
+	cfg := a.config
+	adapter := &nodeClient{}
+	if dataDir == "" {
+		// A dev agent keeps alloc dirs and client state in a temp dir
+		// that goes away with it.
+		dir, err := os.MkdirTemp("", "NomadClient")
+		if err != nil {
+			return nil, fmt.Errorf("create client temp dir: %w", err)
+		}
+		adapter.tempDir = dir
+		dataDir = dir
+	} else {
+		// The client keeps state in <dir>/client and allocs in <dir>/alloc.
+		dataDir = strings.TrimSuffix(dataDir, string(os.PathSeparator)+"client")
+	}
+	options := make(map[string]string, len(cfg.Client.Options)+2)
+	for k, v := range cfg.Client.Options {
+		options[k] = v
+	}
+	options["driver.raw_exec.enable"] = strconv.FormatBool(cfg.RawExecEnabled())
+	for _, p := range cfg.Plugins {
+		if p.Name == "mock_driver" {
+			enabled := true
+			if b, ok := p.Config["enabled"].(bool); ok {
+				enabled = b
+			}
+			options["driver.mock_driver.enable"] = strconv.FormatBool(enabled)
+		}
+	}
+	if cfg.DevMode {
+		options["driver.mock_driver.enable"] = "true"
+	}
+	httpAddr := strings.TrimPrefix(a.httpAddr, "http://")
+	if strings.HasPrefix(httpAddr, "0.0.0.0:") {
+		httpAddr = "127.0.0.1:" + strings.TrimPrefix(httpAddr, "0.0.0.0:")
+	}
+	cc := client.Config{
+		DataDir:    dataDir,
+		NodeName:   cfg.Name,
+		Datacenter: cfg.Datacenter,
+		NodePool:   cfg.Client.NodePool,
+		NodeClass:  cfg.Client.NodeClass,
+		Meta:       cfg.Client.Meta,
+		Region:     cfg.Region,
+		HTTPAddr:   httpAddr,
+		Options:    options,
+		DevMode:    cfg.DevMode,
+		Servers:    servers,
+		Logger:     a.logger,
+	}
+	if rpc != nil {
+		cc.RPC = client.InProcessRPC(rpc)
+	}
+	c, err := client.NewClient(cc)
+	if err != nil {
+		if adapter.tempDir != "" {
+			os.RemoveAll(adapter.tempDir)
+		}
+		return nil, err
+	}
+	adapter.c = c
+	return adapter, nil
+}
+
+// nodeClient adapts client.Client to what the agent and its HTTP API use.
+type nodeClient struct {
+	c       *client.Client
+	tempDir string
+}
+
+func (n *nodeClient) NodeID() string { return n.c.NodeID() }
+
+func (n *nodeClient) Shutdown() error {
+	if n.tempDir == "" {
+		n.c.Shutdown()
+		return nil
+	}
+	// A dev agent's tasks die with it, as Nomad's do.
+	n.c.Destroy()
+	return os.RemoveAll(n.tempDir)
+}
+
+func (n *nodeClient) AllocStats(allocID string) (any, error) { return n.c.AllocStats(allocID) }
+
+func (n *nodeClient) AllocChecks(allocID string) (any, error) { return n.c.AllocChecks(allocID) }
+
+func (n *nodeClient) HostStats() (any, error) { return n.c.HostStats() }
+
+func (n *nodeClient) Logs(allocID, task, logType, origin string, offset int64, follow bool) (io.ReadCloser, error) {
+	return n.c.LogReader(allocID, task, logType, origin, offset, follow)
+}
+
+func (n *nodeClient) Stats() map[string]string {
+	node := n.c.Node()
+	return map[string]string{
+		"node_id":       node.ID,
+		"known_servers": "1",
+	}
+}

@@ -1,0 +1,231 @@
+// Package agent runs a nomadq agent: a server, a client or both in one
+// process, behind Nomad's /v1 HTTP API. It reads Nomad's agent
+// configuration format (HCL), wires the server (nomad/) and the node agent
+// (client/) together, and serves the HTTP API the official Go client and
+// the CLI talk to.
+package agent
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/nomadq/nomadq/structs"
+)
+
+// Default ports, as Nomad's.
+const (
+	DefaultHTTPPort = 4646
+	DefaultRPCPort  = 4647
+	DefaultSerfPort = 4648
+)
+
+// DefaultMaxRequestBody is the largest request body the HTTP API reads.
+const DefaultMaxRequestBody = 10 << 20
+
+// Config is the agent configuration: what the config files and the
+// command-line flags set. JSON keys in /v1/agent/self are the Go names.
+type Config struct {
+	Name       string
+	Region     string
+	Datacenter string
+	DataDir    string
+	BindAddr   string
+	LogLevel   string
+	LogJSON    bool
+
+	Ports          *Ports
+	Addresses      *Addresses
+	AdvertiseAddrs *Addresses
+
+	Server    *ServerConfig
+	Client    *ClientConfig
+	Plugins   []*PluginConfig
+	Telemetry *Telemetry
+
+	// UI is what the CLI reads to decide whether to print web UI hints;
+	// nomadq has no web UI, so hints are off.
+	UI *UIConfig
+
+	// DevMode runs server and client in memory (nomad agent -dev).
+	DevMode bool
+
+	// MaxRequestBody is the HTTP request body limit in bytes.
+	MaxRequestBody int64
+
+	// Files lists the config files that were loaded, in order.
+	Files []string
+}
+
+// Ports are the agent's listening ports. Port 0 picks a free port.
+type Ports struct {
+	HTTP int
+	RPC  int
+	Serf int
+}
+
+// Addresses override bind_addr (or the advertised address) per listener.
+type Addresses struct {
+	HTTP string
+	RPC  string
+	Serf string
+}
+
+// ServerConfig is the server block.
+type ServerConfig struct {
+	Enabled         bool
+	BootstrapExpect int
+	NumSchedulers   int
+	RetryJoin       []string
+	RetryInterval   time.Duration
+	RetryMax        int
+
+	// DefaultSchedulerConfig seeds the cluster's scheduler configuration
+	// at bootstrap, including the batch queue settings.
+	DefaultSchedulerConfig *structs.SchedulerConfiguration
+}
+
+// ClientConfig is the client block.
+type ClientConfig struct {
+	Enabled   bool
+	Servers   []string
+	NodePool  string
+	NodeClass string
+	Meta      map[string]string
+	Options   map[string]string
+}
+
+// PluginConfig is one plugin "<name>" { config { ... } } block.
+type PluginConfig struct {
+	Name   string
+	Config map[string]any
+}
+
+// Telemetry is the telemetry block. It is stored and shown; the metrics
+// sinks it configures are set up by the telemetry work.
+type Telemetry struct {
+	CollectionInterval         string
+	CollectionIntervalDur      time.Duration `json:"-"`
+	DisableHostname            bool
+	UseNodeName                bool
+	PrometheusMetrics          bool
+	PublishAllocationMetrics   bool
+	PublishNodeMetrics         bool
+	StatsiteAddr               string
+	StatsdAddr                 string
+	DataDogAddr                string
+	DataDogTags                []string
+	FilterDefault              *bool
+	PrefixFilter               []string
+	InMemoryCollectionInterval string
+	InMemoryRetentionPeriod    string
+}
+
+// UIConfig is the ui block as the CLI reads it.
+type UIConfig struct {
+	Enabled      bool
+	ShowCLIHints bool
+}
+
+// DefaultConfig returns Nomad's agent defaults: server and client off,
+// bind 0.0.0.0, ports 4646-4648, region global, datacenter dc1.
+func DefaultConfig() *Config {
+	host, _ := os.Hostname()
+	if host == "" {
+		host = "nomad"
+	}
+	return &Config{
+		Name:           host,
+		Region:         structs.DefaultRegion,
+		Datacenter:     "dc1",
+		BindAddr:       "0.0.0.0",
+		LogLevel:       "INFO",
+		Ports:          &Ports{HTTP: DefaultHTTPPort, RPC: DefaultRPCPort, Serf: DefaultSerfPort},
+		Addresses:      &Addresses{},
+		AdvertiseAddrs: &Addresses{},
+		Server: &ServerConfig{
+			RetryInterval:          30 * time.Second,
+			DefaultSchedulerConfig: structs.DefaultSchedulerConfiguration(),
+		},
+		Client:         &ClientConfig{NodePool: structs.DefaultNodePool, Meta: map[string]string{}, Options: map[string]string{}},
+		Telemetry:      &Telemetry{CollectionInterval: "1s", CollectionIntervalDur: time.Second},
+		UI:             &UIConfig{},
+		MaxRequestBody: DefaultMaxRequestBody,
+	}
+}
+
+// DevConfig returns the configuration of `nomad agent -dev`: server and
+// client in one process, in memory, on 127.0.0.1, raw_exec enabled.
+func DevConfig() *Config {
+	c := DefaultConfig()
+	c.DevMode = true
+	c.BindAddr = "127.0.0.1"
+	c.LogLevel = "DEBUG"
+	c.Server.Enabled = true
+	c.Server.BootstrapExpect = 1
+	c.Client.Enabled = true
+	c.Client.Options["driver.raw_exec.enable"] = "true"
+	c.Plugins = append(c.Plugins, &PluginConfig{Name: "raw_exec", Config: map[string]any{"enabled": true}})
+	c.Telemetry.PrometheusMetrics = true
+	c.Telemetry.PublishAllocationMetrics = true
+	c.Telemetry.PublishNodeMetrics = true
+	return c
+}
+
+// RawExecEnabled reports whether the raw_exec driver is enabled, by its
+// plugin block or by the legacy client option.
+func (c *Config) RawExecEnabled() bool {
+	enabled := false
+	if v, ok := c.Client.Options["driver.raw_exec.enable"]; ok {
+		enabled, _ = strconv.ParseBool(v)
+	}
+	for _, p := range c.Plugins {
+		if p.Name != "raw_exec" {
+			continue
+		}
+		if b, ok := p.Config["enabled"].(bool); ok {
+			enabled = b
+		}
+	}
+	return enabled
+}
+
+// Validate checks what the agent needs before it starts.
+func (c *Config) Validate() error {
+	var errs structs.MultiError
+	if !c.Server.Enabled && !c.Client.Enabled {
+		errs.Add(fmt.Errorf("must specify either server, client or dev mode for the agent"))
+	}
+	if !c.DevMode && c.DataDir == "" && (c.Server.Enabled || c.Client.Enabled) {
+		errs.Add(fmt.Errorf("Must specify data_dir (or -data-dir) when not in dev mode"))
+	}
+	if net.ParseIP(c.BindAddr) == nil {
+		errs.Add(fmt.Errorf("bind_addr %q is not an IP address", c.BindAddr))
+	}
+	for name, p := range map[string]int{"http": c.Ports.HTTP, "rpc": c.Ports.RPC, "serf": c.Ports.Serf} {
+		if p < 0 || p > 65535 {
+			errs.Add(fmt.Errorf("ports.%s %d is not allowed: must be between 0 and 65535", name, p))
+		}
+	}
+	if c.Server.BootstrapExpect < 0 {
+		errs.Add(fmt.Errorf("server.bootstrap_expect %d is not allowed: must not be negative", c.Server.BootstrapExpect))
+	}
+	if s := c.Server.DefaultSchedulerConfig; s != nil {
+		if err := s.Validate(); err != nil {
+			errs.Add(fmt.Errorf("server.default_scheduler_config: %w", err))
+		}
+	}
+	return errs.ErrorOrNil()
+}
+
+// addr returns the address a listener binds: its addresses override, or
+// bind_addr.
+func (c *Config) addr(override string, port int) string {
+	host := c.BindAddr
+	if override != "" {
+		host = override
+	}
+	return net.JoinHostPort(host, strconv.Itoa(port))
+}

@@ -1,0 +1,386 @@
+package agent
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-msgpack/v2/codec"
+
+	"github.com/nomadq/nomadq/structs"
+)
+
+// Response headers of queries, as Nomad's.
+const (
+	headerIndex       = "X-Nomad-Index"
+	headerKnownLeader = "X-Nomad-KnownLeader"
+	headerLastContact = "X-Nomad-LastContact"
+	headerNextToken   = "X-Nomad-NextToken"
+)
+
+// gzipMinSize is the smallest response body worth compressing.
+const gzipMinSize = 1024
+
+// CodedError is an error with the HTTP status it is answered with.
+type CodedError struct {
+	Code int
+	Msg  string
+}
+
+func (e *CodedError) Error() string { return e.Msg }
+
+func codedErr(code int, format string, args ...any) error {
+	return &CodedError{Code: code, Msg: fmt.Sprintf(format, args...)}
+}
+
+// rawJSON is written as it is (for example the literal null).
+type rawJSON []byte
+
+// handled means the handler wrote the response itself.
+type handled struct{}
+
+// handlerFunc answers one request with a value to encode or an error.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) (any, error)
+
+// route is one path of the API: exact, or a prefix (ending in "/")
+// whose remainder the handler reads.
+type route struct {
+	path   string
+	prefix bool
+	h      handlerFunc
+}
+
+type httpHandler struct {
+	agent  *Agent
+	logger hclog.Logger
+	routes []route
+}
+
+func newHTTPHandler(a *Agent) *httpHandler {
+	h := &httpHandler{agent: a, logger: a.logger.Named("http")}
+	add := func(path string, fn handlerFunc) {
+		h.routes = append(h.routes, route{path: path, prefix: strings.HasSuffix(path, "/"), h: fn})
+	}
+	add("/v1/jobs", h.jobsRequest)
+	add("/v1/jobs/parse", h.jobsParseRequest)
+	add("/v1/job/", h.jobSpecificRequest)
+	add("/v1/validate/job", h.validateJobRequest)
+	add("/v1/evaluations", h.evalsRequest)
+	add("/v1/evaluation/", h.evalSpecificRequest)
+	add("/v1/allocations", h.allocsRequest)
+	add("/v1/allocation/", h.allocSpecificRequest)
+	add("/v1/nodes", h.nodesRequest)
+	add("/v1/node/", h.nodeSpecificRequest)
+	add("/v1/deployments", h.deploymentsRequest)
+	add("/v1/deployment/", h.deploymentSpecificRequest)
+	add("/v1/agent/self", h.agentSelfRequest)
+	add("/v1/agent/members", h.agentMembersRequest)
+	add("/v1/agent/health", h.agentHealthRequest)
+	add("/v1/agent/servers", h.agentServersRequest)
+	add("/v1/status/leader", h.statusLeaderRequest)
+	add("/v1/status/peers", h.statusPeersRequest)
+	add("/v1/regions", h.regionsRequest)
+	add("/v1/metrics", h.metricsRequest)
+	add("/v1/operator/scheduler/configuration", h.schedulerConfigRequest)
+	add("/v1/search", h.searchRequest)
+	add("/v1/client/allocation/", h.clientAllocRequest)
+	add("/v1/client/stats", h.clientStatsRequest)
+	add("/v1/client/fs/logs/", h.clientLogsRequest)
+	return h
+}
+
+func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	path := r.URL.Path
+	if path == "/" {
+		http.Redirect(w, r, "/ui/", http.StatusTemporaryRedirect)
+		return
+	}
+	var fn handlerFunc
+	for _, rt := range h.routes {
+		if rt.prefix && strings.HasPrefix(path, rt.path) && len(path) > len(rt.path) || !rt.prefix && path == rt.path {
+			fn = rt.h
+			break
+		}
+	}
+	if fn == nil {
+		h.writeError(w, r, codedErr(http.StatusNotFound, "Invalid URL path: no endpoint %s", path))
+		return
+	}
+	if r.Body != nil {
+		r.Body = http.MaxBytesReader(w, r.Body, h.agent.config.MaxRequestBody)
+	}
+	obj, err := fn(w, r)
+	defer func() {
+		h.logger.Debug("request complete", "method", r.Method, "path", r.URL.RequestURI(), "duration", time.Since(start))
+	}()
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	if _, ok := obj.(handled); ok {
+		return
+	}
+	h.writeJSON(w, r, obj)
+}
+
+// writeError answers with a plain-text error and its status code.
+func (h *httpHandler) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	code := http.StatusInternalServerError
+	var ce *CodedError
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &ce):
+		code = ce.Code
+	case errors.As(err, &mbe):
+		code = http.StatusRequestEntityTooLarge
+		err = fmt.Errorf("Request body too large: the limit is %d bytes", mbe.Limit)
+	case isPermissionDenied(err):
+		code = http.StatusForbidden
+	}
+	if code >= 500 {
+		h.logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "error", err, "code", code)
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	io.WriteString(w, err.Error())
+}
+
+func isPermissionDenied(err error) bool {
+	return strings.Contains(err.Error(), "Permission denied")
+}
+
+// writeJSON encodes obj with the wire codec; gzip when the client takes
+// it and the body is large enough to gain.
+func (h *httpHandler) writeJSON(w http.ResponseWriter, r *http.Request, obj any) {
+	var buf bytes.Buffer
+	if raw, ok := obj.(rawJSON); ok {
+		buf.Write(raw)
+	} else {
+		handle := structs.JsonHandle
+		if _, ok := r.URL.Query()["pretty"]; ok {
+			handle = structs.JsonHandlePretty
+		}
+		if err := codec.NewEncoder(&buf, handle).Encode(obj); err != nil {
+			h.writeError(w, r, fmt.Errorf("failed to encode response: %w", err))
+			return
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Add("Vary", "Accept-Encoding")
+	if buf.Len() >= gzipMinSize && acceptsGzip(r) {
+		w.Header().Set("Content-Encoding", "gzip")
+		gz := gzip.NewWriter(w)
+		gz.Write(buf.Bytes())
+		gz.Close()
+		return
+	}
+	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.Write(buf.Bytes())
+}
+
+func acceptsGzip(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
+		enc, q, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if strings.TrimSpace(enc) == "gzip" && strings.TrimSpace(q) != "q=0" {
+			return true
+		}
+	}
+	return false
+}
+
+// decodeBody decodes a JSON request body into out, ignoring fields it
+// does not know. An empty, malformed or mistyped body is a 400 naming the
+// problem; an oversized one is a 413.
+func decodeBody(r *http.Request, out any) error {
+	if r.Body == nil {
+		return codedErr(http.StatusBadRequest, "Request body is empty")
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return codedErr(http.StatusRequestEntityTooLarge, "Request body too large: the limit is %d bytes", mbe.Limit)
+		}
+		return codedErr(http.StatusBadRequest, "Failed to read request body: %v", err)
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return codedErr(http.StatusBadRequest, "Request body is empty")
+	}
+	if err := json.Unmarshal(body, out); err != nil {
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &se):
+			line, col := position(body, se.Offset)
+			return codedErr(http.StatusBadRequest, "Failed to decode request body: malformed JSON at line %d, column %d: %v", line, col, err)
+		case errors.As(err, &te):
+			field := te.Field
+			if field == "" {
+				field = "(top level)"
+			}
+			return codedErr(http.StatusBadRequest, "Failed to decode request body: field %q must be %s, got JSON %s", field, te.Type, te.Value)
+		}
+		return codedErr(http.StatusBadRequest, "Failed to decode request body: %v", err)
+	}
+	return nil
+}
+
+func position(body []byte, offset int64) (int, int) {
+	line, col := 1, 1
+	for i := int64(0); i < offset && i < int64(len(body)); i++ {
+		if body[i] == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+	}
+	return line, col
+}
+
+// parseQuery reads the common query parameters into q. Bad index, wait,
+// stale or per_page values are 400s.
+func (h *httpHandler) parseQuery(r *http.Request, q *structs.QueryOptions) error {
+	v := r.URL.Query()
+	q.Region = v.Get("region")
+	if q.Region == "" {
+		q.Region = h.agent.config.Region
+	}
+	q.Namespace = v.Get("namespace")
+	if q.Namespace == "" {
+		q.Namespace = structs.DefaultNamespace
+	}
+	if s, ok := v["stale"]; ok {
+		switch s[0] {
+		case "", "true":
+			q.AllowStale = true
+		case "false":
+			q.AllowStale = false
+		default:
+			return codedErr(http.StatusBadRequest, "Invalid stale value %q: must be true or false", s[0])
+		}
+	}
+	if s := v.Get("index"); s != "" {
+		idx, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return codedErr(http.StatusBadRequest, "Invalid index: %q is not an unsigned integer", s)
+		}
+		q.MinQueryIndex = idx
+	}
+	if s := v.Get("wait"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d < 0 {
+			return codedErr(http.StatusBadRequest, "Invalid wait time: %q is not a duration (for example \"5s\" or \"500ms\")", s)
+		}
+		q.MaxQueryTime = int64(d)
+	}
+	q.Prefix = v.Get("prefix")
+	q.Filter = v.Get("filter")
+	if s := v.Get("per_page"); s != "" {
+		n, err := strconv.ParseInt(s, 10, 32)
+		if err != nil || n < 0 {
+			return codedErr(http.StatusBadRequest, "Invalid per_page: %q is not a non-negative integer", s)
+		}
+		q.PerPage = int32(n)
+	}
+	q.NextToken = v.Get("next_token")
+	if s := v.Get("reverse"); s != "" {
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return codedErr(http.StatusBadRequest, "Invalid reverse: %q is not a bool", s)
+		}
+		q.Reverse = b
+	}
+	q.AuthToken = authToken(r)
+	if q.Filter != "" {
+		if _, err := parseFilter(q.Filter); err != nil {
+			return codedErr(http.StatusBadRequest, "Invalid filter expression: %v", err)
+		}
+	}
+	return nil
+}
+
+// parseWrite reads the common write parameters.
+func (h *httpHandler) parseWrite(r *http.Request, w *structs.WriteRequest) {
+	v := r.URL.Query()
+	w.Region = v.Get("region")
+	if w.Region == "" {
+		w.Region = h.agent.config.Region
+	}
+	w.Namespace = v.Get("namespace")
+	if w.Namespace == "" {
+		w.Namespace = structs.DefaultNamespace
+	}
+	w.IdempotencyToken = v.Get("idempotency_token")
+	w.AuthToken = authToken(r)
+}
+
+func authToken(r *http.Request) string {
+	if t := r.Header.Get("X-Nomad-Token"); t != "" {
+		return t
+	}
+	if t, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+		return strings.TrimSpace(t)
+	}
+	return ""
+}
+
+// setMeta writes a query's index and leader headers.
+func setMeta(w http.ResponseWriter, m *structs.QueryMeta) {
+	setIndex(w, m.Index)
+	w.Header().Set(headerKnownLeader, strconv.FormatBool(m.KnownLeader))
+	w.Header().Set(headerLastContact, strconv.FormatInt(m.LastContact/int64(time.Millisecond), 10))
+	if m.NextToken != "" {
+		w.Header().Set(headerNextToken, m.NextToken)
+	}
+}
+
+func setIndex(w http.ResponseWriter, index uint64) {
+	w.Header().Set(headerIndex, strconv.FormatUint(index, 10))
+}
+
+// methodNotAllowed is Nomad's answer to a method an endpoint lacks.
+func methodNotAllowed() error { return codedErr(http.StatusMethodNotAllowed, "Invalid method") }
+
+func isWrite(r *http.Request) bool { return r.Method == http.MethodPut || r.Method == http.MethodPost }
+
+// pathID returns the first path segment after prefix, unescaped, and the
+// rest of the (escaped) path. Job IDs may hold "/" escaped as %2F.
+func pathID(r *http.Request, prefix string) (string, string, error) {
+	escaped := strings.TrimPrefix(r.URL.EscapedPath(), prefix)
+	id, rest, _ := strings.Cut(escaped, "/")
+	unescaped, err := url.PathUnescape(id)
+	if err != nil {
+		return "", "", codedErr(http.StatusBadRequest, "Invalid ID in path: %v", err)
+	}
+	if rest != "" {
+		rest = "/" + rest
+	}
+	return unescaped, rest, nil
+}
+
+// rpcError maps a server error to its HTTP status: not-found errors to
+// 404, everything else to 500.
+func rpcError(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if strings.HasSuffix(msg, "not found") {
+		return codedErr(http.StatusNotFound, "%s", msg)
+	}
+	if strings.HasPrefix(msg, "No path to region") {
+		return codedErr(http.StatusBadRequest, "%s", msg)
+	}
+	return err
+}

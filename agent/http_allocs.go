@@ -1,0 +1,73 @@
+package agent
+
+import (
+	"net/http"
+
+	"github.com/nomadq/nomadq/structs"
+)
+
+func (h *httpHandler) allocsRequest(w http.ResponseWriter, r *http.Request) (any, error) {
+	if r.Method != http.MethodGet {
+		return nil, methodNotAllowed()
+	}
+	args := structs.AllocListRequest{}
+	if err := h.parseQuery(r, &args.QueryOptions); err != nil {
+		return nil, err
+	}
+	var reply structs.AllocListResponse
+	if err := h.agent.rpc("Alloc.List", &args, &reply); err != nil {
+		return nil, rpcError(err)
+	}
+	allocs := reply.Allocations
+	if ns := args.Namespace; ns != "*" && args.Prefix == "" {
+		kept := allocs[:0:0]
+		for _, a := range allocs {
+			if a.Namespace == ns {
+				kept = append(kept, a)
+			}
+		}
+		allocs = kept
+	}
+	allocs, err := filterAndPage(&args.QueryOptions, allocs, func(a *structs.AllocListStub) string { return a.ID }, &reply.QueryMeta)
+	if err != nil {
+		return nil, err
+	}
+	if r.URL.Query().Get("task_states") == "false" {
+		for i, a := range allocs {
+			c := *a
+			c.TaskStates = nil
+			allocs[i] = &c
+		}
+	}
+	setMeta(w, &reply.QueryMeta)
+	if allocs == nil {
+		allocs = []*structs.AllocListStub{}
+	}
+	return allocs, nil
+}
+
+func (h *httpHandler) allocSpecificRequest(w http.ResponseWriter, r *http.Request) (any, error) {
+	allocID, rest, err := pathID(r, "/v1/allocation/")
+	if err != nil {
+		return nil, err
+	}
+	if rest != "" {
+		return nil, codedErr(http.StatusNotFound, "Invalid URL path: no endpoint %s", r.URL.Path)
+	}
+	if r.Method != http.MethodGet {
+		return nil, methodNotAllowed()
+	}
+	args := structs.AllocSpecificRequest{AllocID: allocID}
+	if err := h.parseQuery(r, &args.QueryOptions); err != nil {
+		return nil, err
+	}
+	var reply structs.SingleAllocResponse
+	if err := h.agent.rpc("Alloc.Get", &args, &reply); err != nil {
+		return nil, rpcError(err)
+	}
+	setMeta(w, &reply.QueryMeta)
+	if reply.Alloc == nil {
+		return nil, codedErr(http.StatusNotFound, "alloc not found")
+	}
+	return reply.Alloc, nil
+}

@@ -1,0 +1,184 @@
+package agent
+
+import (
+	"bytes"
+	"encoding/json"
+	"net"
+	"net/http"
+	"sort"
+	"strconv"
+
+	"github.com/hashicorp/go-msgpack/v2/codec"
+
+	"github.com/nomadq/nomadq/structs"
+)
+
+// nodeListStub is the list view of a node as the API shows it.
+type nodeListStub struct {
+	Address               string
+	ID                    string
+	Attributes            map[string]string
+	Datacenter            string
+	Name                  string
+	NodeClass             string
+	NodePool              string
+	Version               string
+	Drain                 bool
+	SchedulingEligibility string
+	Status                string
+	StatusDescription     string
+	Drivers               map[string]*structs.DriverInfo
+	NodeResources         *structs.NodeResources
+	ReservedResources     *structs.NodeReservedResources
+	LastDrain             any
+	CreateIndex           uint64
+	ModifyIndex           uint64
+}
+
+func (h *httpHandler) nodesRequest(w http.ResponseWriter, r *http.Request) (any, error) {
+	if r.Method != http.MethodGet {
+		return nil, methodNotAllowed()
+	}
+	args := structs.NodeListRequest{}
+	if err := h.parseQuery(r, &args.QueryOptions); err != nil {
+		return nil, err
+	}
+	q := r.URL.Query()
+	withResources, _ := strconv.ParseBool(q.Get("resources"))
+	withOS, _ := strconv.ParseBool(q.Get("os"))
+	var reply structs.NodeListResponse
+	if err := h.agent.rpc("Node.List", &args, &reply); err != nil {
+		return nil, rpcError(err)
+	}
+	stubs := make([]*nodeListStub, 0, len(reply.Nodes))
+	for _, n := range reply.Nodes {
+		s := &nodeListStub{
+			ID: n.ID, Datacenter: n.Datacenter, Name: n.Name, NodeClass: n.NodeClass, NodePool: n.NodePool,
+			Version: n.Version, Drain: n.Drain, SchedulingEligibility: n.SchedulingEligibility, Status: n.Status,
+			StatusDescription: n.StatusDescription, Drivers: n.Drivers, CreateIndex: n.CreateIndex, ModifyIndex: n.ModifyIndex,
+		}
+		// The list stub lacks the address and resources; read the node.
+		full, err := h.node(n.ID, args.Region)
+		if err != nil {
+			return nil, err
+		}
+		if full != nil {
+			s.Address = hostOf(full.HTTPAddr)
+			if withResources {
+				s.NodeResources, s.ReservedResources = full.NodeResources, full.ReservedResources
+			}
+		}
+		if withOS || withResources {
+			s.Attributes = n.Attributes
+		}
+		stubs = append(stubs, s)
+	}
+	sort.Slice(stubs, func(a, b int) bool { return stubs[a].ID < stubs[b].ID })
+	stubs, err := filterAndPage(&args.QueryOptions, stubs, func(n *nodeListStub) string { return n.ID }, &reply.QueryMeta)
+	if err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	if stubs == nil {
+		stubs = []*nodeListStub{}
+	}
+	return stubs, nil
+}
+
+func (h *httpHandler) node(id, region string) (*structs.Node, error) {
+	args := structs.NodeSpecificRequest{NodeID: id}
+	args.Region, args.AllowStale = region, true
+	var reply structs.SingleNodeResponse
+	if err := h.agent.rpc("Node.Get", &args, &reply); err != nil {
+		return nil, rpcError(err)
+	}
+	return reply.Node, nil
+}
+
+func hostOf(addr string) string {
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		return host
+	}
+	return addr
+}
+
+func (h *httpHandler) nodeSpecificRequest(w http.ResponseWriter, r *http.Request) (any, error) {
+	nodeID, rest, err := pathID(r, "/v1/node/")
+	if err != nil {
+		return nil, err
+	}
+	if r.Method != http.MethodGet {
+		return nil, methodNotAllowed()
+	}
+	switch rest {
+	case "":
+		return h.nodeGet(w, r, nodeID)
+	case "/allocations":
+		return h.nodeAllocations(w, r, nodeID)
+	}
+	return nil, codedErr(http.StatusNotFound, "Invalid URL path: no endpoint %s", r.URL.Path)
+}
+
+func (h *httpHandler) nodeGet(w http.ResponseWriter, r *http.Request, nodeID string) (any, error) {
+	args := structs.NodeSpecificRequest{NodeID: nodeID}
+	if err := h.parseQuery(r, &args.QueryOptions); err != nil {
+		return nil, err
+	}
+	var reply structs.SingleNodeResponse
+	if err := h.agent.rpc("Node.Get", &args, &reply); err != nil {
+		return nil, rpcError(err)
+	}
+	setMeta(w, &reply.QueryMeta)
+	if reply.Node == nil {
+		return nil, codedErr(http.StatusNotFound, "node not found")
+	}
+	return nodeView(reply.Node)
+}
+
+// nodeView is the node as Nomad's API shows it: without its SecretID and
+// with the computed Drain flag.
+func nodeView(n *structs.Node) (any, error) {
+	var buf bytes.Buffer
+	if err := codec.NewEncoder(&buf, structs.JsonHandle).Encode(n); err != nil {
+		return nil, err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(buf.Bytes(), &m); err != nil {
+		return nil, err
+	}
+	delete(m, "SecretID")
+	m["Drain"] = json.RawMessage("false")
+	out, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	return rawJSON(out), nil
+}
+
+func (h *httpHandler) nodeAllocations(w http.ResponseWriter, r *http.Request, nodeID string) (any, error) {
+	args := structs.NodeSpecificRequest{NodeID: nodeID}
+	if err := h.parseQuery(r, &args.QueryOptions); err != nil {
+		return nil, err
+	}
+	var ids structs.NodeClientAllocsResponse
+	if err := h.agent.rpc("Node.GetClientAllocs", &args, &ids); err != nil {
+		return nil, rpcError(err)
+	}
+	get := structs.AllocsGetRequest{}
+	get.Region, get.AllowStale = args.Region, args.AllowStale
+	for id := range ids.Allocs {
+		get.AllocIDs = append(get.AllocIDs, id)
+	}
+	sort.Strings(get.AllocIDs)
+	var reply structs.AllocsGetResponse
+	if len(get.AllocIDs) > 0 {
+		if err := h.agent.rpc("Alloc.GetAllocs", &get, &reply); err != nil {
+			return nil, rpcError(err)
+		}
+	}
+	setMeta(w, &ids.QueryMeta)
+	if reply.Allocs == nil {
+		reply.Allocs = []*structs.Allocation{}
+	}
+	return reply.Allocs, nil
+}

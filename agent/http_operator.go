@@ -1,0 +1,180 @@
+package agent
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/nomadq/nomadq/structs"
+)
+
+// schedulerConfigBody is the body of a scheduler configuration write. The
+// batch queue block is a pointer and its fields are pointers so that an
+// absent BatchQueue keeps the stored one and absent fields inside take
+// the defaults.
+type schedulerConfigBody struct {
+	SchedulerAlgorithm            string
+	PreemptionConfig              structs.PreemptionConfig
+	MemoryOversubscriptionEnabled bool
+	RejectJobRegistration         bool
+	PauseEvalBroker               bool
+	BatchQueue                    *batchQueueBody
+}
+
+type batchQueueBody struct {
+	Enabled              *bool
+	Order                *string
+	ConcurrentPlacements *int
+	// WorkloadTimeout is nanoseconds on the wire; a duration string
+	// ("5m") is accepted too.
+	WorkloadTimeout json.RawMessage
+}
+
+func (b *batchQueueBody) toConfig() (structs.BatchQueueConfig, error) {
+	var c structs.BatchQueueConfig
+	if b.Enabled != nil {
+		c.Enabled = *b.Enabled
+	}
+	if b.Order != nil {
+		c.Order = *b.Order
+	}
+	if b.ConcurrentPlacements != nil {
+		c.ConcurrentPlacements = *b.ConcurrentPlacements
+		if c.ConcurrentPlacements < 0 {
+			return c, fmt.Errorf("BatchQueue.ConcurrentPlacements %d is not allowed: must be at least 1", c.ConcurrentPlacements)
+		}
+	}
+	if raw := bytes.TrimSpace(b.WorkloadTimeout); len(raw) > 0 && string(raw) != "null" {
+		var ns int64
+		if err := json.Unmarshal(raw, &ns); err == nil {
+			c.WorkloadTimeout = time.Duration(ns)
+		} else {
+			var s string
+			if err := json.Unmarshal(raw, &s); err != nil {
+				return c, fmt.Errorf("BatchQueue.WorkloadTimeout must be a number of nanoseconds or a duration string, got %s", raw)
+			}
+			d, err := time.ParseDuration(s)
+			if err != nil {
+				return c, fmt.Errorf("BatchQueue.WorkloadTimeout %q is not a duration", s)
+			}
+			c.WorkloadTimeout = d
+		}
+		if c.WorkloadTimeout < 0 {
+			return c, fmt.Errorf("BatchQueue.WorkloadTimeout %s is not allowed: must not be negative", c.WorkloadTimeout)
+		}
+	}
+	c.Canonicalize()
+	return c, nil
+}
+
+func (h *httpHandler) schedulerConfigRequest(w http.ResponseWriter, r *http.Request) (any, error) {
+	switch {
+	case r.Method == http.MethodGet:
+		args := structs.GenericRequest{}
+		if err := h.parseQuery(r, &args.QueryOptions); err != nil {
+			return nil, err
+		}
+		var reply structs.SchedulerConfigurationResponse
+		if err := h.agent.rpc("Operator.SchedulerGetConfiguration", &args, &reply); err != nil {
+			return nil, rpcError(err)
+		}
+		setMeta(w, &reply.QueryMeta)
+		return reply, nil
+	case isWrite(r):
+		return h.schedulerSetConfig(w, r)
+	}
+	return nil, methodNotAllowed()
+}
+
+func (h *httpHandler) schedulerSetConfig(w http.ResponseWriter, r *http.Request) (any, error) {
+	var body schedulerConfigBody
+	if err := decodeBody(r, &body); err != nil {
+		return nil, err
+	}
+	args := structs.SchedulerSetConfigRequest{}
+	h.parseWrite(r, &args.WriteRequest)
+	if s := r.URL.Query().Get("cas"); s != "" {
+		idx, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return nil, codedErr(http.StatusBadRequest, "Error parsing cas value: %q is not an unsigned integer", s)
+		}
+		args.CAS = true
+		args.Config.ModifyIndex = idx
+	}
+	cfg := &args.Config
+	cfg.SchedulerAlgorithm = body.SchedulerAlgorithm
+	if cfg.SchedulerAlgorithm == "" {
+		cfg.SchedulerAlgorithm = structs.SchedulerAlgorithmBinpack
+	}
+	cfg.PreemptionConfig = body.PreemptionConfig
+	cfg.MemoryOversubscriptionEnabled = body.MemoryOversubscriptionEnabled
+	cfg.RejectJobRegistration = body.RejectJobRegistration
+	cfg.PauseEvalBroker = body.PauseEvalBroker
+	if body.BatchQueue != nil {
+		bq, err := body.BatchQueue.toConfig()
+		if err != nil {
+			return nil, codedErr(http.StatusBadRequest, "Invalid scheduler configuration: %v", err)
+		}
+		cfg.BatchQueue = bq
+	} else {
+		// The official client knows no BatchQueue: keep the stored one.
+		get := structs.GenericRequest{}
+		get.Region = args.Region
+		var cur structs.SchedulerConfigurationResponse
+		if err := h.agent.rpc("Operator.SchedulerGetConfiguration", &get, &cur); err != nil {
+			return nil, rpcError(err)
+		}
+		if cur.SchedulerConfig != nil {
+			cfg.BatchQueue = cur.SchedulerConfig.BatchQueue
+		}
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, codedErr(http.StatusBadRequest, "Invalid scheduler configuration: %v", err)
+	}
+	var reply structs.SchedulerSetConfigurationResponse
+	if err := h.agent.rpc("Operator.SchedulerSetConfiguration", &args, &reply); err != nil {
+		return nil, rpcError(err)
+	}
+	setIndex(w, reply.Index)
+	return reply, nil
+}
+
+// searchBody is the body of /v1/search; the query options the client
+// inlines are read from the URL instead.
+type searchBody struct {
+	Prefix    string
+	Context   string
+	Namespace string
+}
+
+func (h *httpHandler) searchRequest(w http.ResponseWriter, r *http.Request) (any, error) {
+	if !isWrite(r) {
+		return nil, methodNotAllowed()
+	}
+	var body searchBody
+	if err := decodeBody(r, &body); err != nil {
+		return nil, err
+	}
+	if body.Context == "" {
+		return nil, codedErr(http.StatusBadRequest, "Search Context must be specified (for example \"all\" or \"jobs\")")
+	}
+	args := structs.SearchRequest{Prefix: body.Prefix, Context: body.Context}
+	if err := h.parseQuery(r, &args.QueryOptions); err != nil {
+		return nil, err
+	}
+	if body.Namespace != "" && r.URL.Query().Get("namespace") == "" {
+		args.Namespace = body.Namespace
+	}
+	var reply structs.SearchResponse
+	if err := h.agent.rpc("Search.PrefixSearch", &args, &reply); err != nil {
+		if e := err.Error(); len(e) > 7 && e[:7] == "context" {
+			return nil, codedErr(http.StatusBadRequest, "%s", e)
+		}
+		return nil, rpcError(err)
+	}
+	setMeta(w, &reply.QueryMeta)
+	return reply, nil
+}

@@ -1,0 +1,79 @@
+// Package allocdir lays out an allocation's directory:
+//
+//	<root>/<alloc id>/alloc/{logs,data,tmp}     shared by the group's tasks
+//	<root>/<alloc id>/<task>/{local,secrets,tmp}
+package allocdir
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Names of the directories, as tasks see them.
+const (
+	SharedAllocName = "alloc"
+	LogDirName      = "logs"
+	DataDirName     = "data"
+	TmpDirName      = "tmp"
+	LocalDirName    = "local"
+	SecretsDirName  = "secrets"
+)
+
+// AllocDir is one allocation's directory.
+type AllocDir struct {
+	// Dir is <root>/<alloc id>.
+	Dir string
+}
+
+// New returns the directory of allocID under root; nothing is created.
+func New(root, allocID string) *AllocDir {
+	return &AllocDir{Dir: filepath.Join(root, allocID)}
+}
+
+// SharedDir is <alloc dir>/alloc.
+func (d *AllocDir) SharedDir() string { return filepath.Join(d.Dir, SharedAllocName) }
+
+// LogDir is <alloc dir>/alloc/logs.
+func (d *AllocDir) LogDir() string { return filepath.Join(d.Dir, SharedAllocName, LogDirName) }
+
+// TaskDir is <alloc dir>/<task>.
+func (d *AllocDir) TaskDir(task string) string { return filepath.Join(d.Dir, task) }
+
+// LocalDir is <alloc dir>/<task>/local.
+func (d *AllocDir) LocalDir(task string) string { return filepath.Join(d.Dir, task, LocalDirName) }
+
+// SecretsDir is <alloc dir>/<task>/secrets.
+func (d *AllocDir) SecretsDir(task string) string {
+	return filepath.Join(d.Dir, task, SecretsDirName)
+}
+
+// Build creates the shared directories; it is idempotent.
+func (d *AllocDir) Build() error {
+	for _, p := range []string{
+		d.LogDir(),
+		filepath.Join(d.SharedDir(), DataDirName),
+		filepath.Join(d.SharedDir(), TmpDirName),
+	} {
+		if err := os.MkdirAll(p, 0o777); err != nil {
+			return fmt.Errorf("build alloc dir: %w", err)
+		}
+	}
+	return nil
+}
+
+// BuildTask creates a task's directories; it is idempotent.
+func (d *AllocDir) BuildTask(task string) error {
+	for _, p := range []string{d.LocalDir(task), filepath.Join(d.TaskDir(task), TmpDirName)} {
+		if err := os.MkdirAll(p, 0o777); err != nil {
+			return fmt.Errorf("build task dir %s: %w", task, err)
+		}
+	}
+	if err := os.MkdirAll(d.SecretsDir(task), 0o700); err != nil {
+		return fmt.Errorf("build task dir %s: %w", task, err)
+	}
+	return nil
+}
+
+// Destroy removes the whole alloc directory.
+func (d *AllocDir) Destroy() error { return os.RemoveAll(d.Dir) }

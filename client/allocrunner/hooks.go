@@ -1,0 +1,112 @@
+package allocrunner
+
+import (
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/nomadq/nomadq/structs"
+)
+
+// RunnerHook is a hook of the alloc runner. A hook implements any of the
+// phase interfaces below; each is optional.
+type RunnerHook interface {
+	Name() string
+}
+
+// PrerunHook runs, in list order, before any task starts; the first error
+// fails the alloc. It runs only for an alloc that is not terminal.
+type PrerunHook interface {
+	RunnerHook
+	Prerun() error
+}
+
+// UpdateHook sees every update of a non-terminal alloc from the servers.
+type UpdateHook interface {
+	RunnerHook
+	Update(alloc *structs.Allocation) error
+}
+
+// PreKillHook runs before the runner kills the alloc's tasks.
+type PreKillHook interface {
+	RunnerHook
+	PreKill()
+}
+
+// PostrunHook runs once every task is dead, even if prerun never ran.
+type PostrunHook interface {
+	RunnerHook
+	Postrun() error
+}
+
+// DestroyHook cleans up after the alloc is destroyed.
+type DestroyHook interface {
+	RunnerHook
+	Destroy() error
+}
+
+// ShutdownHook runs when the client shuts down without killing tasks.
+type ShutdownHook interface {
+	RunnerHook
+	Shutdown()
+}
+
+// Runner is what a hook may use of its alloc runner. Hooks get it at
+// construction and never see the runner itself.
+type Runner interface {
+	// Alloc returns the alloc as the servers last sent it.
+	Alloc() *structs.Allocation
+	// KillAll kills every task of the alloc; see KillAllOpts. It returns
+	// false, changing nothing, when the alloc is already being stopped or
+	// killed, or when the client is shutting down.
+	KillAll(reason string, opts KillAllOpts) bool
+	// SetTaskEnv adds a variable to the environment of tasks started from
+	// now on.
+	SetTaskEnv(key, value string)
+	// ShuttingDown reports whether the client is shutting down.
+	ShuttingDown() bool
+	// Logger is the runner's logger.
+	Logger() hclog.Logger
+}
+
+// HookFactory builds a hook for one alloc runner.
+type HookFactory func(r Runner) RunnerHook
+
+var (
+	earlyHooksMu sync.Mutex
+	earlyHooks   []HookFactory
+)
+
+// registerEarlyHook adds a hook that every alloc runner puts first in its
+// list, before the alloc dir is built, in registration order. A hook
+// that must see the alloc before any setup work (max_run_duration arms
+// its timer there) registers itself from an init function in its own
+// file.
+func registerEarlyHook(f HookFactory) {
+	earlyHooksMu.Lock()
+	defer earlyHooksMu.Unlock()
+	earlyHooks = append(earlyHooks, f)
+}
+
+// newHooks builds the runner's hooks in order: registered early hooks,
+// then the config's extra hooks, then the alloc dir.
+func (ar *AllocRunner) newHooks() []RunnerHook {
+	earlyHooksMu.Lock()
+	factories := append([]HookFactory(nil), earlyHooks...)
+	earlyHooksMu.Unlock()
+	factories = append(factories, ar.cfg.ExtraHooks...)
+	var hooks []RunnerHook
+	for _, f := range factories {
+		if h := f(ar); h != nil {
+			hooks = append(hooks, h)
+		}
+	}
+	return append(hooks, &allocDirHook{ar: ar})
+}
+
+// allocDirHook builds the alloc's shared directories and removes the
+// whole alloc dir on destroy.
+type allocDirHook struct{ ar *AllocRunner }
+
+func (h *allocDirHook) Name() string   { return "alloc_dir" }
+func (h *allocDirHook) Prerun() error  { return h.ar.allocDir.Build() }
+func (h *allocDirHook) Destroy() error { return h.ar.allocDir.Destroy() }

@@ -1,0 +1,132 @@
+package client
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/nomadq/nomadq/client/allocrunner"
+	"github.com/nomadq/nomadq/client/drivers"
+	"github.com/nomadq/nomadq/structs"
+)
+
+// Config configures a client. Zero values take the defaults listed.
+type Config struct {
+	// DataDir is required; state lives in <DataDir>/client/state.db.
+	DataDir string
+	// AllocDir holds alloc dirs; default <DataDir>/alloc.
+	AllocDir string
+	// StateDir holds the state DB; default <DataDir>/client.
+	StateDir string
+
+	// NodeName defaults to the hostname.
+	NodeName string
+	// Datacenter defaults to "dc1".
+	Datacenter string
+	// NodePool defaults to "default".
+	NodePool  string
+	NodeClass string
+	Meta      map[string]string
+	// Region defaults to "global".
+	Region string
+	// HTTPAddr is the agent's advertised HTTP address.
+	HTTPAddr string
+	// Reserved is kept away from allocations.
+	Reserved Reserved
+
+	// Options are Nomad's client options, e.g. "driver.raw_exec.enable"
+	// = "1" or "driver.mock_driver.enable" = "true".
+	Options map[string]string
+	// DevMode enables raw_exec and mock_driver, as a -dev agent does.
+	DevMode bool
+
+	// Servers are server RPC addresses ("host:4647"), used in turn.
+	Servers []string
+	// RPC, when set, is used instead of Servers (InProcessRPC for an
+	// agent that runs a server too).
+	RPC RPC
+
+	Logger hclog.Logger
+	// Version is reported as the node's nomad.version.
+	Version string
+
+	// Drivers, when set, replaces the built-in drivers (tests).
+	Drivers map[string]drivers.Driver
+	// ExtraAllocHooks are added to every alloc runner (tests).
+	ExtraAllocHooks []allocrunner.HookFactory
+
+	// SyncInterval bounds how long a non-terminal alloc update waits to
+	// be batched; default 200 ms.
+	SyncInterval time.Duration
+	// RetryInterval is the wait after a failed RPC; default 1 s.
+	RetryInterval time.Duration
+	// RPCTimeout bounds dialing a server; default 5 s.
+	RPCTimeout time.Duration
+}
+
+// Reserved is what the operator keeps away from allocations, in MHz and
+// MB.
+type Reserved struct {
+	CPU      int64
+	MemoryMB int64
+	DiskMB   int64
+}
+
+// Version is the default nomad.version of nodes.
+const Version = "0.1.0-dev"
+
+func (c *Config) setDefaults() error {
+	if c.DataDir == "" {
+		return errors.New("client: data_dir is required")
+	}
+	if c.AllocDir == "" {
+		c.AllocDir = filepath.Join(c.DataDir, "alloc")
+	}
+	if c.StateDir == "" {
+		c.StateDir = filepath.Join(c.DataDir, "client")
+	}
+	if c.NodeName == "" {
+		c.NodeName, _ = os.Hostname()
+	}
+	if c.Datacenter == "" {
+		c.Datacenter = "dc1"
+	}
+	if c.NodePool == "" {
+		c.NodePool = structs.DefaultNodePool
+	}
+	if c.Region == "" {
+		c.Region = structs.DefaultRegion
+	}
+	if c.Logger == nil {
+		c.Logger = hclog.NewNullLogger()
+	}
+	if c.Version == "" {
+		c.Version = Version
+	}
+	if c.SyncInterval <= 0 {
+		c.SyncInterval = 200 * time.Millisecond
+	}
+	if c.RetryInterval <= 0 {
+		c.RetryInterval = time.Second
+	}
+	if c.RPCTimeout <= 0 {
+		c.RPCTimeout = 5 * time.Second
+	}
+	if c.RPC == nil && len(c.Servers) == 0 {
+		return errors.New("client: no servers configured")
+	}
+	return nil
+}
+
+// optionBool reads a boolean client option.
+func (c *Config) optionBool(key string) bool {
+	v, ok := c.Options[key]
+	if !ok {
+		return false
+	}
+	b, err := strconv.ParseBool(v)
+	return err == nil && b
+}

@@ -1,0 +1,241 @@
+// Package drivers defines the small interface between a task runner and
+// the thing that runs a task (a process, a fake), plus helpers shared by
+// the drivers.
+package drivers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Driver runs tasks. Implementations must be safe for concurrent use;
+// every method but Name and Fingerprint takes the task ID given in
+// TaskConfig.ID.
+type Driver interface {
+	// Name is the driver's name in a task's "driver" field.
+	Name() string
+
+	// Fingerprint reports whether the driver can run tasks on this node.
+	Fingerprint() *Fingerprint
+
+	// ValidateConfig checks a task's driver config before it starts; a
+	// *ValidationError names the offending key.
+	ValidateConfig(cfg map[string]any) error
+
+	// StartTask starts a task and returns the handle to persist so the
+	// task can be recovered after a client restart.
+	StartTask(cfg *TaskConfig) (*TaskHandle, error)
+
+	// RecoverTask re-attaches to a task started by an earlier client
+	// process. It fails when the task can no longer be tracked.
+	RecoverTask(h *TaskHandle) error
+
+	// WaitTask returns a channel that yields the task's exit once.
+	WaitTask(ctx context.Context, taskID string) (<-chan *ExitResult, error)
+
+	// StopTask sends signal (a name like "SIGINT"; "" means SIGINT) and,
+	// if the task is still running after timeout, kills it for good. It
+	// returns once the kill is delivered, not when the task has exited.
+	StopTask(taskID string, timeout time.Duration, signal string) error
+
+	// DestroyTask forgets the task, killing what is left of it.
+	DestroyTask(taskID string) error
+
+	// TaskStats measures the task's processes.
+	TaskStats(taskID string) (*TaskUsage, error)
+}
+
+// Fingerprint is a driver's view of its health on this node.
+type Fingerprint struct {
+	Detected          bool
+	Healthy           bool
+	HealthDescription string
+	Attributes        map[string]string
+}
+
+// TaskConfig is everything a driver needs to start one run of a task.
+type TaskConfig struct {
+	// ID is unique per run of a task (it changes on every restart).
+	ID        string
+	AllocID   string
+	Name      string
+	JobName   string
+	TaskGroup string
+	User      string
+
+	// Config is the task's driver config, already interpolated.
+	Config map[string]any
+	Env    map[string]string
+
+	// TaskDir is the task's working directory, <alloc dir>/<task>.
+	TaskDir string
+	// LogDir is the alloc's shared log directory, <alloc dir>/alloc/logs.
+	LogDir string
+	// MaxFiles and MaxFileSizeMB bound the task's log files.
+	MaxFiles      int
+	MaxFileSizeMB int
+}
+
+// StdoutPrefix returns the path of the task's stdout files without the
+// rotation index: "<logdir>/<task>.stdout".
+func (c *TaskConfig) StdoutPrefix() string { return c.LogDir + "/" + c.Name + ".stdout" }
+
+// StderrPrefix returns the path of the task's stderr files without the
+// rotation index.
+func (c *TaskConfig) StderrPrefix() string { return c.LogDir + "/" + c.Name + ".stderr" }
+
+// TaskHandle is what a client persists to find a task again after a
+// restart.
+type TaskHandle struct {
+	Driver string
+	Config *TaskConfig
+	// State is the driver's own encoding of what it needs to re-attach.
+	State []byte
+}
+
+// ExitResult is how a task ended.
+type ExitResult struct {
+	ExitCode int
+	Signal   int
+	// Err is set when the exit could not be observed properly.
+	Err error
+}
+
+// Successful reports whether the task exited with code 0 and no signal.
+func (r *ExitResult) Successful() bool {
+	return r.ExitCode == 0 && r.Signal == 0 && r.Err == nil
+}
+
+// TaskUsage is a point-in-time measurement of a task's processes.
+type TaskUsage struct {
+	RSS        uint64
+	UserTicks  float64
+	SysTicks   float64
+	Percent    float64
+	TotalTicks float64
+	Pids       []int
+	Measured   []string
+	Timestamp  time.Time
+}
+
+// ValidationError is a task config a driver refuses before starting.
+type ValidationError struct {
+	Err error
+}
+
+func (e *ValidationError) Error() string { return e.Err.Error() }
+
+func (e *ValidationError) Unwrap() error { return e.Err }
+
+// ErrTaskNotFound is returned for a task ID the driver does not track.
+var ErrTaskNotFound = errors.New("task not found")
+
+// CheckKeys returns a *ValidationError naming the first key of cfg that is
+// not in allowed.
+func CheckKeys(driver string, cfg map[string]any, allowed ...string) error {
+	var unknown []string
+	for k := range cfg {
+		ok := false
+		for _, a := range allowed {
+			if k == a {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	sort.Strings(unknown)
+	return &ValidationError{Err: fmt.Errorf("%s: unsupported config key %q (allowed: %s)",
+		driver, unknown[0], strings.Join(allowed, ", "))}
+}
+
+// String returns cfg[key] as a string; ok is false when the key is absent.
+func String(cfg map[string]any, key string) (string, bool, error) {
+	v, ok := cfg[key]
+	if !ok || v == nil {
+		return "", false, nil
+	}
+	s, isStr := v.(string)
+	if !isStr {
+		return "", true, &ValidationError{Err: fmt.Errorf("config key %q must be a string, got %T", key, v)}
+	}
+	return s, true, nil
+}
+
+// Int returns cfg[key] as an int; numbers arrive as int64 or float64 after
+// decoding, and numeric strings are accepted too.
+func Int(cfg map[string]any, key string) (int, bool, error) {
+	v, ok := cfg[key]
+	if !ok || v == nil {
+		return 0, false, nil
+	}
+	switch n := v.(type) {
+	case int:
+		return n, true, nil
+	case int64:
+		return int(n), true, nil
+	case uint64:
+		return int(n), true, nil
+	case float64:
+		return int(n), true, nil
+	case string:
+		var i int
+		if _, err := fmt.Sscanf(n, "%d", &i); err == nil {
+			return i, true, nil
+		}
+	}
+	return 0, true, &ValidationError{Err: fmt.Errorf("config key %q must be an integer, got %v", key, v)}
+}
+
+// Duration returns cfg[key] as a duration; a string is parsed with
+// time.ParseDuration and a number is taken as nanoseconds.
+func Duration(cfg map[string]any, key string) (time.Duration, bool, error) {
+	v, ok := cfg[key]
+	if !ok || v == nil {
+		return 0, false, nil
+	}
+	if s, isStr := v.(string); isStr {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return 0, true, &ValidationError{Err: fmt.Errorf("config key %q: %v", key, err)}
+		}
+		return d, true, nil
+	}
+	n, _, err := Int(cfg, key)
+	if err != nil {
+		return 0, true, &ValidationError{Err: fmt.Errorf("config key %q must be a duration, got %v", key, v)}
+	}
+	return time.Duration(n), true, nil
+}
+
+// Strings returns cfg[key] as a list of strings.
+func Strings(cfg map[string]any, key string) ([]string, error) {
+	v, ok := cfg[key]
+	if !ok || v == nil {
+		return nil, nil
+	}
+	switch l := v.(type) {
+	case []string:
+		return l, nil
+	case []any:
+		out := make([]string, 0, len(l))
+		for i, e := range l {
+			s, isStr := e.(string)
+			if !isStr {
+				return nil, &ValidationError{Err: fmt.Errorf("config key %q: element %d must be a string, got %T", key, i, e)}
+			}
+			out = append(out, s)
+		}
+		return out, nil
+	}
+	return nil, &ValidationError{Err: fmt.Errorf("config key %q must be a list of strings, got %T", key, v)}
+}

@@ -1,0 +1,152 @@
+package rawexec
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nomadq/nomadq/client/drivers"
+	"github.com/shoenig/test/must"
+)
+
+func TestMain(m *testing.M) {
+	if MaybeRunWaiter() {
+		return
+	}
+	os.Exit(m.Run())
+}
+
+func taskConfig(t *testing.T, id string, cfg map[string]any) *drivers.TaskConfig {
+	dir := t.TempDir()
+	logs := filepath.Join(dir, "logs")
+	must.NoError(t, os.MkdirAll(logs, 0o755))
+	return &drivers.TaskConfig{
+		ID: id, AllocID: "a1", Name: "web", Config: cfg,
+		Env:     map[string]string{"GREETING": "hello"},
+		TaskDir: dir, LogDir: logs, MaxFiles: 2, MaxFileSizeMB: 1,
+	}
+}
+
+func wait(t *testing.T, d drivers.Driver, id string) *drivers.ExitResult {
+	t.Helper()
+	ch, err := d.WaitTask(context.Background(), id)
+	must.NoError(t, err)
+	select {
+	case r := <-ch:
+		return r
+	case <-time.After(20 * time.Second):
+		t.Fatal("task did not exit")
+		return nil
+	}
+}
+
+func killGroupAtCleanup(t *testing.T, h *drivers.TaskHandle) {
+	var st handleState
+	must.NoError(t, jsonUnmarshal(h.State, &st))
+	t.Cleanup(func() { _ = syscall.Kill(-st.Pid, syscall.SIGKILL) })
+}
+
+func TestRawExec_ExitCodeEnvAndLogs(t *testing.T) {
+	d := New(Options{Enabled: true})
+	tc := taskConfig(t, "t1", map[string]any{"command": "/bin/sh", "args": []any{"-c", `echo "$GREETING out"; echo err >&2; exit 3`}})
+	h, err := d.StartTask(tc)
+	must.NoError(t, err)
+	killGroupAtCleanup(t, h)
+	r := wait(t, d, "t1")
+	must.Eq(t, 3, r.ExitCode)
+	must.Eq(t, 0, r.Signal)
+	out, err := os.ReadFile(filepath.Join(tc.LogDir, "web.stdout.0"))
+	must.NoError(t, err)
+	must.Eq(t, "hello out\n", string(out))
+	errOut, err := os.ReadFile(filepath.Join(tc.LogDir, "web.stderr.0"))
+	must.NoError(t, err)
+	must.Eq(t, "err\n", string(errOut))
+}
+
+func TestRawExec_Validation(t *testing.T) {
+	d := New(Options{Enabled: true})
+	err := d.ValidateConfig(map[string]any{"args": []any{"x"}})
+	must.ErrorContains(t, err, `missing required config key "command"`)
+	err = d.ValidateConfig(map[string]any{"command": "/bin/true", "bogus": 1})
+	must.ErrorContains(t, err, `"bogus"`)
+	var ve *drivers.ValidationError
+	must.ErrorAs[*drivers.ValidationError](t, err, &ve)
+}
+
+func TestRawExec_KillEscalatesToSIGKILL(t *testing.T) {
+	d := New(Options{Enabled: true})
+	tc := taskConfig(t, "t2", map[string]any{"command": "/bin/sh", "args": []any{"-c", `trap 'echo got-int' INT; echo ready; while true; do sleep 0.05; done`}})
+	h, err := d.StartTask(tc)
+	must.NoError(t, err)
+	killGroupAtCleanup(t, h)
+	waitForFile(t, filepath.Join(tc.LogDir, "web.stdout.0"), "ready")
+	must.NoError(t, d.StopTask("t2", 300*time.Millisecond, "SIGINT"))
+	r := wait(t, d, "t2")
+	must.Eq(t, int(syscall.SIGKILL), r.Signal)
+	must.Eq(t, 128+9, r.ExitCode)
+}
+
+func TestRawExec_RecoverAfterRestart(t *testing.T) {
+	d := New(Options{Enabled: true})
+	tc := taskConfig(t, "t3", map[string]any{"command": "/bin/sh", "args": []any{"-c", `echo $$ > pid; while [ ! -f go ]; do sleep 0.05; done; exit 7`}})
+	h, err := d.StartTask(tc)
+	must.NoError(t, err)
+	killGroupAtCleanup(t, h)
+	pidFile := filepath.Join(tc.TaskDir, "pid")
+	waitForFile(t, pidFile, "")
+
+	// A second driver, as a restarted client would have.
+	d2 := New(Options{Enabled: true})
+	must.NoError(t, d2.RecoverTask(h))
+	var st handleState
+	must.NoError(t, jsonUnmarshal(h.State, &st))
+	b, _ := os.ReadFile(pidFile)
+	must.Eq(t, strconv.Itoa(st.Pid), strings.TrimSpace(string(b)))
+	u, err := d2.TaskStats("t3")
+	must.NoError(t, err)
+	must.SliceContains(t, u.Pids, st.Pid)
+	must.Positive(t, u.RSS)
+
+	must.NoError(t, os.WriteFile(filepath.Join(tc.TaskDir, "go"), nil, 0o644))
+	r := wait(t, d2, "t3")
+	must.Eq(t, 7, r.ExitCode)
+
+	// After the waiter is gone, recovery reads the recorded exit.
+	d3 := New(Options{Enabled: true})
+	must.NoError(t, d3.RecoverTask(h))
+	must.Eq(t, 7, wait(t, d3, "t3").ExitCode)
+}
+
+func TestRawExec_Rotation(t *testing.T) {
+	d := New(Options{Enabled: true})
+	tc := taskConfig(t, "t4", map[string]any{"command": "/bin/sh", "args": []any{"-c",
+		`head -c 1200000 /dev/zero | tr '\0' a; sleep 1.5; echo tail`}})
+	h, err := d.StartTask(tc)
+	must.NoError(t, err)
+	killGroupAtCleanup(t, h)
+	must.Eq(t, 0, wait(t, d, "t4").ExitCode)
+	b0, err := os.ReadFile(filepath.Join(tc.LogDir, "web.stdout.0"))
+	must.NoError(t, err)
+	b1, err := os.ReadFile(filepath.Join(tc.LogDir, "web.stdout.1"))
+	must.NoError(t, err)
+	must.Eq(t, 1200000, len(b0))
+	must.Eq(t, "tail\n", string(b1))
+}
+
+func waitForFile(t *testing.T, path, contains string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		b, err := os.ReadFile(path)
+		if err == nil && len(b) > 0 && strings.Contains(string(b), contains) {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("%s never contained %q", path, contains)
+}

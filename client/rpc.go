@@ -1,0 +1,178 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nomadq/nomadq/nomad"
+	"github.com/nomadq/nomadq/structs"
+)
+
+// RPC is how the client reaches the servers. nomad.RPCClient (msgpack
+// over TCP) and InProcessRPC (for an agent running a server too) are RPCs.
+type RPC interface {
+	Call(ctx context.Context, method string, args, reply any) error
+}
+
+// InProcessRPC adapts a server in the same process (a -dev agent). Args
+// and replies go through a msgpack round trip so client and server never
+// share memory, exactly as over the network.
+func InProcessRPC(srv interface {
+	RPC(method string, args, reply any) error
+}) RPC {
+	return inProcessRPC{srv: srv}
+}
+
+type inProcessRPC struct {
+	srv interface {
+		RPC(method string, args, reply any) error
+	}
+}
+
+func (r inProcessRPC) Call(ctx context.Context, method string, args, reply any) error {
+	argsCopy, err := roundTripNew(args)
+	if err != nil {
+		return err
+	}
+	// A fresh reply of the same type, decoded into the caller's after.
+	tmp, err := roundTripNew(reply)
+	if err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- r.srv.RPC(method, argsCopy, tmp) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			return err
+		}
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	buf, err := structs.Encode(0, tmp)
+	if err != nil {
+		return err
+	}
+	return structs.Decode(buf[1:], reply)
+}
+
+// roundTripNew returns a pointer to a fresh copy of *v (v must be a
+// pointer) made through msgpack.
+func roundTripNew(v any) (any, error) {
+	buf, err := structs.Encode(0, v)
+	if err != nil {
+		return nil, fmt.Errorf("encode rpc: %w", err)
+	}
+	out := newLike(v)
+	if err := structs.Decode(buf[1:], out); err != nil {
+		return nil, fmt.Errorf("decode rpc: %w", err)
+	}
+	return out, nil
+}
+
+// serverList is an RPC over several servers: calls go to the current one
+// and move on to the next after a failure.
+type serverList struct {
+	mu      sync.Mutex
+	addrs   []string
+	clients map[string]*nomad.RPCClient
+	cur     int
+	timeout time.Duration
+}
+
+func newServerList(addrs []string, timeout time.Duration) *serverList {
+	return &serverList{addrs: append([]string(nil), addrs...), clients: make(map[string]*nomad.RPCClient), timeout: timeout}
+}
+
+func (s *serverList) current() (string, *nomad.RPCClient, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.addrs) == 0 {
+		return "", nil, errors.New("no servers known")
+	}
+	addr := s.addrs[s.cur%len(s.addrs)]
+	c, ok := s.clients[addr]
+	if !ok {
+		c = nomad.NewRPCClient(addr, s.timeout)
+		s.clients[addr] = c
+	}
+	return addr, c, nil
+}
+
+// failed moves to the next server if addr is still the current one.
+func (s *serverList) failed(addr string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.addrs) > 0 && s.addrs[s.cur%len(s.addrs)] == addr {
+		s.cur = (s.cur + 1) % len(s.addrs)
+	}
+}
+
+// learn adds servers that a server told about.
+func (s *serverList) learn(addrs []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, a := range addrs {
+		known := false
+		for _, k := range s.addrs {
+			if k == a {
+				known = true
+				break
+			}
+		}
+		if !known && a != "" {
+			s.addrs = append(s.addrs, a)
+		}
+	}
+}
+
+// Call calls the current server, and on a transport failure the next one
+// (each server forwards to the leader itself).
+func (s *serverList) Call(ctx context.Context, method string, args, reply any) error {
+	s.mu.Lock()
+	n := len(s.addrs)
+	s.mu.Unlock()
+	var lastErr error
+	for i := 0; i < max(n, 1); i++ {
+		addr, c, err := s.current()
+		if err != nil {
+			return err
+		}
+		err = c.Call(ctx, method, args, reply)
+		if err == nil || !isTransportError(err) || ctx.Err() != nil {
+			return err
+		}
+		lastErr = err
+		s.failed(addr)
+	}
+	return lastErr
+}
+
+func (s *serverList) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.clients {
+		c.Close()
+	}
+}
+
+// isTransportError tells a failure to reach a server from an answer.
+func isTransportError(err error) bool {
+	msg := err.Error()
+	for _, s := range []string{"dial server", "connection refused", "connection reset", "broken pipe", "EOF", "shut down", "i/o timeout", "No cluster leader", "no leader"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// newLike returns a new zero value of the type v points to.
+func newLike(v any) any {
+	return reflect.New(reflect.TypeOf(v).Elem()).Interface()
+}

@@ -1,0 +1,144 @@
+package taskrunner
+
+import (
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/nomadq/nomadq/client/allocdir"
+	"github.com/nomadq/nomadq/client/drivers"
+	"github.com/nomadq/nomadq/client/drivers/mock"
+	"github.com/nomadq/nomadq/structs"
+	"github.com/shoenig/test/must"
+)
+
+func TestRestartTracker(t *testing.T) {
+	fail := &drivers.ExitResult{ExitCode: 1}
+	ok := &drivers.ExitResult{}
+	now := time.Unix(1000, 0)
+	p := structs.RestartPolicy{Attempts: 2, Interval: time.Minute, Delay: 15 * time.Second, Mode: structs.RestartPolicyModeFail}
+
+	r := newRestartTracker(p, structs.JobTypeBatch, now)
+	d, _, _ := r.next(now, ok)
+	must.Eq(t, decideDone, d) // batch: success ends the task
+
+	r = newRestartTracker(p, structs.JobTypeService, now)
+	d, delay, reason := r.next(now, ok)
+	must.Eq(t, decideRestart, d) // service: success restarts too
+	must.Eq(t, 15*time.Second, delay)
+	must.Eq(t, ReasonWithinPolicy, reason)
+
+	r = newRestartTracker(p, structs.JobTypeBatch, now)
+	for i := 0; i < 2; i++ {
+		d, _, _ = r.next(now, fail)
+		must.Eq(t, decideRestart, d)
+	}
+	d, _, reason = r.next(now, fail)
+	must.Eq(t, decideNoRestart, d)
+	must.Eq(t, `Exceeded allowed attempts 2 in interval 1m0s and mode is "fail"`, reason)
+	// A new interval starts the count again.
+	d, _, _ = r.next(now.Add(2*time.Minute), fail)
+	must.Eq(t, decideRestart, d)
+
+	p.Mode = structs.RestartPolicyModeDelay
+	r = newRestartTracker(p, structs.JobTypeBatch, now)
+	r.next(now, fail)
+	r.next(now, fail)
+	d, delay, reason = r.next(now.Add(10*time.Second), fail)
+	must.Eq(t, decideRestart, d)
+	must.Eq(t, 50*time.Second, delay) // the rest of the interval
+	must.Eq(t, ReasonDelay, reason)
+
+	p.Attempts = 0
+	r = newRestartTracker(p, structs.JobTypeBatch, now)
+	d, _, reason = r.next(now, fail)
+	must.Eq(t, decideNoRestart, d)
+	must.Eq(t, ReasonNoRestartsAllowed, reason)
+}
+
+func TestInterpolate(t *testing.T) {
+	node := &structs.Node{ID: "nid", Name: "n1", Datacenter: "dc9", NodeClass: "c", NodePool: "p",
+		Attributes: map[string]string{"kernel.name": "linux"}, Meta: map[string]string{"rack": "r7"}}
+	alloc := &structs.Allocation{ID: "aid", Name: "j.g[3]", TaskGroup: "g", Namespace: "default",
+		Job: &structs.Job{ID: "j", Name: "j", Meta: map[string]string{"team": "core"}, TaskGroups: []*structs.TaskGroup{{Name: "g"}}}}
+	task := &structs.Task{Name: "t", Env: map[string]string{"A": "${NOMAD_ALLOC_INDEX}-${attr.kernel.name}", "B": "x"}}
+	e := BuildEnv(EnvInput{Alloc: alloc, Task: task, Node: node, Region: "r1"})
+	cases := map[string]string{
+		"${attr.kernel.name}":        "linux",
+		"${node.unique.name}":        "n1",
+		"${node.unique.id}":          "nid",
+		"${node.datacenter}":         "dc9",
+		"${node.class}/${node.pool}": "c/p",
+		"${meta.rack}":               "r7",
+		"${NOMAD_ALLOC_INDEX}":       "3",
+		`${env["B"]}`:                "x",
+		"${NOMAD_META_team}":         "core",
+		"${NOMAD_REGION}":            "r1",
+		"${attr.missing} ${":         "${attr.missing} ${",
+		"plain":                      "plain",
+	}
+	for in, want := range cases {
+		must.Eq(t, want, e.Interpolate(in), must.Sprint(in))
+	}
+	must.Eq(t, "3-linux", e.Env["A"])
+	cfg := e.InterpolateConfig(map[string]any{"command": "${NOMAD_TASK_NAME}", "args": []any{"${meta.rack}", int64(3)}})
+	must.Eq(t, map[string]any{"command": "t", "args": []any{"r7", int64(3)}}, cfg)
+}
+
+func runMock(t *testing.T, policy *structs.RestartPolicy, task *structs.Task) *TaskRunner {
+	alloc := &structs.Allocation{ID: structs.GenerateUUID(), Name: "j.g[0]", TaskGroup: "g", JobID: "j",
+		Job: &structs.Job{ID: "j", Type: structs.JobTypeBatch, TaskGroups: []*structs.TaskGroup{{Name: "g", RestartPolicy: policy, Tasks: []*structs.Task{task}}}}}
+	tr := New(Config{Alloc: alloc, Task: task, AllocDir: allocdir.New(t.TempDir(), alloc.ID), Driver: mock.New(),
+		Logger: hclog.NewNullLogger(), JobType: structs.JobTypeBatch})
+	go tr.Run()
+	tr.Start()
+	return tr
+}
+
+func TestTaskRunner_RestartDelayInFakeTime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		task := &structs.Task{Name: "t", Driver: mock.Name, Config: map[string]any{"run_for": "1s", "exit_code": 4}}
+		tr := runMock(t, &structs.RestartPolicy{Attempts: 3, Interval: time.Hour, Delay: 15 * time.Second, Mode: structs.RestartPolicyModeFail}, task)
+		<-tr.WaitCh()
+		st := tr.State()
+		must.Eq(t, uint64(3), st.Restarts)
+		must.True(t, st.Failed)
+		// Four runs of 1s and three delays of 15s.
+		must.Eq(t, 4*time.Second+45*time.Second, time.Since(start))
+		var restarting int
+		for _, e := range st.Events {
+			if e.Type == structs.TaskRestarting {
+				restarting++
+				must.Eq(t, "Task restarting in 15s", e.DisplayMessage)
+			}
+		}
+		must.Eq(t, 3, restarting) // Received, Task Setup and the first run fell off: ten events are kept
+		must.Eq(t, maxEvents, len(st.Events))
+		must.Eq(t, "Exit Code: 4", st.Events[8].DisplayMessage)
+	})
+}
+
+func TestTaskRunner_KillAfterTimeoutIsForced(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		task := &structs.Task{Name: "t", Driver: mock.Name, KillTimeout: 2 * time.Second,
+			Config: map[string]any{"run_for": "1h", "kill_after": "10s"}}
+		tr := runMock(t, nil, task)
+		time.Sleep(time.Second)
+		start := time.Now()
+		tr.Kill(KillOpts{})
+		<-tr.WaitCh()
+		must.Eq(t, 2*time.Second, time.Since(start))
+		st := tr.State()
+		must.False(t, st.Failed)
+		var term *structs.TaskEvent
+		for _, e := range st.Events {
+			if e.Type == structs.TaskTerminated {
+				term = e
+			}
+		}
+		must.Eq(t, "Exit Code: 137, Signal: 9", term.DisplayMessage)
+		must.Eq(t, structs.TaskKilled, st.Events[len(st.Events)-1].Type)
+	})
+}

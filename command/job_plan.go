@@ -1,0 +1,188 @@
+package command
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/nomad/api"
+)
+
+const jobPlanUsage = `
+Usage: nomad job plan [options] <path>
+
+  Plan invokes a dry-run of the scheduler to determine the effects of
+  submitting either a new or updated version of a job. It shows the
+  difference from the submitted job (including max_run_duration changes)
+  and what the scheduler would place.
+
+  Exit codes: 0 when no allocations would be created or destroyed, 1 when
+  some would, 255 on errors.
+`
+
+func runJobPlan(args []string, s Streams) int {
+	var (
+		af      apiFlags
+		jf      jobFileFlags
+		diff    bool
+		verbose bool
+	)
+	fs := newFlagSet("job plan", s.Stderr, jobPlanUsage)
+	af.register(fs)
+	jf.register(fs)
+	fs.BoolVar(&diff, "diff", true, "Show the difference between the submitted and the planned job")
+	fs.BoolVar(&verbose, "verbose", false, "Show the unchanged fields too and full scores")
+	if err := fs.Parse(args); err != nil {
+		return 255
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(s.Stderr, "This command takes one argument: <path>")
+		return 255
+	}
+	path := fs.Arg(0)
+	job, err := jf.parse(path, s.Stdin)
+	if err != nil {
+		fmt.Fprintln(s.Stderr, err)
+		return 255
+	}
+	if err := validateJob(job); err != nil {
+		fmt.Fprintf(s.Stderr, "Job validation errors:\n%s\n", err)
+		return 255
+	}
+	client, err := af.client()
+	if err != nil {
+		fmt.Fprintln(s.Stderr, err)
+		return 255
+	}
+	if job.Region != nil && *job.Region != "" {
+		client.SetRegion(*job.Region)
+	}
+	if job.Namespace != nil && *job.Namespace != "" {
+		client.SetNamespace(*job.Namespace)
+	}
+	resp, _, err := client.Jobs().Plan(job, diff, nil)
+	if err != nil {
+		fmt.Fprintf(s.Stderr, "Error during plan: %s\n", err)
+		return 255
+	}
+	if resp.Diff != nil {
+		fmt.Fprintln(s.Stdout, formatJobDiff(resp.Diff, verbose))
+		fmt.Fprintln(s.Stdout)
+	}
+	fmt.Fprintln(s.Stdout, "Scheduler dry-run:")
+	fmt.Fprintln(s.Stdout, formatDryRun(resp))
+	if resp.Warnings != "" {
+		fmt.Fprintf(s.Stdout, "\nJob Warnings:\n%s\n", resp.Warnings)
+	}
+	fmt.Fprintf(s.Stdout, "\nJob Modify Index: %d\n", resp.JobModifyIndex)
+	fmt.Fprintf(s.Stdout, `To submit the job with version verification run:
+
+nomad job run -check-index %d %s
+
+When running the job with the check-index flag, the job will only be run if the
+job modify index given matches the server-side version. If the index has
+changed, another user has modified the job and the plan's results are
+potentially invalid.
+`, resp.JobModifyIndex, path)
+	return planExitCode(resp)
+}
+
+func planExitCode(resp *api.JobPlanResponse) int {
+	if resp.Annotations == nil {
+		return 0
+	}
+	for _, u := range resp.Annotations.DesiredTGUpdates {
+		if u.Place+u.Stop+u.DestructiveUpdate+u.Migrate+u.Canary > 0 {
+			return 1
+		}
+	}
+	return 0
+}
+
+func formatDryRun(resp *api.JobPlanResponse) string {
+	var b strings.Builder
+	if len(resp.FailedTGAllocs) == 0 {
+		b.WriteString("- All tasks successfully allocated.")
+	} else {
+		b.WriteString("- WARNING: Failed to place all allocations.")
+		for _, tg := range sortedKeys(resp.FailedTGAllocs) {
+			m := resp.FailedTGAllocs[tg]
+			noun := "allocation"
+			if m.CoalescedFailures > 0 {
+				noun += "s"
+			}
+			fmt.Fprintf(&b, "\n  Task Group %q (failed to place %d %s):\n%s", tg, m.CoalescedFailures+1, noun, strings.TrimRight(formatAllocMetrics(m, false, "    "), "\n"))
+		}
+	}
+	if !resp.NextPeriodicLaunch.IsZero() {
+		fmt.Fprintf(&b, "\n- If submitted now, next periodic launch would be at %s.", formatTime(resp.NextPeriodicLaunch))
+	}
+	return b.String()
+}
+
+func diffMarker(t string) string {
+	switch t {
+	case "Added":
+		return "+"
+	case "Deleted":
+		return "-"
+	case "Edited":
+		return "+/-"
+	}
+	return ""
+}
+
+func formatJobDiff(d *api.JobDiff, verbose bool) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s Job: %q", diffMarker(d.Type), d.ID)
+	if d.Type == "None" {
+		b.Reset()
+		fmt.Fprintf(&b, "Job: %q", d.ID)
+	}
+	writeFields(&b, d.Fields, "  ")
+	writeObjects(&b, d.Objects, "  ")
+	for _, tg := range d.TaskGroups {
+		fmt.Fprintf(&b, "\n%s Task Group: %q", diffMarker(tg.Type), tg.Name)
+		if len(tg.Updates) > 0 {
+			var parts []string
+			for _, k := range sortedKeys(tg.Updates) {
+				parts = append(parts, fmt.Sprintf("%d %s", tg.Updates[k], k))
+			}
+			fmt.Fprintf(&b, " (%s)", strings.Join(parts, ", "))
+		}
+		writeFields(&b, tg.Fields, "  ")
+		writeObjects(&b, tg.Objects, "  ")
+		for _, t := range tg.Tasks {
+			fmt.Fprintf(&b, "\n  %s Task: %q", diffMarker(t.Type), t.Name)
+			if len(t.Annotations) > 0 {
+				fmt.Fprintf(&b, " (%s)", strings.Join(t.Annotations, ", "))
+			}
+			writeFields(&b, t.Fields, "    ")
+			writeObjects(&b, t.Objects, "    ")
+		}
+	}
+	return b.String()
+}
+
+func writeFields(b *strings.Builder, fields []*api.FieldDiff, indent string) {
+	sort.SliceStable(fields, func(i, j int) bool { return fields[i].Name < fields[j].Name })
+	for _, f := range fields {
+		switch f.Type {
+		case "Added":
+			fmt.Fprintf(b, "\n%s+ %s: %q", indent, f.Name, f.New)
+		case "Deleted":
+			fmt.Fprintf(b, "\n%s- %s: %q", indent, f.Name, f.Old)
+		case "Edited":
+			fmt.Fprintf(b, "\n%s+/- %s: %q => %q", indent, f.Name, f.Old, f.New)
+		}
+	}
+}
+
+func writeObjects(b *strings.Builder, objs []*api.ObjectDiff, indent string) {
+	for _, o := range objs {
+		fmt.Fprintf(b, "\n%s%s %s {", indent, diffMarker(o.Type), o.Name)
+		writeFields(b, o.Fields, indent+"  ")
+		writeObjects(b, o.Objects, indent+"  ")
+		fmt.Fprintf(b, "\n%s}", indent)
+	}
+}

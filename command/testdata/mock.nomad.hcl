@@ -1,0 +1,21 @@
+job "mock" {
+  datacenters = ["*"]
+  type        = "batch"
+
+  group "work" {
+    max_run_duration = "30s"
+
+    task "work" {
+      driver = "mock_driver"
+
+      config {
+        run_for = "10ms"
+      }
+
+      resources {
+        cpu    = 100
+        memory = 64
+      }
+    }
+  }
+}

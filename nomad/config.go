@@ -1,0 +1,139 @@
+package nomad
+
+import (
+	"io"
+	"net"
+	"runtime"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/nomadq/nomadq/structs"
+)
+
+// Config is everything a server needs to start. DefaultConfig fills in
+// Nomad's defaults; the agent overrides what its config file sets.
+type Config struct {
+	// NodeName names the server in serf and Raft; unique in the cluster.
+	NodeName   string
+	Region     string
+	Datacenter string
+
+	// DataDir holds Raft's log and snapshots under server/raft. Required
+	// unless DevMode.
+	DataDir string
+
+	// DevMode keeps Raft's log and snapshots in memory.
+	DevMode bool
+
+	// RPCAddr is where the RPC (and Raft) listener binds; port 0 picks a
+	// free port, which RPCListener().Addr() then reports.
+	RPCAddr *net.TCPAddr
+
+	// RPCAdvertise is the address other servers dial; defaults to the
+	// bound RPC address.
+	RPCAdvertise *net.TCPAddr
+
+	// SerfBindAddr and SerfPort are where server membership gossips
+	// (Nomad's port 4648). Port 0 picks a free port.
+	SerfBindAddr string
+	SerfPort     int
+
+	// SerfAdvertiseAddr is the address announced to other servers;
+	// defaults to SerfBindAddr.
+	SerfAdvertiseAddr string
+
+	// BootstrapExpect is how many servers must join before the first
+	// leader election. 1 bootstraps a single server at once.
+	BootstrapExpect int
+
+	// RetryJoin lists serf addresses ("host:port") of servers to join,
+	// retried every RetryInterval up to RetryMax times (0: forever).
+	RetryJoin     []string
+	RetryInterval time.Duration
+	RetryMax      int
+
+	// NumSchedulers is the number of scheduling workers.
+	NumSchedulers int
+
+	// Raft tuning.
+	RaftSnapshotThreshold uint64
+	RaftSnapshotInterval  time.Duration
+	RaftTrailingLogs      uint64
+	RaftTimeout           time.Duration
+
+	// Raft election timings; zero keeps hashicorp/raft's defaults (dev
+	// mode shortens them). Lower values fail over faster on a quiet LAN.
+	RaftHeartbeatTimeout   time.Duration
+	RaftElectionTimeout    time.Duration
+	RaftLeaderLeaseTimeout time.Duration
+
+	// RPCHoldTimeout is how long a request waits for a leader.
+	RPCHoldTimeout time.Duration
+
+	// Heartbeats: a node's TTL is max(MinHeartbeatTTL, nodes /
+	// MaxHeartbeatsPerSecond) plus a random stagger of up to that; it is
+	// marked down after TTL + HeartbeatGrace. After a failover every node
+	// gets FailoverHeartbeatTTL.
+	MinHeartbeatTTL        time.Duration
+	MaxHeartbeatsPerSecond float64
+	HeartbeatGrace         time.Duration
+	FailoverHeartbeatTTL   time.Duration
+
+	// Garbage collection of terminal objects.
+	EvalGCInterval       time.Duration
+	EvalGCThreshold      time.Duration
+	BatchEvalGCThreshold time.Duration
+	JobGCInterval        time.Duration
+	JobGCThreshold       time.Duration
+	NodeGCInterval       time.Duration
+	NodeGCThreshold      time.Duration
+
+	// Eval broker tuning.
+	EvalNackTimeout          time.Duration
+	EvalDeliveryLimit        int
+	EvalNackInitialReenqueue time.Duration
+	EvalNackSubsequentDelay  time.Duration
+
+	// DefaultSchedulerConfig seeds the scheduler configuration when the
+	// cluster first bootstraps.
+	DefaultSchedulerConfig *structs.SchedulerConfiguration
+
+	Logger    hclog.Logger
+	LogOutput io.Writer
+}
+
+// DefaultConfig returns Nomad's server defaults.
+func DefaultConfig() *Config {
+	return &Config{
+		NodeName:                 "server",
+		Region:                   structs.DefaultRegion,
+		Datacenter:               "dc1",
+		RPCAddr:                  &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 4647},
+		SerfBindAddr:             "127.0.0.1",
+		SerfPort:                 4648,
+		BootstrapExpect:          1,
+		RetryInterval:            30 * time.Second,
+		NumSchedulers:            max(runtime.NumCPU(), 1),
+		RaftSnapshotThreshold:    8192,
+		RaftSnapshotInterval:     120 * time.Second,
+		RaftTrailingLogs:         10240,
+		RaftTimeout:              10 * time.Second,
+		RPCHoldTimeout:           5 * time.Second,
+		MinHeartbeatTTL:          10 * time.Second,
+		MaxHeartbeatsPerSecond:   50,
+		HeartbeatGrace:           10 * time.Second,
+		FailoverHeartbeatTTL:     300 * time.Second,
+		EvalGCInterval:           5 * time.Minute,
+		EvalGCThreshold:          1 * time.Hour,
+		BatchEvalGCThreshold:     24 * time.Hour,
+		JobGCInterval:            5 * time.Minute,
+		JobGCThreshold:           4 * time.Hour,
+		NodeGCInterval:           5 * time.Minute,
+		NodeGCThreshold:          24 * time.Hour,
+		EvalNackTimeout:          60 * time.Second,
+		EvalDeliveryLimit:        3,
+		EvalNackInitialReenqueue: 1 * time.Second,
+		EvalNackSubsequentDelay:  20 * time.Second,
+		DefaultSchedulerConfig:   structs.DefaultSchedulerConfiguration(),
+	}
+}

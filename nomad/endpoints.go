@@ -1,0 +1,14 @@
+package nomad
+
+// endpoints returns the RPC endpoints by service name.
+func (s *Server) endpoints() map[string]any {
+	return map[string]any{
+		"Job":      &Job{srv: s},
+		"Eval":     &Eval{srv: s},
+		"Alloc":    &Alloc{srv: s},
+		"Node":     &Node{srv: s},
+		"Status":   &Status{srv: s},
+		"Operator": &Operator{srv: s},
+		"Search":   &Search{srv: s},
+	}
+}

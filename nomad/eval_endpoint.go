@@ -1,0 +1,75 @@
+package nomad
+
+import (
+	memdb "github.com/hashicorp/go-memdb"
+	"github.com/nomadq/nomadq/state"
+	"github.com/nomadq/nomadq/structs"
+)
+
+// Eval is the RPC endpoint for evaluations.
+type Eval struct {
+	srv *Server
+}
+
+// Get reads one evaluation; Eval is nil when it does not exist.
+func (e *Eval) Get(args *structs.EvalSpecificRequest, reply *structs.SingleEvalResponse) error {
+	if done, err := e.srv.forward("Eval.Get", args.QueryOptions, args, reply); done {
+		return err
+	}
+	return e.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		eval, err := st.EvalByID(ws, args.EvalID)
+		if err != nil {
+			return 0, err
+		}
+		reply.Eval = eval
+		if eval != nil {
+			return eval.ModifyIndex, nil
+		}
+		return maxIndex(st, "evals")
+	})
+}
+
+// List lists evaluations, filtered by ID prefix.
+func (e *Eval) List(args *structs.EvalListRequest, reply *structs.EvalListResponse) error {
+	if done, err := e.srv.forward("Eval.List", args.QueryOptions, args, reply); done {
+		return err
+	}
+	return e.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		var evals []*structs.Evaluation
+		var err error
+		switch {
+		case args.Prefix != "":
+			evals, err = st.EvalsByIDPrefix(ws, args.Namespace, args.Prefix)
+		case args.Namespace == "*" || args.Namespace == "":
+			evals, err = st.Evals(ws)
+		default:
+			evals, err = st.EvalsByNamespace(ws, args.Namespace)
+		}
+		if err != nil {
+			return 0, err
+		}
+		if evals == nil {
+			evals = []*structs.Evaluation{}
+		}
+		reply.Evaluations = evals
+		return maxIndex(st, "evals")
+	})
+}
+
+// Allocations lists the allocations an evaluation created.
+func (e *Eval) Allocations(args *structs.EvalSpecificRequest, reply *structs.EvalAllocationsResponse) error {
+	if done, err := e.srv.forward("Eval.Allocations", args.QueryOptions, args, reply); done {
+		return err
+	}
+	return e.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		allocs, err := st.AllocsByEval(ws, args.EvalID)
+		if err != nil {
+			return 0, err
+		}
+		reply.Allocations = make([]*structs.AllocListStub, 0, len(allocs))
+		for _, a := range allocs {
+			reply.Allocations = append(reply.Allocations, a.Stub())
+		}
+		return maxIndex(st, "allocs")
+	})
+}

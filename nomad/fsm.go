@@ -1,0 +1,367 @@
+package nomad
+
+import (
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+	"github.com/nomadq/nomadq/state"
+	"github.com/nomadq/nomadq/structs"
+)
+
+// nomadFSM applies committed Raft entries to the state store. It is the
+// only writer of state. After writing evaluations it hands them to the
+// leader's broker or blocked set, which are disabled (and ignore them) on
+// followers; those hand-offs never block.
+type nomadFSM struct {
+	logger  hclog.Logger
+	blocked *BlockedEvals
+	broker  *EvalBroker
+
+	mu    sync.RWMutex
+	state *state.StateStore
+}
+
+func newFSM(logger hclog.Logger, blocked *BlockedEvals, broker *EvalBroker) (*nomadFSM, error) {
+	st, err := state.NewStateStore()
+	if err != nil {
+		return nil, err
+	}
+	return &nomadFSM{logger: logger.Named("fsm"), blocked: blocked, broker: broker, state: st}, nil
+}
+
+// State returns the current state store; a restore replaces it.
+func (f *nomadFSM) State() *state.StateStore {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.state
+}
+
+// Apply applies one log entry and returns nil or the error that the
+// caller of raftApply receives.
+func (f *nomadFSM) Apply(l *raft.Log) any {
+	if len(l.Data) == 0 {
+		return nil
+	}
+	msgType := structs.MessageType(l.Data[0])
+	ignorable := msgType&structs.IgnoreUnknownTypeFlag != 0
+	msgType &^= structs.IgnoreUnknownTypeFlag
+	buf := l.Data[1:]
+	switch msgType {
+	case structs.NodeRegisterRequestType:
+		return f.applyNodeRegister(buf, l.Index)
+	case structs.NodeDeregisterRequestType:
+		return f.applyNodeDeregister(buf, l.Index)
+	case structs.NodeUpdateStatusRequestType:
+		return f.applyNodeStatus(buf, l.Index)
+	case structs.NodeUpdateEligibilityRequestType:
+		return f.applyNodeEligibility(buf, l.Index)
+	case structs.JobRegisterRequestType:
+		return f.applyJobRegister(buf, l.Index)
+	case structs.JobDeregisterRequestType:
+		return f.applyJobDeregister(buf, l.Index)
+	case structs.EvalUpdateRequestType:
+		return f.applyEvalUpdate(buf, l.Index)
+	case structs.EvalDeleteRequestType:
+		return f.applyEvalDelete(buf, l.Index)
+	case structs.AllocClientUpdateRequestType:
+		return f.applyAllocClientUpdate(buf, l.Index)
+	case structs.ApplyPlanResultsRequestType:
+		return f.applyPlanResults(buf, l.Index)
+	case structs.SchedulerConfigRequestType:
+		return f.applySchedulerConfig(buf, l.Index)
+	}
+	if ignorable {
+		f.logger.Warn("ignoring unknown message type", "type", uint8(msgType), "index", l.Index)
+		return nil
+	}
+	// Every server rejects the entry the same way, so states stay equal;
+	// the writer gets the error back from raftApply.
+	err := fmt.Errorf("fsm: unknown message type %d at index %d: not applied", uint8(msgType), l.Index)
+	f.logger.Error("rejecting log entry", "error", err)
+	return err
+}
+
+func decode[T any](buf []byte, msgType structs.MessageType) (*T, error) {
+	var req T
+	if err := structs.Decode(buf, &req); err != nil {
+		return nil, fmt.Errorf("fsm: decode %s: %w", msgType, err)
+	}
+	return &req, nil
+}
+
+func (f *nomadFSM) applyNodeRegister(buf []byte, index uint64) any {
+	req, err := decode[structs.NodeRegisterRequest](buf, structs.NodeRegisterRequestType)
+	if err != nil {
+		return err
+	}
+	if err := f.State().UpsertNode(index, req.Node); err != nil {
+		return err
+	}
+	if req.Node.Status == structs.NodeStatusReady {
+		f.blocked.Unblock(req.Node.ComputedClass, index)
+	}
+	return nil
+}
+
+func (f *nomadFSM) applyNodeDeregister(buf []byte, index uint64) any {
+	req, err := decode[structs.NodeDeregisterRequest](buf, structs.NodeDeregisterRequestType)
+	if err != nil {
+		return err
+	}
+	return f.State().DeleteNode(index, req.NodeIDs)
+}
+
+func (f *nomadFSM) applyNodeStatus(buf []byte, index uint64) any {
+	req, err := decode[structs.NodeUpdateStatusRequest](buf, structs.NodeUpdateStatusRequestType)
+	if err != nil {
+		return err
+	}
+	st := f.State()
+	if err := st.UpdateNodeStatus(index, req.NodeID, req.Status, req.UpdatedAt, req.NodeEvent); err != nil {
+		return err
+	}
+	if len(req.Evals) > 0 {
+		if err := f.upsertEvals(index, req.Evals); err != nil {
+			return err
+		}
+	}
+	if req.Status == structs.NodeStatusReady {
+		if n, err := st.NodeByID(nil, req.NodeID); err == nil && n != nil {
+			f.blocked.Unblock(n.ComputedClass, index)
+		}
+	}
+	return nil
+}
+
+func (f *nomadFSM) applyNodeEligibility(buf []byte, index uint64) any {
+	req, err := decode[structs.NodeUpdateEligibilityRequest](buf, structs.NodeUpdateEligibilityRequestType)
+	if err != nil {
+		return err
+	}
+	st := f.State()
+	if err := st.UpdateNodeEligibility(index, req.NodeID, req.Eligibility, req.UpdatedAt, req.NodeEvent); err != nil {
+		return err
+	}
+	if len(req.Evals) > 0 {
+		if err := f.upsertEvals(index, req.Evals); err != nil {
+			return err
+		}
+	}
+	if req.Eligibility == structs.NodeSchedulingEligible {
+		if n, err := st.NodeByID(nil, req.NodeID); err == nil && n != nil {
+			f.blocked.Unblock(n.ComputedClass, index)
+		}
+	}
+	return nil
+}
+
+func (f *nomadFSM) applyJobRegister(buf []byte, index uint64) any {
+	req, err := decode[structs.JobRegisterRequest](buf, structs.JobRegisterRequestType)
+	if err != nil {
+		return err
+	}
+	if req.Eval != nil {
+		req.Eval.JobModifyIndex = index
+	}
+	if err := f.State().UpsertJobWithEval(index, req.Job, req.Eval); err != nil {
+		return err
+	}
+	if req.Eval != nil {
+		f.routeEvals([]*structs.Evaluation{req.Eval})
+	}
+	return nil
+}
+
+func (f *nomadFSM) applyJobDeregister(buf []byte, index uint64) any {
+	req, err := decode[structs.JobDeregisterRequest](buf, structs.JobDeregisterRequestType)
+	if err != nil {
+		return err
+	}
+	st := f.State()
+	if req.Purge {
+		if err := st.DeleteJob(index, req.Namespace, req.JobID); err != nil {
+			return err
+		}
+	} else {
+		job, err := st.JobByID(nil, req.Namespace, req.JobID)
+		if err != nil {
+			return err
+		}
+		if job == nil {
+			return fmt.Errorf("job %q not found", req.JobID)
+		}
+		stopped := job.Copy()
+		stopped.Stop = true
+		if err := st.UpsertJob(index, stopped); err != nil {
+			return err
+		}
+	}
+	f.blocked.Untrack(req.Namespace, req.JobID)
+	if req.Eval != nil {
+		if err := f.upsertEvals(index, []*structs.Evaluation{req.Eval}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (f *nomadFSM) applyEvalUpdate(buf []byte, index uint64) any {
+	req, err := decode[structs.EvalUpdateRequest](buf, structs.EvalUpdateRequestType)
+	if err != nil {
+		return err
+	}
+	return f.upsertEvals(index, req.Evals)
+}
+
+// upsertEvals writes evals and routes them to the leader's structures.
+func (f *nomadFSM) upsertEvals(index uint64, evals []*structs.Evaluation) error {
+	if err := f.State().UpsertEvals(index, evals); err != nil {
+		return err
+	}
+	f.routeEvals(evals)
+	return nil
+}
+
+// routeEvals hands evals to the broker or blocked set; both are in-memory
+// and disabled on followers, so this never blocks Raft.
+func (f *nomadFSM) routeEvals(evals []*structs.Evaluation) {
+	for _, e := range evals {
+		switch {
+		case e.Status == structs.EvalStatusPending:
+			f.broker.Enqueue(e)
+		case e.Status == structs.EvalStatusBlocked:
+			f.blocked.Block(e)
+		case e.Status == structs.EvalStatusComplete && len(e.FailedTGAllocs) == 0:
+			f.blocked.Untrack(e.Namespace, e.JobID)
+		}
+	}
+}
+
+func (f *nomadFSM) applyEvalDelete(buf []byte, index uint64) any {
+	req, err := decode[structs.EvalDeleteRequest](buf, structs.EvalDeleteRequestType)
+	if err != nil {
+		return err
+	}
+	return f.State().DeleteEval(index, req.Evals, req.Allocs)
+}
+
+func (f *nomadFSM) applyAllocClientUpdate(buf []byte, index uint64) any {
+	req, err := decode[structs.AllocUpdateRequest](buf, structs.AllocClientUpdateRequestType)
+	if err != nil {
+		return err
+	}
+	st := f.State()
+	if err := st.UpdateAllocsFromClient(index, req.Alloc); err != nil {
+		return err
+	}
+	if len(req.Evals) > 0 {
+		if err := f.upsertEvals(index, req.Evals); err != nil {
+			return err
+		}
+	}
+	// A finished alloc frees capacity on its node: evals blocked on that
+	// node's class may fit now.
+	unblocked := make(map[string]bool)
+	for _, a := range req.Alloc {
+		if !a.ClientTerminalStatus() || unblocked[a.NodeID] {
+			continue
+		}
+		unblocked[a.NodeID] = true
+		if n, err := st.NodeByID(nil, a.NodeID); err == nil && n != nil {
+			f.blocked.Unblock(n.ComputedClass, index)
+		}
+	}
+	return nil
+}
+
+func (f *nomadFSM) applyPlanResults(buf []byte, index uint64) any {
+	req, err := decode[structs.ApplyPlanResultsRequest](buf, structs.ApplyPlanResultsRequestType)
+	if err != nil {
+		return err
+	}
+	if err := f.State().UpsertPlanResults(index, req); err != nil {
+		return err
+	}
+	f.routeEvals(req.Evals)
+	return nil
+}
+
+func (f *nomadFSM) applySchedulerConfig(buf []byte, index uint64) any {
+	req, err := decode[structs.SchedulerSetConfigRequest](buf, structs.SchedulerConfigRequestType)
+	if err != nil {
+		return err
+	}
+	if req.CAS {
+		ok, err := f.State().SchedulerCASConfig(index, req.Config.ModifyIndex, &req.Config)
+		if err != nil {
+			return err
+		}
+		return ok
+	}
+	return f.State().SchedulerSetConfig(index, &req.Config)
+}
+
+// Snapshot captures the state for Raft; it is written out later, off the
+// apply path.
+func (f *nomadFSM) Snapshot() (raft.FSMSnapshot, error) {
+	snap, err := f.State().Snapshot()
+	if err != nil {
+		return nil, err
+	}
+	return &fsmSnapshot{snap: snap}, nil
+}
+
+// Restore replaces the state with a snapshot's. Blocking queries on the old
+// store are woken through its abandon channel.
+func (f *nomadFSM) Restore(r io.ReadCloser) error {
+	defer r.Close()
+	start := time.Now()
+	st, err := state.RestoreFrom(r)
+	if err != nil {
+		return fmt.Errorf("fsm: restore snapshot: %w", err)
+	}
+	f.mu.Lock()
+	old := f.state
+	f.state = st
+	f.mu.Unlock()
+	old.Abandon()
+	f.logger.Info("restored state from snapshot", "took", time.Since(start))
+	return nil
+}
+
+type fsmSnapshot struct {
+	snap *state.StateSnapshot
+}
+
+func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
+	if _, err := s.snap.WriteTo(sink); err != nil {
+		_ = sink.Cancel()
+		return err
+	}
+	return sink.Close()
+}
+
+func (s *fsmSnapshot) Release() {}
+
+// raftApply encodes a message, commits it through Raft and returns the
+// FSM's response and the entry's index. An error from the FSM is returned
+// as the error.
+func (s *Server) raftApply(t structs.MessageType, msg any) (any, uint64, error) {
+	buf, err := structs.Encode(t, msg)
+	if err != nil {
+		return nil, 0, fmt.Errorf("encode %s: %w", t, err)
+	}
+	future := s.raft.Apply(buf, s.config.RaftTimeout)
+	if err := future.Error(); err != nil {
+		return nil, 0, err
+	}
+	resp := future.Response()
+	if err, ok := resp.(error); ok && err != nil {
+		return nil, future.Index(), err
+	}
+	return resp, future.Index(), nil
+}

@@ -1,0 +1,265 @@
+package nomad
+
+import (
+	"bytes"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+	"github.com/nomadq/nomadq/structs"
+	"github.com/shoenig/test/must"
+)
+
+// testFSM returns an FSM whose leader structures are disabled, as on a
+// follower.
+func testFSM(t testing.TB) *nomadFSM {
+	t.Helper()
+	broker, err := NewEvalBroker(time.Minute, time.Second, time.Second, 3)
+	must.NoError(t, err)
+	f, err := newFSM(hclog.NewNullLogger(), NewBlockedEvals(broker, hclog.NewNullLogger()), broker)
+	must.NoError(t, err)
+	return f
+}
+
+// apply encodes msg and applies it at index, returning the FSM's answer.
+func apply(t *testing.T, f *nomadFSM, index uint64, typ structs.MessageType, msg any) any {
+	t.Helper()
+	buf, err := structs.Encode(typ, msg)
+	must.NoError(t, err)
+	return f.Apply(&raft.Log{Index: index, Data: buf})
+}
+
+func mustApply(t *testing.T, f *nomadFSM, index uint64, typ structs.MessageType, msg any) {
+	t.Helper()
+	if resp := apply(t, f, index, typ, msg); resp != nil {
+		if err, ok := resp.(error); ok {
+			t.Fatalf("apply %s at %d: %v", typ, index, err)
+		}
+	}
+}
+
+func mockEval(job *structs.Job) *structs.Evaluation {
+	return &structs.Evaluation{
+		ID:          structs.GenerateUUID(),
+		Namespace:   job.Namespace,
+		Priority:    job.Priority,
+		Type:        job.Type,
+		TriggeredBy: structs.EvalTriggerJobRegister,
+		JobID:       job.ID,
+		Status:      structs.EvalStatusPending,
+	}
+}
+
+func mockAlloc(job *structs.Job, node *structs.Node, evalID string) *structs.Allocation {
+	return &structs.Allocation{
+		ID:            structs.GenerateUUID(),
+		Namespace:     job.Namespace,
+		EvalID:        evalID,
+		Name:          structs.AllocName(job.ID, "work", 0),
+		NodeID:        node.ID,
+		JobID:         job.ID,
+		Job:           job,
+		TaskGroup:     "work",
+		DesiredStatus: structs.AllocDesiredStatusRun,
+		ClientStatus:  structs.AllocClientStatusPending,
+		AllocatedResources: &structs.AllocatedResources{
+			Tasks: map[string]*structs.AllocatedTaskResources{"main": {
+				Cpu:    structs.AllocatedCpuResources{CpuShares: 100},
+				Memory: structs.AllocatedMemoryResources{MemoryMB: 64},
+			}},
+		},
+		CreateTime: time.Now().UnixNano(),
+	}
+}
+
+func TestFSM_AppliesEveryMessageType(t *testing.T) {
+	f := testFSM(t)
+	st := func() interface{ LatestIndex() (uint64, error) } { return f.State() }
+
+	node := mockNode(structs.GenerateUUID())
+	mustApply(t, f, 1, structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: node})
+	got, err := f.State().NodeByID(nil, node.ID)
+	must.NoError(t, err)
+	must.Eq(t, uint64(1), got.CreateIndex)
+
+	mustApply(t, f, 2, structs.NodeUpdateEligibilityRequestType, &structs.NodeUpdateEligibilityRequest{
+		NodeID: node.ID, Eligibility: structs.NodeSchedulingIneligible,
+	})
+	got, _ = f.State().NodeByID(nil, node.ID)
+	must.Eq(t, structs.NodeSchedulingIneligible, got.SchedulingEligibility)
+
+	job := mockJob("fsm-job")
+	job.Canonicalize()
+	eval := mockEval(job)
+	mustApply(t, f, 3, structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: job, Eval: eval})
+	storedJob, err := f.State().JobByID(nil, job.Namespace, job.ID)
+	must.NoError(t, err)
+	must.Eq(t, uint64(3), storedJob.JobModifyIndex)
+	storedEval, err := f.State().EvalByID(nil, eval.ID)
+	must.NoError(t, err)
+	must.Eq(t, uint64(3), storedEval.JobModifyIndex, must.Sprint("the eval is written in the job's entry"))
+
+	alloc := mockAlloc(storedJob, node, eval.ID)
+	done := storedEval.Copy()
+	done.Status = structs.EvalStatusComplete
+	mustApply(t, f, 4, structs.ApplyPlanResultsRequestType, &structs.ApplyPlanResultsRequest{
+		AllocsUpdated: []*structs.Allocation{alloc}, Job: storedJob, EvalID: eval.ID, Evals: []*structs.Evaluation{done},
+	})
+	storedAlloc, err := f.State().AllocByID(nil, alloc.ID)
+	must.NoError(t, err)
+	must.Eq(t, uint64(4), storedAlloc.CreateIndex)
+
+	running := storedAlloc.Copy()
+	running.ClientStatus = structs.AllocClientStatusRunning
+	mustApply(t, f, 5, structs.AllocClientUpdateRequestType, &structs.AllocUpdateRequest{Alloc: []*structs.Allocation{running}})
+	storedAlloc, _ = f.State().AllocByID(nil, alloc.ID)
+	must.Eq(t, structs.AllocClientStatusRunning, storedAlloc.ClientStatus)
+	storedJob, _ = f.State().JobByID(nil, job.Namespace, job.ID)
+	must.Eq(t, structs.JobStatusRunning, storedJob.Status)
+
+	mustApply(t, f, 6, structs.NodeUpdateStatusRequestType, &structs.NodeUpdateStatusRequest{
+		NodeID: node.ID, Status: structs.NodeStatusDown, Evals: []*structs.Evaluation{{
+			ID: structs.GenerateUUID(), Namespace: job.Namespace, Type: job.Type, Priority: job.Priority,
+			TriggeredBy: structs.EvalTriggerNodeUpdate, JobID: job.ID, NodeID: node.ID, Status: structs.EvalStatusPending,
+		}},
+	})
+	got, _ = f.State().NodeByID(nil, node.ID)
+	must.Eq(t, structs.NodeStatusDown, got.Status)
+	evals, err := f.State().EvalsByJob(nil, job.Namespace, job.ID)
+	must.NoError(t, err)
+	must.Len(t, 2, evals)
+
+	cfg := structs.DefaultSchedulerConfiguration()
+	cfg.BatchQueue.Enabled = true
+	mustApply(t, f, 7, structs.SchedulerConfigRequestType, &structs.SchedulerSetConfigRequest{Config: *cfg})
+	idx, storedCfg, err := f.State().SchedulerConfig()
+	must.NoError(t, err)
+	must.Eq(t, uint64(7), idx)
+	must.True(t, storedCfg.BatchQueue.Enabled)
+
+	// A check-and-set with a stale index changes nothing and says so.
+	stale := *cfg
+	stale.ModifyIndex = 1
+	stale.BatchQueue.Enabled = false
+	must.Eq[any](t, false, apply(t, f, 8, structs.SchedulerConfigRequestType, &structs.SchedulerSetConfigRequest{Config: stale, CAS: true}))
+	_, storedCfg, _ = f.State().SchedulerConfig()
+	must.True(t, storedCfg.BatchQueue.Enabled)
+
+	extra := mockEval(job)
+	extra.Status = structs.EvalStatusComplete
+	mustApply(t, f, 9, structs.EvalUpdateRequestType, &structs.EvalUpdateRequest{Evals: []*structs.Evaluation{extra}})
+	mustApply(t, f, 10, structs.EvalDeleteRequestType, &structs.EvalDeleteRequest{Evals: []string{extra.ID}})
+	gone, err := f.State().EvalByID(nil, extra.ID)
+	must.NoError(t, err)
+	must.Nil(t, gone)
+
+	mustApply(t, f, 11, structs.JobDeregisterRequestType, &structs.JobDeregisterRequest{JobID: job.ID, WriteRequest: structs.WriteRequest{Namespace: job.Namespace}})
+	storedJob, _ = f.State().JobByID(nil, job.Namespace, job.ID)
+	must.True(t, storedJob.Stop)
+
+	mustApply(t, f, 12, structs.JobDeregisterRequestType, &structs.JobDeregisterRequest{JobID: job.ID, Purge: true, WriteRequest: structs.WriteRequest{Namespace: job.Namespace}})
+	storedJob, _ = f.State().JobByID(nil, job.Namespace, job.ID)
+	must.Nil(t, storedJob)
+
+	mustApply(t, f, 13, structs.NodeDeregisterRequestType, &structs.NodeDeregisterRequest{NodeIDs: []string{node.ID}})
+	got, _ = f.State().NodeByID(nil, node.ID)
+	must.Nil(t, got)
+
+	latest, err := st().LatestIndex()
+	must.NoError(t, err)
+	must.Eq(t, uint64(13), latest)
+}
+
+func TestFSM_UnknownMessageTypes(t *testing.T) {
+	f := testFSM(t)
+	before, _ := f.State().LatestIndex()
+
+	resp := f.Apply(&raft.Log{Index: 1, Data: []byte{99, 0x80}})
+	err, ok := resp.(error)
+	must.True(t, ok)
+	must.EqError(t, err, "fsm: unknown message type 99 at index 1: not applied")
+
+	// Flagged ignorable: skipped without an error.
+	must.Nil(t, f.Apply(&raft.Log{Index: 2, Data: []byte{byte(structs.IgnoreUnknownTypeFlag | 99), 0x80}}))
+
+	// A known type with a body that does not decode is an error too.
+	resp = f.Apply(&raft.Log{Index: 3, Data: []byte{byte(structs.JobRegisterRequestType), 0xc1}})
+	_, ok = resp.(error)
+	must.True(t, ok)
+
+	after, _ := f.State().LatestIndex()
+	must.Eq(t, before, after)
+}
+
+// memSink is a raft.SnapshotSink into a buffer.
+type memSink struct {
+	bytes.Buffer
+	canceled bool
+}
+
+func (s *memSink) ID() string    { return "mem" }
+func (s *memSink) Cancel() error { s.canceled = true; return nil }
+func (s *memSink) Close() error  { return nil }
+
+func TestFSM_SnapshotRestoreRoundTrip(t *testing.T) {
+	f := testFSM(t)
+	node := mockNode(structs.GenerateUUID())
+	mustApply(t, f, 1, structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: node})
+	for i, id := range []string{"a", "b", "c"} {
+		job := mockJob(id)
+		job.Canonicalize()
+		eval := mockEval(job)
+		mustApply(t, f, uint64(2+2*i), structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: job, Eval: eval})
+		stored, _ := f.State().JobByID(nil, job.Namespace, job.ID)
+		mustApply(t, f, uint64(3+2*i), structs.ApplyPlanResultsRequestType, &structs.ApplyPlanResultsRequest{
+			AllocsUpdated: []*structs.Allocation{mockAlloc(stored, node, eval.ID)}, Job: stored, EvalID: eval.ID,
+		})
+	}
+	cfg := structs.DefaultSchedulerConfiguration()
+	mustApply(t, f, 20, structs.SchedulerConfigRequestType, &structs.SchedulerSetConfigRequest{Config: *cfg})
+
+	snap, err := f.Snapshot()
+	must.NoError(t, err)
+	var sink memSink
+	must.NoError(t, snap.Persist(&sink))
+	must.False(t, sink.canceled)
+
+	restored := testFSM(t)
+	oldStore := restored.State()
+	must.NoError(t, restored.Restore(io.NopCloser(bytes.NewReader(sink.Bytes()))))
+
+	// The old store was abandoned, waking its blocking queries.
+	select {
+	case <-oldStore.AbandonCh():
+	default:
+		t.Fatal("restore did not abandon the replaced store")
+	}
+
+	src, dst := f.State(), restored.State()
+	for _, table := range []string{"jobs", "evals", "allocs", "nodes", "job_summary", "scheduler_config"} {
+		a, err := src.Index(table)
+		must.NoError(t, err)
+		b, err := dst.Index(table)
+		must.NoError(t, err)
+		must.Eq(t, a, b, must.Sprintf("index of %s", table))
+	}
+	jobsA, _ := src.Jobs(nil)
+	jobsB, _ := dst.Jobs(nil)
+	must.Eq(t, jobsA, jobsB)
+	evalsA, _ := src.Evals(nil)
+	evalsB, _ := dst.Evals(nil)
+	must.Eq(t, evalsA, evalsB)
+	allocsA, _ := src.Allocs(nil)
+	allocsB, _ := dst.Allocs(nil)
+	must.Len(t, 3, allocsB)
+	for i := range allocsA {
+		must.Eq(t, allocsA[i].ID, allocsB[i].ID)
+		must.Eq(t, allocsA[i].CreateTime, allocsB[i].CreateTime)
+		must.Eq(t, allocsA[i].Job.ID, allocsB[i].Job.ID)
+	}
+	nodesA, _ := src.Nodes(nil)
+	nodesB, _ := dst.Nodes(nil)
+	must.Eq(t, nodesA, nodesB)
+}

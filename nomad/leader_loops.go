@@ -1,0 +1,160 @@
+package nomad
+
+import (
+	"context"
+	"time"
+
+	"github.com/nomadq/nomadq/structs"
+)
+
+// leaderLoops are the goroutines a leader runs; each ends when ctx does.
+func (s *Server) leaderLoops() []func(context.Context) {
+	loops := []func(context.Context){
+		s.planApply,
+		s.scheduleCoreJobs,
+		s.reapFailedEvals,
+		s.reapDupBlockedEvals,
+		s.reapCancelableEvals,
+	}
+	for i := 0; i < s.config.NumSchedulers; i++ {
+		loops = append(loops, s.newWorker(i).run)
+	}
+	return loops
+}
+
+// scheduleCoreJobs creates the periodic garbage-collection evals.
+func (s *Server) scheduleCoreJobs(ctx context.Context) {
+	evalGC := time.NewTicker(s.config.EvalGCInterval)
+	jobGC := time.NewTicker(s.config.JobGCInterval)
+	nodeGC := time.NewTicker(s.config.NodeGCInterval)
+	defer evalGC.Stop()
+	defer jobGC.Stop()
+	defer nodeGC.Stop()
+	for {
+		var job string
+		select {
+		case <-ctx.Done():
+			return
+		case <-evalGC.C:
+			job = structs.CoreJobEvalGC
+		case <-jobGC.C:
+			job = structs.CoreJobJobGC
+		case <-nodeGC.C:
+			job = structs.CoreJobNodeGC
+		}
+		if err := s.createCoreEval(job); err != nil {
+			s.logger.Error("failed to create core eval", "job", job, "error", err)
+		}
+	}
+}
+
+// createCoreEval writes a pending `_core` eval for the named GC job.
+func (s *Server) createCoreEval(job string) error {
+	now := time.Now().UnixNano()
+	eval := &structs.Evaluation{
+		ID:          structs.GenerateUUID(),
+		Namespace:   "-",
+		Priority:    structs.CoreJobPriority,
+		Type:        structs.JobTypeCore,
+		TriggeredBy: structs.EvalTriggerScheduled,
+		JobID:       job,
+		Status:      structs.EvalStatusPending,
+		CreateTime:  now,
+		ModifyTime:  now,
+	}
+	_, _, err := s.raftApply(structs.EvalUpdateRequestType, &structs.EvalUpdateRequest{Evals: []*structs.Evaluation{eval}})
+	return err
+}
+
+// reapFailedEvals marks evals that hit the delivery limit failed, with a
+// failed-follow-up eval that retries the job later.
+func (s *Server) reapFailedEvals(ctx context.Context) {
+	for ctx.Err() == nil {
+		eval, token, err := s.evalBroker.Dequeue([]string{failedQueue}, 500*time.Millisecond)
+		if err != nil {
+			// The broker is disabled while leadership is being revoked.
+			select {
+			case <-ctx.Done():
+			case <-time.After(100 * time.Millisecond):
+			}
+			continue
+		}
+		if eval == nil {
+			continue
+		}
+		now := time.Now()
+		failed := eval.Copy()
+		failed.Status = structs.EvalStatusFailed
+		failed.StatusDescription = "evaluation reached delivery limit (3)"
+		failed.ModifyTime = now.UnixNano()
+		followup := &structs.Evaluation{
+			ID:           structs.GenerateUUID(),
+			Namespace:    eval.Namespace,
+			Priority:     eval.Priority,
+			Type:         eval.Type,
+			TriggeredBy:  structs.EvalTriggerFailedFollowUp,
+			JobID:        eval.JobID,
+			PreviousEval: eval.ID,
+			Status:       structs.EvalStatusPending,
+			Wait:         time.Minute,
+			CreateTime:   now.UnixNano(),
+			ModifyTime:   now.UnixNano(),
+		}
+		failed.NextEval = followup.ID
+		req := &structs.EvalUpdateRequest{Evals: []*structs.Evaluation{failed, followup}, EvalToken: token}
+		if _, _, err := s.raftApply(structs.EvalUpdateRequestType, req); err != nil {
+			s.logger.Error("failed to mark eval failed", "eval_id", eval.ID, "error", err)
+			_ = s.evalBroker.Nack(eval.ID, token)
+			continue
+		}
+		_ = s.evalBroker.Ack(eval.ID, token)
+	}
+}
+
+// reapDupBlockedEvals cancels blocked evals replaced by a newer one of the
+// same job.
+func (s *Server) reapDupBlockedEvals(ctx context.Context) {
+	for ctx.Err() == nil {
+		dups := s.blockedEvals.GetDuplicates(500 * time.Millisecond)
+		if len(dups) == 0 {
+			continue
+		}
+		s.cancelEvals(dups, "existing blocked evaluation exists for job")
+	}
+}
+
+// reapCancelableEvals cancels evals the broker found superseded by a newer
+// eval of the same job.
+func (s *Server) reapCancelableEvals(ctx context.Context) {
+	t := time.NewTicker(5 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for {
+			evals := s.evalBroker.Cancelable(1000)
+			if len(evals) == 0 {
+				break
+			}
+			s.cancelEvals(evals, "canceled after more recent eval was processed")
+		}
+	}
+}
+
+func (s *Server) cancelEvals(evals []*structs.Evaluation, why string) {
+	now := time.Now().UnixNano()
+	updates := make([]*structs.Evaluation, 0, len(evals))
+	for _, e := range evals {
+		c := e.Copy()
+		c.Status = structs.EvalStatusCancelled
+		c.StatusDescription = why
+		c.ModifyTime = now
+		updates = append(updates, c)
+	}
+	if _, _, err := s.raftApply(structs.EvalUpdateRequestType, &structs.EvalUpdateRequest{Evals: updates}); err != nil {
+		s.logger.Error("failed to cancel evals", "count", len(updates), "error", err)
+	}
+}

@@ -1,0 +1,181 @@
+package nomad
+
+import (
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/nomadq/nomadq/structs"
+)
+
+// ErrPlanQueueDisabled is returned by the plan queue, and by the futures
+// of the plans it held, when it is disabled because this server is not
+// (or stops being) the leader.
+var ErrPlanQueueDisabled = errors.New("plan queue disabled")
+
+// PlanFuture is the answer to a submitted plan.
+type PlanFuture interface {
+	// Wait blocks until the plan applier responds and returns its answer.
+	Wait() (*structs.PlanResult, error)
+}
+
+// PlanQueueStats is a snapshot of the plan queue.
+type PlanQueueStats struct {
+	// Depth counts plans waiting for the applier.
+	Depth int
+}
+
+// PendingPlan is a plan waiting in, or taken from, the plan queue. It is
+// the future its submitter waits on.
+type PendingPlan struct {
+	Plan        *structs.Plan
+	EnqueueTime time.Time
+
+	seq    uint64
+	once   sync.Once
+	done   chan struct{}
+	result *structs.PlanResult
+	err    error
+}
+
+// Wait blocks until Respond is called and returns what it was given.
+func (p *PendingPlan) Wait() (*structs.PlanResult, error) {
+	<-p.done
+	return p.result, p.err
+}
+
+// Respond answers the plan's submitter; only the first answer counts.
+func (p *PendingPlan) Respond(result *structs.PlanResult, err error) {
+	p.once.Do(func() {
+		p.result, p.err = result, err
+		close(p.done)
+	})
+}
+
+// PlanQueue orders submitted plans for the single plan applier: higher
+// plan priority first, then first submitted first. It lives only on the
+// leader and in memory.
+type PlanQueue struct {
+	mu      sync.Mutex
+	enabled bool
+	plans   *orderedHeap[*PendingPlan]
+	seq     uint64
+
+	// epoch changes on every disable so that a Dequeue blocked across a
+	// disable and re-enable still returns ErrPlanQueueDisabled.
+	epoch uint64
+
+	// added is closed and replaced whenever a plan is enqueued or the
+	// queue is disabled, waking blocked Dequeue calls.
+	added chan struct{}
+}
+
+// NewPlanQueue returns a disabled plan queue.
+func NewPlanQueue() *PlanQueue {
+	q := &PlanQueue{added: make(chan struct{})}
+	q.plans = newPlanHeap()
+	return q
+}
+
+func newPlanHeap() *orderedHeap[*PendingPlan] {
+	return &orderedHeap[*PendingPlan]{less: func(a, b *PendingPlan) bool {
+		if a.Plan.Priority != b.Plan.Priority {
+			return a.Plan.Priority > b.Plan.Priority
+		}
+		return a.seq < b.seq
+	}}
+}
+
+// SetEnabled turns the queue on or off. Turning it off answers every
+// queued plan with ErrPlanQueueDisabled and releases blocked Dequeue calls.
+func (q *PlanQueue) SetEnabled(enabled bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.enabled = enabled
+	if enabled {
+		return
+	}
+	for _, p := range q.plans.items {
+		p.Respond(nil, ErrPlanQueueDisabled)
+	}
+	q.plans = newPlanHeap()
+	q.epoch++
+	q.notifyLocked()
+}
+
+// Enabled reports whether the queue accepts plans.
+func (q *PlanQueue) Enabled() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.enabled
+}
+
+// Enqueue queues a plan for the applier and returns the future its answer
+// arrives on.
+func (q *PlanQueue) Enqueue(plan *structs.Plan) (PlanFuture, error) {
+	if plan == nil {
+		return nil, errors.New("enqueue plan: plan is nil")
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if !q.enabled {
+		return nil, ErrPlanQueueDisabled
+	}
+	q.seq++
+	p := &PendingPlan{
+		Plan:        plan,
+		EnqueueTime: time.Now(),
+		seq:         q.seq,
+		done:        make(chan struct{}),
+	}
+	q.plans.push(p)
+	q.notifyLocked()
+	return p, nil
+}
+
+func (q *PlanQueue) notifyLocked() {
+	close(q.added)
+	q.added = make(chan struct{})
+}
+
+// Dequeue takes the next plan, waiting up to timeout for one; a timeout
+// of 0 waits until a plan arrives or the queue is disabled. It returns
+// (nil, nil) when the timeout passes and ErrPlanQueueDisabled when the
+// queue is disabled.
+func (q *PlanQueue) Dequeue(timeout time.Duration) (*PendingPlan, error) {
+	var deadline <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		deadline = t.C
+	}
+	q.mu.Lock()
+	epoch := q.epoch
+	q.mu.Unlock()
+	for {
+		q.mu.Lock()
+		if !q.enabled || q.epoch != epoch {
+			q.mu.Unlock()
+			return nil, ErrPlanQueueDisabled
+		}
+		if q.plans.Len() > 0 {
+			p := q.plans.pop()
+			q.mu.Unlock()
+			return p, nil
+		}
+		added := q.added
+		q.mu.Unlock()
+		select {
+		case <-added:
+		case <-deadline:
+			return nil, nil
+		}
+	}
+}
+
+// Stats returns the queue depth.
+func (q *PlanQueue) Stats() PlanQueueStats {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return PlanQueueStats{Depth: q.plans.Len()}
+}

@@ -1,0 +1,152 @@
+package nomad
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	memdb "github.com/hashicorp/go-memdb"
+	"github.com/nomadq/nomadq/state"
+	"github.com/nomadq/nomadq/structs"
+)
+
+// Search is the RPC endpoint for ID prefix search, as `nomad status <id>`
+// uses it.
+type Search struct {
+	srv *Server
+}
+
+// searchContexts are the contexts searched for "all".
+var searchContexts = []string{
+	structs.SearchContextJobs, structs.SearchContextEvals, structs.SearchContextAllocs,
+	structs.SearchContextNodes, structs.SearchContextDeployments, structs.SearchContextNodePools,
+	structs.SearchContextNamespaces,
+}
+
+// PrefixSearch returns, per context, the IDs that start with the prefix,
+// at most SearchMaxResults each.
+func (s *Search) PrefixSearch(args *structs.SearchRequest, reply *structs.SearchResponse) error {
+	if done, err := s.srv.forward("Search.PrefixSearch", args.QueryOptions, args, reply); done {
+		return err
+	}
+	contexts := []string{args.Context}
+	switch args.Context {
+	case structs.SearchContextAll:
+		contexts = searchContexts
+	case structs.SearchContextJobs, structs.SearchContextEvals, structs.SearchContextAllocs, structs.SearchContextNodes,
+		structs.SearchContextDeployments, structs.SearchContextNodePools, structs.SearchContextNamespaces,
+		"quotas", "scaling_policy", "plugins", "vars", "volumes", "host_volumes":
+	default:
+		return fmt.Errorf("context must be one of %s or \"all\"; got %q", strings.Join(searchContexts, ", "), args.Context)
+	}
+	ns := namespaceOf(args.Namespace)
+	return s.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		reply.Matches = map[string][]string{}
+		reply.Truncations = map[string]bool{}
+		var tables []string
+		for _, ctx := range contexts {
+			ids, table, err := searchContext(ws, st, ctx, ns, args.Prefix)
+			if err != nil {
+				return 0, err
+			}
+			if table != "" {
+				tables = append(tables, table)
+			}
+			sort.Strings(ids)
+			if len(ids) > structs.SearchMaxResults {
+				ids = ids[:structs.SearchMaxResults]
+				reply.Truncations[ctx] = true
+			} else {
+				reply.Truncations[ctx] = false
+			}
+			if ids == nil {
+				ids = []string{}
+			}
+			reply.Matches[ctx] = ids
+		}
+		return maxIndex(st, tables...)
+	})
+}
+
+func searchContext(ws memdb.WatchSet, st *state.StateStore, ctx, ns, prefix string) ([]string, string, error) {
+	var ids []string
+	switch ctx {
+	case structs.SearchContextJobs:
+		var jobs []*structs.Job
+		var err error
+		if ns == "*" {
+			jobs, err = st.Jobs(ws)
+		} else {
+			jobs, err = st.JobsByIDPrefix(ws, ns, prefix)
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		for _, j := range jobs {
+			if strings.HasPrefix(j.ID, prefix) {
+				ids = append(ids, j.ID)
+			}
+		}
+		return ids, state.TableJobs, nil
+	case structs.SearchContextEvals:
+		if !evenHex(prefix) {
+			return nil, state.TableEvals, nil
+		}
+		evals, err := st.EvalsByIDPrefix(ws, ns, prefix)
+		if err != nil {
+			return nil, "", err
+		}
+		for _, e := range evals {
+			ids = append(ids, e.ID)
+		}
+		return ids, state.TableEvals, nil
+	case structs.SearchContextAllocs:
+		if !evenHex(prefix) {
+			return nil, state.TableAllocs, nil
+		}
+		allocs, err := st.AllocsByIDPrefix(ws, ns, prefix)
+		if err != nil {
+			return nil, "", err
+		}
+		for _, a := range allocs {
+			ids = append(ids, a.ID)
+		}
+		return ids, state.TableAllocs, nil
+	case structs.SearchContextNodes:
+		if !evenHex(prefix) {
+			return nil, state.TableNodes, nil
+		}
+		nodes, err := st.NodesByIDPrefix(ws, prefix)
+		if err != nil {
+			return nil, "", err
+		}
+		for _, n := range nodes {
+			ids = append(ids, n.ID)
+		}
+		return ids, state.TableNodes, nil
+	case structs.SearchContextNodePools:
+		for _, p := range []string{structs.AllNodePools, structs.DefaultNodePool} {
+			if strings.HasPrefix(p, prefix) {
+				ids = append(ids, p)
+			}
+		}
+		return ids, "", nil
+	case structs.SearchContextNamespaces:
+		if strings.HasPrefix(structs.DefaultNamespace, prefix) {
+			ids = append(ids, structs.DefaultNamespace)
+		}
+		return ids, "", nil
+	}
+	return nil, "", nil // deployments, volumes, ...: nomadq has none
+}
+
+// evenHex reports whether prefix can start a UUID: hex digits and hyphens
+// only (an odd length is fine: the state store pads it).
+func evenHex(prefix string) bool {
+	for _, c := range prefix {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' || c == '-') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,334 @@
+package nomad
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/rpc"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+	wal "github.com/hashicorp/raft-wal"
+	"github.com/hashicorp/raft-wal/metadb"
+	"github.com/hashicorp/serf/serf"
+	"github.com/nomadq/nomadq/state"
+	"github.com/nomadq/nomadq/structs"
+)
+
+// Server is a nomadq server: it stores every change through Raft, answers
+// RPCs, and while it leads, runs the scheduling machinery.
+type Server struct {
+	config *Config
+	logger hclog.Logger
+	nodeID string
+
+	fsm           *nomadFSM
+	raft          *raft.Raft
+	raftLayer     *raftLayer
+	raftTransport *raft.NetworkTransport
+	raftStore     raftStore
+	raftMeta      io.Closer
+	leaderCh      <-chan bool
+
+	rpcListener  net.Listener
+	rpcAdvertise net.Addr
+	rpcServer    *rpc.Server
+	connPool     *connPool
+	conns        map[net.Conn]struct{}
+	connsLock    sync.Mutex
+
+	serf    *serf.Serf
+	eventCh chan serf.Event
+
+	// Leader-only structures, enabled while this server leads.
+	evalBroker   *EvalBroker
+	blockedEvals *BlockedEvals
+	planQueue    *PlanQueue
+	heartbeats   *heartbeater
+
+	leaderLock   sync.Mutex
+	leaderCancel func()
+	leaderDone   chan struct{}
+
+	shutdown     bool
+	shutdownCh   chan struct{}
+	shutdownLock sync.Mutex
+	wg           sync.WaitGroup
+}
+
+// raftStore is the log and stable store, closed on shutdown.
+type raftStore interface {
+	raft.LogStore
+	raft.StableStore
+}
+
+// NewServer starts a server: Raft, the RPC listener, serf membership and
+// the leadership monitor. It returns once everything listens; the first
+// election happens in the background.
+func NewServer(config *Config) (*Server, error) {
+	if config.Logger == nil {
+		config.Logger = hclog.NewNullLogger()
+	}
+	if !config.DevMode && config.DataDir == "" {
+		return nil, errors.New("server: data_dir is required outside dev mode")
+	}
+	s := &Server{
+		config:     config,
+		logger:     config.Logger.Named("server"),
+		rpcServer:  rpc.NewServer(),
+		connPool:   newConnPool(config.RaftTimeout),
+		conns:      make(map[net.Conn]struct{}),
+		eventCh:    make(chan serf.Event, 256),
+		shutdownCh: make(chan struct{}),
+	}
+	var err error
+	if s.nodeID, err = s.loadNodeID(); err != nil {
+		return nil, err
+	}
+
+	s.evalBroker, err = NewEvalBroker(config.EvalNackTimeout, config.EvalNackInitialReenqueue, config.EvalNackSubsequentDelay, config.EvalDeliveryLimit)
+	if err != nil {
+		return nil, err
+	}
+	s.blockedEvals = NewBlockedEvals(s.evalBroker, s.logger)
+	s.planQueue = NewPlanQueue()
+	s.heartbeats = newHeartbeater(s)
+
+	if s.fsm, err = newFSM(s.logger, s.blockedEvals, s.evalBroker); err != nil {
+		return nil, err
+	}
+	if err := s.setupRPC(); err != nil {
+		s.Shutdown()
+		return nil, err
+	}
+	if err := s.setupRaft(); err != nil {
+		s.Shutdown()
+		return nil, err
+	}
+	if err := s.setupSerf(); err != nil {
+		s.Shutdown()
+		return nil, err
+	}
+	s.goRun(s.listenRPC)
+	s.goRun(s.monitorLeadership)
+	s.goRun(s.serfEventHandler)
+	if len(config.RetryJoin) > 0 {
+		s.goRun(s.retryJoin)
+	}
+	return s, nil
+}
+
+func (s *Server) goRun(f func()) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		f()
+	}()
+}
+
+// loadNodeID returns the server's persistent ID, creating it on first
+// start; dev servers get a fresh one each time.
+func (s *Server) loadNodeID() (string, error) {
+	if s.config.DevMode {
+		return structs.GenerateUUID(), nil
+	}
+	dir := filepath.Join(s.config.DataDir, "server")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("server: create %s: %w", dir, err)
+	}
+	path := filepath.Join(dir, "node-id")
+	if buf, err := os.ReadFile(path); err == nil && len(buf) > 0 {
+		return string(buf), nil
+	}
+	id := structs.GenerateUUID()
+	if err := os.WriteFile(path, []byte(id), 0o600); err != nil {
+		return "", fmt.Errorf("server: write %s: %w", path, err)
+	}
+	return id, nil
+}
+
+func (s *Server) setupRPC() error {
+	for name, endpoint := range s.endpoints() {
+		if err := s.rpcServer.RegisterName(name, endpoint); err != nil {
+			return fmt.Errorf("server: register %s endpoint: %w", name, err)
+		}
+	}
+	l, err := net.ListenTCP("tcp", s.config.RPCAddr)
+	if err != nil {
+		return fmt.Errorf("server: listen for RPC on %s: %w", s.config.RPCAddr, err)
+	}
+	s.rpcListener = l
+	s.rpcAdvertise = l.Addr()
+	if a := s.config.RPCAdvertise; a != nil && !a.IP.IsUnspecified() {
+		if a.Port == 0 {
+			a = &net.TCPAddr{IP: a.IP, Port: l.Addr().(*net.TCPAddr).Port}
+		}
+		s.rpcAdvertise = a
+	}
+	s.raftLayer = newRaftLayer(s.rpcAdvertise)
+	return nil
+}
+
+func (s *Server) setupRaft() error {
+	s.raftTransport = raft.NewNetworkTransportWithLogger(s.raftLayer, 3, s.config.RaftTimeout, s.logger.Named("raft-net"))
+
+	conf := raft.DefaultConfig()
+	conf.LocalID = raft.ServerID(s.nodeID)
+	conf.Logger = s.logger.Named("raft")
+	conf.SnapshotThreshold = s.config.RaftSnapshotThreshold
+	conf.SnapshotInterval = s.config.RaftSnapshotInterval
+	conf.TrailingLogs = s.config.RaftTrailingLogs
+	leaderCh := make(chan bool, 10)
+	conf.NotifyCh = leaderCh
+	s.leaderCh = leaderCh
+	if s.config.DevMode {
+		// One in-memory server elects itself fast.
+		conf.HeartbeatTimeout = 200 * time.Millisecond
+		conf.ElectionTimeout = 200 * time.Millisecond
+		conf.LeaderLeaseTimeout = 100 * time.Millisecond
+	}
+	if d := s.config.RaftHeartbeatTimeout; d > 0 {
+		conf.HeartbeatTimeout = d
+	}
+	if d := s.config.RaftElectionTimeout; d > 0 {
+		conf.ElectionTimeout = d
+	}
+	if d := s.config.RaftLeaderLeaseTimeout; d > 0 {
+		conf.LeaderLeaseTimeout = d
+	}
+
+	var snaps raft.SnapshotStore
+	if s.config.DevMode {
+		store := raft.NewInmemStore()
+		s.raftStore = store
+		snaps = raft.NewInmemSnapshotStore()
+	} else {
+		dir := filepath.Join(s.config.DataDir, "server", "raft")
+		if err := os.MkdirAll(filepath.Join(dir, "wal"), 0o700); err != nil {
+			return fmt.Errorf("server: create raft dir: %w", err)
+		}
+		// The WAL does not close a meta store it opened itself, so give
+		// it one we close on shutdown (its bolt file lock would otherwise
+		// outlive the server).
+		meta := &metadb.BoltMetaDB{}
+		w, err := wal.Open(filepath.Join(dir, "wal"), wal.WithLogger(s.logger.Named("raft-wal")), wal.WithMetaStore(meta))
+		if err != nil {
+			_ = meta.Close()
+			return fmt.Errorf("server: open raft log: %w", err)
+		}
+		s.raftStore = w
+		s.raftMeta = meta
+		fss, err := raft.NewFileSnapshotStoreWithLogger(dir, 2, s.logger.Named("raft-snap"))
+		if err != nil {
+			return fmt.Errorf("server: open raft snapshots: %w", err)
+		}
+		snaps = fss
+	}
+
+	if s.config.BootstrapExpect == 1 {
+		has, err := raft.HasExistingState(s.raftStore, s.raftStore, snaps)
+		if err != nil {
+			return fmt.Errorf("server: read raft state: %w", err)
+		}
+		if !has {
+			cfg := raft.Configuration{Servers: []raft.Server{{
+				ID:      raft.ServerID(s.nodeID),
+				Address: raft.ServerAddress(s.rpcAdvertise.String()),
+			}}}
+			if err := raft.BootstrapCluster(conf, s.raftStore, s.raftStore, snaps, s.raftTransport, cfg); err != nil {
+				return fmt.Errorf("server: bootstrap raft: %w", err)
+			}
+		}
+	}
+
+	r, err := raft.NewRaft(conf, s.fsm, s.raftStore, s.raftStore, snaps, s.raftTransport)
+	if err != nil {
+		return fmt.Errorf("server: start raft: %w", err)
+	}
+	s.raft = r
+	return nil
+}
+
+// IsLeader reports whether this server leads the cluster.
+func (s *Server) IsLeader() bool { return s.raft != nil && s.raft.State() == raft.Leader }
+
+// Leader returns the leader's RPC address, "" when none is known.
+func (s *Server) Leader() string {
+	addr, _ := s.raft.LeaderWithID()
+	return string(addr)
+}
+
+// State returns the server's state store. Callers must not write to it.
+func (s *Server) State() *state.StateStore { return s.fsm.State() }
+
+// RPCAddr is the address other servers and clients dial.
+func (s *Server) RPCAddr() net.Addr { return s.rpcAdvertise }
+
+// SerfAddr is the address servers join (retry_join).
+func (s *Server) SerfAddr() string {
+	m := s.serf.LocalMember()
+	return net.JoinHostPort(m.Addr.String(), fmt.Sprint(m.Port))
+}
+
+// NodeID is the server's Raft ID.
+func (s *Server) NodeID() string { return s.nodeID }
+
+// Config returns the server's configuration.
+func (s *Server) Config() *Config { return s.config }
+
+func (s *Server) isShutdown() bool {
+	s.shutdownLock.Lock()
+	defer s.shutdownLock.Unlock()
+	return s.shutdown
+}
+
+// Shutdown stops the server: it leaves serf, stops Raft and closes every
+// listener and connection. It is safe to call more than once.
+func (s *Server) Shutdown() error {
+	s.shutdownLock.Lock()
+	if s.shutdown {
+		s.shutdownLock.Unlock()
+		return nil
+	}
+	s.shutdown = true
+	close(s.shutdownCh)
+	s.shutdownLock.Unlock()
+
+	s.revokeLeadership()
+	if s.serf != nil {
+		_ = s.serf.Shutdown()
+	}
+	if s.raft != nil {
+		if err := s.raft.Shutdown().Error(); err != nil {
+			s.logger.Warn("raft shutdown", "error", err)
+		}
+	}
+	if s.raftLayer != nil {
+		s.raftLayer.Close()
+	}
+	if s.raftTransport != nil {
+		s.raftTransport.Close()
+	}
+	if s.rpcListener != nil {
+		s.rpcListener.Close()
+	}
+	s.connsLock.Lock()
+	for c := range s.conns {
+		c.Close()
+	}
+	s.connsLock.Unlock()
+	s.connPool.shutdown()
+	s.wg.Wait()
+	if c, ok := s.raftStore.(io.Closer); ok {
+		_ = c.Close()
+	}
+	if s.raftMeta != nil {
+		_ = s.raftMeta.Close()
+	}
+	return nil
+}

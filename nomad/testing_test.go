@@ -1,0 +1,164 @@
+package nomad
+
+import (
+	"fmt"
+	"net"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/nomadq/nomadq/structs"
+	"github.com/shoenig/test/must"
+	"github.com/shoenig/test/wait"
+)
+
+var serverSeq atomic.Int64
+
+// testServer starts an in-memory (dev mode) server on free loopback ports
+// and stops it when the test ends. cb may change the config first.
+func testServer(t *testing.T, cb func(*Config)) *Server {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.NodeName = fmt.Sprintf("server-%d", serverSeq.Add(1))
+	cfg.DevMode = true
+	cfg.RPCAddr = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 0}
+	cfg.SerfBindAddr = "127.0.0.1"
+	cfg.SerfPort = 0
+	cfg.NumSchedulers = 2
+	cfg.RPCHoldTimeout = 10 * time.Second
+	cfg.Logger = hclog.New(&hclog.LoggerOptions{Name: cfg.NodeName, Level: hclog.Warn, Output: testWriter{t}})
+	if cb != nil {
+		cb(cfg)
+	}
+	s, err := NewServer(cfg)
+	must.NoError(t, err)
+	t.Cleanup(func() { s.Shutdown() })
+	return s
+}
+
+// clusterConfig makes a server one of n on-disk servers that join through
+// join (a serf address) and fail over quickly.
+func clusterConfig(t *testing.T, n int, join []string) func(*Config) {
+	dir := t.TempDir()
+	return func(c *Config) {
+		c.DevMode = false
+		c.DataDir = dir
+		c.BootstrapExpect = n
+		c.RetryJoin = join
+		c.RetryInterval = 100 * time.Millisecond
+		c.RaftHeartbeatTimeout = 300 * time.Millisecond
+		c.RaftElectionTimeout = 300 * time.Millisecond
+		c.RaftLeaderLeaseTimeout = 150 * time.Millisecond
+	}
+}
+
+// testWriter sends log lines to the test log, so they show only on failure.
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Helper()
+	w.t.Log(string(p))
+	return len(p), nil
+}
+
+// waitForLeader waits until exactly one of servers leads and all of them
+// know it, and returns the leader.
+func waitForLeader(t testing.TB, servers ...*Server) *Server {
+	t.Helper()
+	var leader *Server
+	must.Wait(t, wait.InitialSuccess(
+		wait.ErrorFunc(func() error {
+			leader = nil
+			for _, s := range servers {
+				if s.IsLeader() {
+					if leader != nil {
+						return fmt.Errorf("two leaders: %s and %s", leader.config.NodeName, s.config.NodeName)
+					}
+					leader = s
+				}
+			}
+			if leader == nil {
+				return fmt.Errorf("no leader among %d servers", len(servers))
+			}
+			for _, s := range servers {
+				if s.Leader() != leader.RPCAddr().String() {
+					return fmt.Errorf("%s does not know the leader yet", s.config.NodeName)
+				}
+			}
+			return nil
+		}),
+		wait.Timeout(20*time.Second),
+		wait.Gap(20*time.Millisecond),
+	))
+	return leader
+}
+
+// waitForIndex waits until s has applied index.
+func waitForIndex(t *testing.T, s *Server, index uint64) {
+	t.Helper()
+	must.Wait(t, wait.InitialSuccess(
+		wait.ErrorFunc(func() error {
+			got, err := s.State().LatestIndex()
+			if err != nil {
+				return err
+			}
+			if got < index {
+				return fmt.Errorf("%s at index %d, want %d", s.config.NodeName, got, index)
+			}
+			return nil
+		}),
+		wait.Timeout(10*time.Second),
+		wait.Gap(10*time.Millisecond),
+	))
+}
+
+// mockJob returns a valid batch job.
+func mockJob(id string) *structs.Job {
+	mrd := 10 * time.Minute
+	return &structs.Job{
+		ID:          id,
+		Name:        id,
+		Namespace:   structs.DefaultNamespace,
+		Region:      structs.DefaultRegion,
+		Type:        structs.JobTypeBatch,
+		Priority:    50,
+		Datacenters: []string{"dc1"},
+		TaskGroups: []*structs.TaskGroup{{
+			Name:           "work",
+			Count:          1,
+			MaxRunDuration: &mrd,
+			Tasks: []*structs.Task{{
+				Name:   "main",
+				Driver: "mock_driver",
+				Config: map[string]any{"run_for": "1s"},
+				Resources: &structs.Resources{
+					CPU:      100,
+					MemoryMB: 64,
+				},
+			}},
+		}},
+	}
+}
+
+// mockNode returns a ready node with 4000 MHz and 8 GiB.
+func mockNode(id string) *structs.Node {
+	return &structs.Node{
+		ID:         id,
+		SecretID:   id + "-secret",
+		Name:       "node-" + id[:8],
+		Datacenter: "dc1",
+		NodePool:   structs.DefaultNodePool,
+		Attributes: map[string]string{"kernel.name": "linux", "driver.mock_driver": "1"},
+		NodeResources: &structs.NodeResources{
+			Cpu:    structs.NodeCpuResources{CpuShares: 4000, TotalCpuCores: 4},
+			Memory: structs.NodeMemoryResources{MemoryMB: 8192},
+			Disk:   structs.NodeDiskResources{DiskMB: 100 * 1024},
+		},
+		Drivers: map[string]*structs.DriverInfo{
+			"mock_driver": {Detected: true, Healthy: true},
+		},
+		Status:                structs.NodeStatusReady,
+		SchedulingEligibility: structs.NodeSchedulingEligible,
+	}
+}

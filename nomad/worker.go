@@ -1,0 +1,186 @@
+package nomad
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	memdb "github.com/hashicorp/go-memdb"
+	"github.com/nomadq/nomadq/scheduler"
+	"github.com/nomadq/nomadq/state"
+	"github.com/nomadq/nomadq/structs"
+)
+
+// workerSchedulers are the eval types a worker takes from the broker.
+var workerSchedulers = []string{
+	structs.JobTypeService, structs.JobTypeBatch, structs.JobTypeSystem, structs.JobTypeSysBatch, structs.JobTypeCore,
+}
+
+// worker takes evals from the leader's broker, runs the matching scheduler
+// on a state snapshot, and submits the plans to the plan queue. Workers run
+// on the leader, next to the broker and the plan applier.
+type worker struct {
+	srv    *Server
+	logger hclog.Logger
+
+	// The eval being processed and its broker token.
+	eval  *structs.Evaluation
+	token string
+}
+
+func (s *Server) newWorker(id int) *worker {
+	return &worker{srv: s, logger: s.logger.Named("worker").With("worker_id", id)}
+}
+
+func (w *worker) run(ctx context.Context) {
+	for ctx.Err() == nil {
+		eval, token, err := w.srv.evalBroker.Dequeue(workerSchedulers, 500*time.Millisecond)
+		if err != nil {
+			if ctx.Err() == nil {
+				w.logger.Debug("dequeue failed", "error", err)
+				select {
+				case <-ctx.Done():
+				case <-time.After(100 * time.Millisecond):
+				}
+			}
+			continue
+		}
+		if eval == nil {
+			continue
+		}
+		w.eval, w.token = eval, token
+		if err := w.process(ctx, eval); err != nil {
+			w.logger.Error("eval failed; nacking", "eval_id", eval.ID, "job_id", eval.JobID, "error", err)
+			if err := w.srv.evalBroker.Nack(eval.ID, token); err != nil {
+				w.logger.Debug("nack", "eval_id", eval.ID, "error", err)
+			}
+		} else if err := w.srv.evalBroker.Ack(eval.ID, token); err != nil {
+			w.logger.Debug("ack", "eval_id", eval.ID, "error", err)
+		}
+		w.eval, w.token = nil, ""
+	}
+}
+
+func (w *worker) process(ctx context.Context, eval *structs.Evaluation) error {
+	// The eval may have been written at an index this server has not
+	// applied yet (a follower's write forwarded just now).
+	snap, err := w.snapshotAtLeast(ctx, eval.ModifyIndex)
+	if err != nil {
+		return err
+	}
+	var sched scheduler.Scheduler
+	if eval.Type == structs.JobTypeCore {
+		sched = newCoreScheduler(w.srv, snap)
+	} else {
+		sched, err = scheduler.NewScheduler(eval.Type, scheduler.Config{Logger: w.logger, Now: time.Now}, &snapshotState{snap: snap}, w)
+		if err != nil {
+			return err
+		}
+	}
+	return sched.Process(eval)
+}
+
+// snapshotAtLeast waits (watching the index table) until the state has
+// applied index, then returns a snapshot.
+func (w *worker) snapshotAtLeast(ctx context.Context, index uint64) (*state.StateSnapshot, error) {
+	ctx, cancel := context.WithTimeout(ctx, w.srv.config.RaftTimeout)
+	defer cancel()
+	for {
+		st := w.srv.State()
+		ws := memdb.NewWatchSet()
+		latest, err := st.LatestIndexWatch(ws)
+		if err != nil {
+			return nil, err
+		}
+		if latest >= index {
+			return st.Snapshot()
+		}
+		if err := ws.WatchCtx(ctx); err != nil {
+			return nil, fmt.Errorf("state did not reach index %d (at %d): %w", index, latest, err)
+		}
+	}
+}
+
+// SubmitPlan sends a plan to the leader's plan queue and waits for the
+// applier's answer. On a partial commit it returns a state refreshed to
+// the commit so the scheduler can retry.
+func (w *worker) SubmitPlan(plan *structs.Plan) (*structs.PlanResult, scheduler.State, error) {
+	plan.EvalToken = w.token
+	// Time spent waiting for the applier is not the worker being stuck:
+	// keep the broker from redelivering the eval meanwhile.
+	if err := w.srv.evalBroker.PauseNackTimeout(plan.EvalID, w.token); err == nil {
+		defer func() { _ = w.srv.evalBroker.ResumeNackTimeout(plan.EvalID, w.token) }()
+	}
+	future, err := w.srv.planQueue.Enqueue(plan)
+	if err != nil {
+		return nil, nil, err
+	}
+	result, err := future.Wait()
+	if err != nil {
+		return nil, nil, err
+	}
+	if result.RefreshIndex == 0 {
+		return result, nil, nil
+	}
+	snap, err := w.snapshotAtLeast(context.Background(), result.RefreshIndex)
+	if err != nil {
+		return result, nil, err
+	}
+	return result, &snapshotState{snap: snap}, nil
+}
+
+// UpdateEval writes the scheduler's verdict on the eval it processes.
+func (w *worker) UpdateEval(eval *structs.Evaluation) error {
+	if err := w.checkToken(); err != nil {
+		return err
+	}
+	return w.writeEvals(eval)
+}
+
+// CreateEval writes a follow-up eval (blocked, delayed reschedule, ...).
+func (w *worker) CreateEval(eval *structs.Evaluation) error {
+	if err := w.checkToken(); err != nil {
+		return err
+	}
+	now := time.Now().UnixNano()
+	if eval.CreateTime == 0 {
+		eval.CreateTime = now
+	}
+	eval.ModifyTime = now
+	return w.writeEvals(eval)
+}
+
+// ReblockEval puts a blocked eval that still cannot place back into the
+// blocked set.
+func (w *worker) ReblockEval(eval *structs.Evaluation) error {
+	if err := w.checkToken(); err != nil {
+		return err
+	}
+	if err := w.writeEvals(eval); err != nil {
+		return err
+	}
+	return w.srv.blockedEvals.Reblock(eval, w.token)
+}
+
+func (w *worker) writeEvals(evals ...*structs.Evaluation) error {
+	for _, e := range evals {
+		e.ModifyTime = time.Now().UnixNano()
+	}
+	_, _, err := w.srv.raftApply(structs.EvalUpdateRequestType, &structs.EvalUpdateRequest{Evals: evals, EvalToken: w.token})
+	return err
+}
+
+// checkToken fails when the broker no longer considers this worker the
+// owner of its eval (it timed out and was handed to another worker).
+func (w *worker) checkToken() error {
+	if w.eval == nil {
+		return nil
+	}
+	token, ok := w.srv.evalBroker.Outstanding(w.eval.ID)
+	if !ok || token != w.token {
+		return errors.New("evaluation token does not match: the eval was redelivered")
+	}
+	return nil
+}
