@@ -10,7 +10,7 @@ TEST_FLAGS := -count=1 -race -p 1 -timeout 20m
 
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: all build test demo bench fmt lint clean
+.PHONY: all build test e2e-long demo bench fmt lint clean
 
 all: build
 
@@ -21,6 +21,10 @@ build:
 ## test: lint, then every package's tests under the race detector.
 test: lint
 	$(GO) test $(TEST_FLAGS) ./...
+
+## e2e-long: the long scenarios (failover, soak, scale) plus every other test.
+e2e-long:
+	NOMADQ_E2E_LONG=1 $(GO) test -count=1 -p 1 -timeout 60m ./...
 
 ## demo: build bin/nomad and show what it does with the example jobs.
 demo: build
