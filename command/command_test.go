@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shoenig/test/must"
 )
@@ -83,8 +86,7 @@ func TestJobValidate(t *testing.T) {
 			args: []string{"testdata/service_mrd.nomad.hcl"},
 			code: 1,
 			stderrs: []string{
-				"Job validation errors:",
-				`Task group "web": max_run_duration is only allowed for batch and sysbatch jobs, not service jobs`,
+				`testdata/service_mrd.nomad.hcl:5,24-29: Invalid max_run_duration; Task group "web": max_run_duration is only allowed for batch and sysbatch jobs, not service jobs`,
 			},
 		},
 		{
@@ -138,4 +140,39 @@ func TestJobRunRejectsInvalidJobBeforeSubmitting(t *testing.T) {
 	must.Eq(t, 1, code)
 	must.StrContains(t, errOut, "max_run_duration is only allowed for batch and sysbatch jobs")
 	must.StrNotContains(t, errOut, "Error submitting job")
+}
+
+// Every example job prints its wire JSON, with max_run_duration in
+// nanoseconds where a group sets it.
+func TestJobRunOutputForEveryExample(t *testing.T) {
+	files, err := filepath.Glob("../examples/*.nomad.hcl")
+	must.NoError(t, err)
+	must.SliceNotEmpty(t, files)
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			code, out, errOut := run(t, "", "job", "run", "-output", f)
+			must.Eq(t, 0, code, must.Sprint(errOut))
+			var got struct {
+				Job struct {
+					ID         string
+					TaskGroups []struct{ MaxRunDuration *int64 }
+				}
+			}
+			must.NoError(t, json.Unmarshal([]byte(out), &got))
+			must.NotEq(t, "", got.Job.ID)
+			src, err := os.ReadFile(f)
+			must.NoError(t, err)
+			if strings.Contains(string(src), "max_run_duration") {
+				found := false
+				for _, tg := range got.Job.TaskGroups {
+					if tg.MaxRunDuration != nil {
+						found = true
+						must.Positive(t, *tg.MaxRunDuration)
+						must.Eq(t, int64(0), *tg.MaxRunDuration%int64(time.Second), must.Sprint("nanoseconds of a whole-second duration"))
+					}
+				}
+				must.True(t, found)
+			}
+		})
+	}
 }

@@ -214,6 +214,9 @@ func decodeJob(block *hcl.Block, ctx *hcl.EvalContext, file *hcl.File) (*api.Job
 		name := id
 		job.Name = &name
 	}
+	if diags := checkMaxRunDuration(block, job); diags.HasErrors() {
+		return nil, sortDiags(diags)
+	}
 	normalizeJob(job)
 	return job, nil
 }

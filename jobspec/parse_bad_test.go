@@ -51,6 +51,16 @@ func TestParse_Bad(t *testing.T) {
 			err:  `testdata/bad/bad_duration.nomad.hcl:5,24-29: Invalid duration; max_run_duration: time: invalid duration "ten"`,
 		},
 		{
+			name: "max_run_duration on a service job",
+			file: "mrd_service.nomad.hcl",
+			err:  `testdata/bad/mrd_service.nomad.hcl:6,24-28: Invalid max_run_duration; Task group "g": max_run_duration is only allowed for batch and sysbatch jobs, not service jobs`,
+		},
+		{
+			name: "max_run_duration 0s",
+			file: "mrd_zero.nomad.hcl",
+			err:  `testdata/bad/mrd_zero.nomad.hcl:5,24-28: Invalid max_run_duration; Task group "g": max_run_duration must be greater than zero, got 0s`,
+		},
+		{
 			name: "duration in words",
 			file: "duration_words.nomad.hcl",
 			err:  `testdata/bad/duration_words.nomad.hcl:5,17-30: Invalid duration; delay: time: invalid duration "ten minutes"`,

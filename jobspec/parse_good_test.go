@@ -568,23 +568,6 @@ func TestParse_Good(t *testing.T) {
 			},
 		},
 		{
-			name: "max_run_duration on a service job is kept for validation",
-			file: "mrd_service.nomad.hcl",
-			check: func(t *testing.T, job *api.Job) {
-				must.Eq(t, "service", *job.Type)
-				must.Eq(t, time.Hour, *group(t, job, "g").MaxRunDuration)
-			},
-		},
-		{
-			name: "max_run_duration 0s is kept for validation",
-			file: "mrd_zero.nomad.hcl",
-			check: func(t *testing.T, job *api.Job) {
-				mrd := group(t, job, "g").MaxRunDuration
-				must.NotNil(t, mrd)
-				must.Eq(t, 0, *mrd)
-			},
-		},
-		{
 			name: "durations as strings and nanoseconds",
 			file: "duration_forms.nomad.hcl",
 			check: func(t *testing.T, job *api.Job) {

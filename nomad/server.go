@@ -299,8 +299,16 @@ func (s *Server) Shutdown() error {
 	close(s.shutdownCh)
 	s.shutdownLock.Unlock()
 
+	// A leader that stops on purpose hands leadership over first, so the
+	// cluster does not wait out an election timeout.
+	if s.IsLeader() && s.hasPeers() {
+		if err := s.raft.LeadershipTransfer().Error(); err != nil {
+			s.logger.Warn("leadership transfer before shutdown failed", "error", err)
+		}
+	}
 	s.revokeLeadership()
 	if s.serf != nil {
+		_ = s.serf.Leave()
 		_ = s.serf.Shutdown()
 	}
 	if s.raft != nil {
@@ -331,4 +339,13 @@ func (s *Server) Shutdown() error {
 		_ = s.raftMeta.Close()
 	}
 	return nil
+}
+
+// hasPeers reports whether Raft has voters other than this server.
+func (s *Server) hasPeers() bool {
+	future := s.raft.GetConfiguration()
+	if future.Error() != nil {
+		return false
+	}
+	return len(future.Configuration().Servers) > 1
 }

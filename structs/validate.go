@@ -206,11 +206,8 @@ func (tg *TaskGroup) validate(errs *MultiError, j *Job) {
 	}
 
 	if d := tg.MaxRunDuration; d != nil {
-		switch {
-		case j.Type != JobTypeBatch && j.Type != JobTypeSysBatch:
-			add("max_run_duration is only allowed for batch and sysbatch jobs, not %s jobs", j.Type)
-		case *d <= 0:
-			add("max_run_duration must be greater than zero, got %s", *d)
+		if err := ValidateMaxRunDuration(j.Type, *d); err != nil {
+			add("%s", err)
 		}
 	}
 	if d := tg.ShutdownDelay; d != nil && *d < 0 {
@@ -639,4 +636,18 @@ func escapesTaskDir(dest string) bool {
 	}
 	c := path.Clean(dest)
 	return c == ".." || strings.HasPrefix(c, "../")
+}
+
+// ValidateMaxRunDuration checks a group's max_run_duration for a job of
+// the given type: only batch and sysbatch jobs may set it, and it must be
+// greater than zero. The job file parser uses it too, to point at the
+// attribute.
+func ValidateMaxRunDuration(jobType string, d time.Duration) error {
+	switch {
+	case jobType != JobTypeBatch && jobType != JobTypeSysBatch:
+		return fmt.Errorf("max_run_duration is only allowed for batch and sysbatch jobs, not %s jobs", jobType)
+	case d <= 0:
+		return fmt.Errorf("max_run_duration must be greater than zero, got %s", d)
+	}
+	return nil
 }

@@ -1,5 +1,4 @@
-# max_run_duration on a service job is rejected by job validation, not by the
-# parser; the parser must keep the value.
+# max_run_duration on a service job: the parser points at the attribute.
 job "long-service" {
   type = "service"
 

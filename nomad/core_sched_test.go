@@ -1,0 +1,70 @@
+package nomad
+
+import (
+	"testing"
+	"time"
+
+	"github.com/nomadq/nomadq/structs"
+	"github.com/shoenig/test/must"
+)
+
+// A finished batch job is purged with its evals and allocs by the force-gc
+// core eval, which runs through the workers and Raft like any eval; a
+// running job is left alone.
+func TestCoreScheduler_ForceGCPurgesFinishedJob(t *testing.T) {
+	s := testServer(t, func(c *Config) { c.MinHeartbeatTTL = 10 * time.Minute })
+	waitForLeader(t, s)
+	node := mockNode(structs.GenerateUUID())
+	var nr structs.NodeUpdateResponse
+	must.NoError(t, s.RPC("Node.Register", &structs.NodeRegisterRequest{Node: node}, &nr))
+
+	done := registerJob(t, s, mockJob("finished"))
+	running := registerJob(t, s, mockJob("still-running"))
+	waitEvalsTerminal(t, s, time.Minute)
+
+	st := s.State()
+	allocs, err := st.AllocsByJob(nil, structs.DefaultNamespace, "finished", true)
+	must.NoError(t, err)
+	must.Len(t, 1, allocs)
+	finishedAlloc := allocs[0].Copy()
+	finishedAlloc.ClientStatus = structs.AllocClientStatusComplete
+	var ur structs.GenericResponse
+	must.NoError(t, s.RPC("Node.UpdateAlloc", &structs.AllocUpdateRequest{Alloc: []*structs.Allocation{finishedAlloc}}, &ur))
+	waitForIndex(t, s, ur.Index)
+	job, err := s.State().JobByID(nil, structs.DefaultNamespace, "finished")
+	must.NoError(t, err)
+	must.Eq(t, structs.JobStatusDead, job.Status)
+
+	must.NoError(t, s.createCoreEval(structs.CoreJobForceGC))
+
+	// Watch the job until the purge lands.
+	var index uint64
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var resp structs.SingleJobResponse
+		must.NoError(t, s.RPC("Job.Get", &structs.JobSpecificRequest{JobID: "finished", QueryOptions: structs.QueryOptions{
+			MinQueryIndex: index, MaxQueryTime: int64(5 * time.Second),
+		}}, &resp))
+		if resp.Job == nil {
+			break
+		}
+		index = resp.Index
+		if time.Now().After(deadline) {
+			t.Fatal("finished job was not garbage collected")
+		}
+	}
+	st = s.State()
+	gone, err := st.EvalByID(nil, done.EvalID)
+	must.NoError(t, err)
+	must.Nil(t, gone)
+	a, err := st.AllocByID(nil, finishedAlloc.ID)
+	must.NoError(t, err)
+	must.Nil(t, a)
+
+	kept, err := st.JobByID(nil, structs.DefaultNamespace, "still-running")
+	must.NoError(t, err)
+	must.NotNil(t, kept)
+	ev, err := st.EvalByID(nil, running.EvalID)
+	must.NoError(t, err)
+	must.NotNil(t, ev)
+}
