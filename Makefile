@@ -10,7 +10,7 @@ TEST_FLAGS := -count=1 -race -p 1 -timeout 20m
 
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: all build test e2e-long demo bench fmt lint clean
+.PHONY: all build test test-prometheus e2e-long demo bench fmt lint clean
 
 all: build
 
@@ -18,9 +18,16 @@ build:
 	@mkdir -p bin
 	$(GO) build -o $(BIN) ./cmd/nomad
 
-## test: lint, then every package's tests under the race detector.
+## test: lint, then every package's tests under the race detector, then
+## the metrics against a real Prometheus.
 test: lint
 	$(GO) test $(TEST_FLAGS) ./...
+	$(MAKE) test-prometheus
+
+## test-prometheus: scrape a dev agent with a real Prometheus (installs
+## Debian's prometheus package when missing).
+test-prometheus:
+	GO=$(GO) ./scripts/test-prometheus.sh
 
 ## e2e-long: the long scenarios (failover, soak, scale) plus every other test.
 e2e-long:

@@ -30,8 +30,9 @@ type Agent struct {
 	server *nomad.Server
 	client NodeClient
 
-	// inmem keeps recent metrics for /v1/metrics.
-	inmem *metrics.InmemSink
+	// telemetry holds the agent's own metrics sinks and Prometheus
+	// registry (agent/metrics.go).
+	telemetry *telemetry
 
 	httpListener net.Listener
 	httpServer   *http.Server
@@ -71,8 +72,12 @@ func New(cfg *Config, logOutput io.Writer) (*Agent, error) {
 		config:    cfg,
 		logger:    logger,
 		logOutput: logOutput,
-		inmem:     metrics.NewInmemSink(10*time.Second, time.Minute),
 	}
+	tel, err := newTelemetry(cfg.Telemetry)
+	if err != nil {
+		return nil, err
+	}
+	a.telemetry = tel
 	if cfg.Server.Enabled {
 		if err := a.setupServer(); err != nil {
 			return nil, err
@@ -88,6 +93,7 @@ func New(cfg *Config, logOutput io.Writer) (*Agent, error) {
 			return nil, err
 		}
 	}
+	a.registerCollectors(a.telemetry.registry)
 	return a, nil
 }
 
@@ -101,6 +107,7 @@ func (a *Agent) serverConfig() (*nomad.Config, error) {
 	sc.DataDir = cfg.DataDir
 	sc.Logger = a.logger
 	sc.LogOutput = a.logOutput
+	sc.Metrics = a.telemetry.metrics
 
 	rpcAddr, err := net.ResolveTCPAddr("tcp", cfg.addr(cfg.Addresses.RPC, cfg.Ports.RPC))
 	if err != nil {
@@ -289,6 +296,12 @@ func (a *Agent) Shutdown() error {
 	return a.shutdownErr
 }
 
-// MetricsSink is the agent's in-memory metrics sink, which /v1/metrics
-// displays.
-func (a *Agent) MetricsSink() *metrics.InmemSink { return a.inmem }
+// MetricsSink is where the agent's metrics go: its in-memory sink, which
+// /v1/metrics displays, and its Prometheus registry. `nomad agent` makes
+// it the process-global sink so libraries' metrics (Raft's) land here too.
+func (a *Agent) MetricsSink() metrics.MetricSink { return a.telemetry.sink }
+
+// GlobalMetricsConfig is the go-metrics configuration for the
+// process-global handle of `nomad agent`: the telemetry block's, with
+// runtime metrics every collection_interval.
+func (a *Agent) GlobalMetricsConfig() *metrics.Config { return a.telemetry.metricsConfig(true) }

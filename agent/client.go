@@ -83,6 +83,9 @@ func newNodeClient(a *Agent, rpc RPCer, servers []string, dataDir string) (NodeC
 		DevMode:    cfg.DevMode,
 		Servers:    servers,
 		Logger:     a.logger,
+		// The client's gauges (max_run_duration) go to this agent's sinks.
+		Metrics:         a.telemetry.metrics,
+		MetricsInterval: cfg.Telemetry.CollectionIntervalDur,
 	}
 	if rpc != nil {
 		cc.RPC = client.InProcessRPC(rpc)

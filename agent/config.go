@@ -103,8 +103,8 @@ type PluginConfig struct {
 	Config map[string]any
 }
 
-// Telemetry is the telemetry block. It is stored and shown; the metrics
-// sinks it configures are set up by the telemetry work.
+// Telemetry is the telemetry block: how the agent's metrics are collected
+// and served (agent/metrics.go, website/metrics.md).
 type Telemetry struct {
 	CollectionInterval         string
 	CollectionIntervalDur      time.Duration `json:"-"`
@@ -113,6 +113,7 @@ type Telemetry struct {
 	PrometheusMetrics          bool
 	PublishAllocationMetrics   bool
 	PublishNodeMetrics         bool
+	PublishJobMetrics          bool
 	StatsiteAddr               string
 	StatsdAddr                 string
 	DataDogAddr                string

@@ -379,6 +379,7 @@ func (d *cfgDecoder) telemetry(b *hclsyntax.Block, t *Telemetry) {
 			"prometheus_metrics":            d.boolean(p+".prometheus_metrics", &t.PrometheusMetrics),
 			"publish_allocation_metrics":    d.boolean(p+".publish_allocation_metrics", &t.PublishAllocationMetrics),
 			"publish_node_metrics":          d.boolean(p+".publish_node_metrics", &t.PublishNodeMetrics),
+			"publish_job_metrics":           d.boolean(p+".publish_job_metrics", &t.PublishJobMetrics),
 			"statsite_address":              d.str(p+".statsite_address", &t.StatsiteAddr),
 			"statsd_address":                d.str(p+".statsd_address", &t.StatsdAddr),
 			"datadog_address":               d.str(p+".datadog_address", &t.DataDogAddr),

@@ -92,6 +92,8 @@ func newHTTPHandler(a *Agent) *httpHandler {
 	add("/v1/metrics", h.metricsRequest)
 	add("/v1/operator/scheduler/configuration", h.schedulerConfigRequest)
 	add("/v1/search", h.searchRequest)
+	add("/v1/queue", h.queueStatusRequest)
+	add("/v1/queue/jobs", h.queueJobsRequest)
 	add("/v1/client/allocation/", h.clientAllocRequest)
 	add("/v1/client/stats", h.clientStatsRequest)
 	add("/v1/client/fs/logs/", h.clientLogsRequest)
@@ -109,6 +111,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for _, rt := range h.routes {
 		if rt.prefix && strings.HasPrefix(path, rt.path) && len(path) > len(rt.path) || !rt.prefix && path == rt.path {
 			fn = rt.h
+			defer h.agent.telemetry.observeHTTP(r.Method, rt.path, start)
 			break
 		}
 	}

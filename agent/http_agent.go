@@ -8,7 +8,6 @@ import (
 	"strconv"
 
 	"github.com/hashicorp/go-msgpack/v2/codec"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/nomadq/nomadq/structs"
@@ -213,10 +212,10 @@ func (h *httpHandler) metricsRequest(w http.ResponseWriter, r *http.Request) (an
 	}
 	if r.URL.Query().Get("format") == "prometheus" {
 		if !h.agent.config.Telemetry.PrometheusMetrics {
-			return nil, codedErr(http.StatusUnsupportedMediaType, "Prometheus is not enabled")
+			return nil, codedErr(http.StatusUnsupportedMediaType, "Prometheus metrics are not enabled: set telemetry { prometheus_metrics = true } in the agent configuration")
 		}
-		promhttp.HandlerFor(prometheus.DefaultGatherer, promhttp.HandlerOpts{DisableCompression: true}).ServeHTTP(w, r)
+		promhttp.HandlerFor(h.agent.telemetry.gatherer, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}).ServeHTTP(w, r)
 		return handled{}, nil
 	}
-	return h.agent.inmem.DisplayMetrics(w, r)
+	return h.agent.telemetry.summary(), nil
 }

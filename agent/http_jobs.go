@@ -141,6 +141,10 @@ func (h *httpHandler) jobSpecificRequest(w http.ResponseWriter, r *http.Request)
 		return h.jobPlan(w, r, jobID)
 	case "/evaluate":
 		return h.jobEvaluate(w, r, jobID)
+	case "/dispatch":
+		return h.jobDispatch(w, r, jobID)
+	case "/periodic/force":
+		return h.jobPeriodicForce(w, r, jobID)
 	case "/deployment":
 		return h.jobLatestDeployment(w, r, jobID)
 	case "/deployments":

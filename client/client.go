@@ -112,6 +112,8 @@ func NewClient(cfg Config) (*Client, error) {
 	go func() { defer c.wg.Done(); c.sync.run() }()
 	go func() { defer c.wg.Done(); c.registerAndHeartbeat() }()
 	go func() { defer c.wg.Done(); c.watchAllocs() }()
+	c.wg.Add(1)
+	go func() { defer c.wg.Done(); c.emitMaxRunMetrics() }()
 	return c, nil
 }
 

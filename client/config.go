@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	metrics "github.com/hashicorp/go-metrics"
 	"github.com/nomadq/nomadq/client/allocrunner"
 	"github.com/nomadq/nomadq/client/drivers"
 	"github.com/nomadq/nomadq/structs"
@@ -57,6 +58,13 @@ type Config struct {
 	Drivers map[string]drivers.Driver
 	// ExtraAllocHooks are added to every alloc runner (tests).
 	ExtraAllocHooks []allocrunner.HookFactory
+
+	// Metrics receives the gauges the client refreshes every
+	// MetricsInterval (the agent's own go-metrics handle); nil means the
+	// process-global one.
+	Metrics *metrics.Metrics
+	// MetricsInterval is the telemetry collection interval; default 1 s.
+	MetricsInterval time.Duration
 
 	// SyncInterval bounds how long a non-terminal alloc update waits to
 	// be batched; default 200 ms.

@@ -138,7 +138,7 @@ func runAgent(args []string, s Streams) int {
 		fmt.Fprintf(s.Stderr, "Error starting agent: %s\n", err)
 		return 1
 	}
-	_, _ = metrics.NewGlobal(metricsConfig(cfg), agentInmem(a))
+	_, _ = metrics.NewGlobal(a.GlobalMetricsConfig(), a.MetricsSink())
 
 	fmt.Fprintln(s.Stdout, "==> nomadq agent configuration:")
 	fmt.Fprintln(s.Stdout)
@@ -204,12 +204,3 @@ func runAgent(args []string, s Streams) int {
 	}
 	return 0
 }
-
-func metricsConfig(cfg *agent.Config) *metrics.Config {
-	mc := metrics.DefaultConfig("nomad")
-	mc.EnableHostname = !cfg.Telemetry.DisableHostname
-	mc.EnableRuntimeMetrics = true
-	return mc
-}
-
-func agentInmem(a *agent.Agent) metrics.MetricSink { return a.MetricsSink() }

@@ -120,6 +120,7 @@ func formatAllocBasic(a *api.Allocation, verbose bool) string {
 		"Created|" + prettyTimeDiff(time.Unix(0, a.CreateTime), now),
 		"Modified|" + prettyTimeDiff(time.Unix(0, a.ModifyTime), now),
 	}
+	rows = append(rows, allocDeadlineRow(a, verbose)...)
 	if verbose {
 		rows = append(rows,
 			"Evaluated Nodes|"+fmt.Sprint(metricsValue(a, func(m *api.AllocationMetric) int { return m.NodesEvaluated })),

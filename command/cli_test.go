@@ -26,6 +26,7 @@ var normalizers = []struct {
 	{regexp.MustCompile(`\b[0-9a-f]{8}\b`), "<ID>"},
 	{regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)`), "<TIME>"},
 	{regexp.MustCompile(`\b\d+(s|m\d+s|h\d+m|d\d+h) ago`), "<AGO>"},
+	{regexp.MustCompile(`\bin (\d+h)?(\d+m)?\d+s\b`), "<IN>"},
 	{regexp.MustCompile(`127\.0\.0\.1:\d+`), "127.0.0.1:<PORT>"},
 	{regexp.MustCompile(`-check-index \d+`), "-check-index <N>"},
 	{regexp.MustCompile(`Job Modify Index: \d+`), "Job Modify Index: <N>"},

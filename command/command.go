@@ -37,6 +37,8 @@ var commands = map[string]commandInfo{
 	"job stop":                      {runJobStop, "Stop a running job"},
 	"job inspect":                   {runJobInspect, "Inspect a submitted job"},
 	"job plan":                      {runJobPlan, "Dry-run a job update to determine its effects"},
+	"job dispatch":                  {runJobDispatch, "Dispatch an instance of a parameterized job"},
+	"job periodic force":            {runJobPeriodicForce, "Force the launch of a periodic job"},
 	"alloc status":                  {runAllocStatus, "Display allocation status information and metadata"},
 	"alloc logs":                    {runAllocLogs, "Stream the logs of a task"},
 	"eval status":                   {runEvalStatus, "Display evaluation status and placement failure reasons"},
@@ -48,6 +50,8 @@ var commands = map[string]commandInfo{
 	"agent-info":                    {runAgentInfo, "Display status information about the local agent"},
 	"operator scheduler get-config": {runSchedulerGetConfig, "Display the current scheduler configuration"},
 	"operator scheduler set-config": {runSchedulerSetConfig, "Modify the current scheduler configuration"},
+	"queue status":                  {runQueueStatus, "Display the batch job queue's settings and depth"},
+	"queue jobs":                    {runQueueJobs, "List the jobs in the batch job queue"},
 }
 
 // Run dispatches args to the matching command and returns its exit code.

@@ -3,6 +3,7 @@ package command
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/hashicorp/nomad/api"
 )
@@ -84,6 +85,11 @@ func runJobRun(args []string, s Streams) int {
 	periodic := job.Periodic != nil && (job.Periodic.Enabled == nil || *job.Periodic.Enabled)
 	if resp.EvalID == "" || detach || periodic || job.ParameterizedJob != nil {
 		fmt.Fprintln(s.Stdout, "Job registration successful")
+		if periodic {
+			if next, err := nextLaunchText(job.Periodic, time.Now()); err == nil && next != "" {
+				fmt.Fprintf(s.Stdout, "Approximate next launch time: %s\n", next)
+			}
+		}
 		if resp.EvalID != "" {
 			fmt.Fprintf(s.Stdout, "Evaluation ID: %s\n", resp.EvalID)
 		}

@@ -147,7 +147,16 @@ func formatJobStatus(c *api.Client, job *api.Job, q *api.QueryOptions, verbose, 
 		fmt.Sprintf("Periodic|%v", periodic),
 		fmt.Sprintf("Parameterized|%v", parameterized),
 	}
+	rows = append(rows, parentStatusRows(job, time.Now())...)
+	if *job.Type == "batch" && *job.Status == "pending" {
+		if pos := queuePosition(c, *job.Namespace, *job.ID); pos > 0 {
+			rows = append(rows, fmt.Sprintf("Batch Queue|queued at position %d", pos))
+		}
+	}
 	b.WriteString(formatKV(rows))
+	if (periodic || parameterized) && (job.ParentID == nil || *job.ParentID == "") {
+		return formatParentChildren(&b, c, job, q)
+	}
 
 	summary, _, err := c.Jobs().Summary(*job.ID, q)
 	if err != nil {
@@ -196,7 +205,7 @@ func formatJobStatus(c *api.Client, job *api.Job, q *api.QueryOptions, verbose, 
 		b.WriteString("No allocations placed")
 		return b.String(), nil
 	}
-	b.WriteString(formatAllocListStubs(allocs, verbose))
+	b.WriteString(withJobAllocDeadlines(formatAllocListStubs(allocs, verbose), job, allocs, verbose))
 	return b.String(), nil
 }
 

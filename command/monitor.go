@@ -35,6 +35,7 @@ func (m *monitor) monitor(evalID string) int {
 	seen := map[string]string{} // alloc ID -> last printed client status
 	status := ""
 	triggerShown := false
+	queuedAt := 0
 	for {
 		eval, _, err := m.client.Evaluations().Info(evalID, &api.QueryOptions{Params: map[string]string{"related": "true"}})
 		if err != nil {
@@ -77,6 +78,14 @@ func (m *monitor) monitor(evalID string) int {
 		switch eval.Status {
 		case "complete", "failed", "canceled":
 		default:
+			if eval.Status == "pending" && eval.Type == "batch" {
+				if pos := queuePosition(m.client, eval.Namespace, eval.JobID); pos != queuedAt {
+					queuedAt = pos
+					if pos > 0 {
+						fmt.Fprintf(m.out, "    %s: Job %q queued at position %d in the batch queue\n", m.ts(), eval.JobID, pos)
+					}
+				}
+			}
 			time.Sleep(monitorPollInterval)
 			continue
 		}

@@ -129,7 +129,7 @@ func runNodeStatus(args []string, s Streams) int {
 		rows = append(rows, fmt.Sprintf("%s|%s|%s|%d|%s|%s|%s|%s", shortID(a.ID, verbose), shortID(a.NodeID, verbose), a.TaskGroup, jobVersion(a),
 			a.DesiredStatus, a.ClientStatus, prettyTimeDiff(time.Unix(0, a.CreateTime), now), prettyTimeDiff(time.Unix(0, a.ModifyTime), now)))
 	}
-	fmt.Fprintln(s.Stdout, formatList(rows))
+	fmt.Fprintln(s.Stdout, withNodeAllocDeadlines(formatList(rows), allocs, verbose))
 	return 0
 }
 

@@ -1,6 +1,7 @@
 # A batch job that would run for ten minutes but is allowed three seconds.
-# When max_run_duration expires the allocation is stopped and marked failed,
-# and neither the restart policy nor rescheduling brings it back.
+# When max_run_duration expires the task is killed and the allocation ends
+# complete with "allocation exceeded max_run_duration"; neither the restart
+# policy nor rescheduling brings it back.
 job "timeout" {
   datacenters = ["*"]
   type        = "batch"

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	metrics "github.com/hashicorp/go-metrics"
 	"github.com/nomadq/nomadq/structs"
 )
 
@@ -100,6 +101,10 @@ type Config struct {
 
 	Logger    hclog.Logger
 	LogOutput io.Writer
+
+	// Metrics receives the server's timings (plan apply and evaluate,
+	// worker dequeue and invoke, Raft apply). Nil discards them.
+	Metrics *metrics.Metrics
 }
 
 // DefaultConfig returns Nomad's server defaults.

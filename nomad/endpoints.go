@@ -10,5 +10,6 @@ func (s *Server) endpoints() map[string]any {
 		"Status":   &Status{srv: s},
 		"Operator": &Operator{srv: s},
 		"Search":   &Search{srv: s},
+		"Queue":    &Queue{srv: s},
 	}
 }

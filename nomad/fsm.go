@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	metrics "github.com/hashicorp/go-metrics"
 	"github.com/hashicorp/raft"
 	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
@@ -73,6 +74,12 @@ func (f *nomadFSM) Apply(l *raft.Log) any {
 		return f.applyPlanResults(buf, l.Index)
 	case structs.SchedulerConfigRequestType:
 		return f.applySchedulerConfig(buf, l.Index)
+	case structs.BatchQueueReleaseRequestType:
+		return f.applyBatchQueueRelease(buf, l.Index)
+	case structs.BatchQueueDoneRequestType:
+		return f.applyBatchQueueDone(buf, l.Index)
+	case structs.PeriodicLaunchRequestType:
+		return f.applyPeriodicLaunch(buf, l.Index)
 	}
 	if ignorable {
 		f.logger.Warn("ignoring unknown message type", "type", uint8(msgType), "index", l.Index)
@@ -231,6 +238,8 @@ func (f *nomadFSM) upsertEvals(index uint64, evals []*structs.Evaluation) error 
 func (f *nomadFSM) routeEvals(evals []*structs.Evaluation) {
 	for _, e := range evals {
 		switch {
+		case e.Status == structs.EvalStatusPending && f.heldByBatchQueue(e):
+			// Waits in the batch queue, which watches its table.
 		case e.Status == structs.EvalStatusPending:
 			f.broker.Enqueue(e)
 		case e.Status == structs.EvalStatusBlocked:
@@ -300,9 +309,17 @@ func (f *nomadFSM) applySchedulerConfig(buf []byte, index uint64) any {
 		if err != nil {
 			return err
 		}
+		if ok {
+			if err := f.drainBatchQueueIfOff(index); err != nil {
+				return err
+			}
+		}
 		return ok
 	}
-	return f.State().SchedulerSetConfig(index, &req.Config)
+	if err := f.State().SchedulerSetConfig(index, &req.Config); err != nil {
+		return err
+	}
+	return f.drainBatchQueueIfOff(index)
 }
 
 // Snapshot captures the state for Raft; it is written out later, off the
@@ -355,6 +372,7 @@ func (s *Server) raftApply(t structs.MessageType, msg any) (any, uint64, error) 
 	if err != nil {
 		return nil, 0, fmt.Errorf("encode %s: %w", t, err)
 	}
+	defer s.metrics().MeasureSinceWithLabels([]string{"nomad", "raft", "apply"}, time.Now(), []metrics.Label{{Name: "type", Value: t.String()}})
 	future := s.raft.Apply(buf, s.config.RaftTimeout)
 	if err := future.Error(); err != nil {
 		return nil, 0, err

@@ -248,26 +248,7 @@ func nextLaunch(p *structs.PeriodicConfig, now time.Time) time.Time {
 	if p == nil || !p.Enabled {
 		return time.Time{}
 	}
-	loc := time.UTC
-	if p.TimeZone != "" {
-		if l, err := time.LoadLocation(p.TimeZone); err == nil {
-			loc = l
-		}
-	}
-	specs := p.Specs
-	if p.Spec != "" {
-		specs = append([]string{p.Spec}, specs...)
-	}
-	var next time.Time
-	for _, spec := range specs {
-		e, err := parseCron(spec)
-		if err != nil {
-			continue
-		}
-		if t := e.Next(now.In(loc)); !t.IsZero() && (next.IsZero() || t.Before(next)) {
-			next = t
-		}
-	}
+	next, _ := nextPeriodicLaunch(p, now)
 	return next
 }
 

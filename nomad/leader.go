@@ -110,6 +110,9 @@ func (s *Server) restoreEvals() error {
 	for _, e := range evals {
 		switch e.Status {
 		case structs.EvalStatusPending:
+			if s.fsm.heldByBatchQueue(e) {
+				continue // the batch queue releases it
+			}
 			s.evalBroker.Enqueue(e)
 		case structs.EvalStatusBlocked:
 			s.blockedEvals.Block(e)

@@ -15,6 +15,8 @@ func (s *Server) leaderLoops() []func(context.Context) {
 		s.reapFailedEvals,
 		s.reapDupBlockedEvals,
 		s.reapCancelableEvals,
+		s.runBatchQueue,
+		s.runPeriodicDispatcher,
 	}
 	for i := 0; i < s.config.NumSchedulers; i++ {
 		loops = append(loops, s.newWorker(i).run)

@@ -34,6 +34,7 @@ func (s *Server) planApply(ctx context.Context) {
 }
 
 func (s *Server) applyPlan(plan *structs.Plan) (*structs.PlanResult, error) {
+	defer s.metrics().MeasureSince([]string{"nomad", "plan", "apply"}, time.Now())
 	if plan.EvalToken != "" {
 		token, ok := s.evalBroker.Outstanding(plan.EvalID)
 		if !ok || token != plan.EvalToken {
@@ -44,7 +45,9 @@ func (s *Server) applyPlan(plan *structs.Plan) (*structs.PlanResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	evalStart := time.Now()
 	result, err := evaluatePlan(snap, plan, s.logger)
+	s.metrics().MeasureSince([]string{"nomad", "plan", "evaluate"}, evalStart)
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ import (
 	wal "github.com/hashicorp/raft-wal"
 	"github.com/hashicorp/raft-wal/metadb"
 	"github.com/hashicorp/serf/serf"
+	"github.com/nomadq/nomadq/nomad/batchqueue"
 	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
 )
@@ -50,6 +51,7 @@ type Server struct {
 	blockedEvals *BlockedEvals
 	planQueue    *PlanQueue
 	heartbeats   *heartbeater
+	batchQueue   *batchqueue.Queue
 
 	leaderLock   sync.Mutex
 	leaderCancel func()
@@ -98,6 +100,7 @@ func NewServer(config *Config) (*Server, error) {
 	s.blockedEvals = NewBlockedEvals(s.evalBroker, s.logger)
 	s.planQueue = NewPlanQueue()
 	s.heartbeats = newHeartbeater(s)
+	s.batchQueue = s.newBatchQueue()
 
 	if s.fsm, err = newFSM(s.logger, s.blockedEvals, s.evalBroker); err != nil {
 		return nil, err

@@ -36,7 +36,11 @@ func (s *Server) newWorker(id int) *worker {
 
 func (w *worker) run(ctx context.Context) {
 	for ctx.Err() == nil {
+		dequeueStart := time.Now()
 		eval, token, err := w.srv.evalBroker.Dequeue(workerSchedulers, 500*time.Millisecond)
+		if eval != nil {
+			w.srv.metrics().MeasureSince([]string{"nomad", "worker", "dequeue_eval"}, dequeueStart)
+		}
 		if err != nil {
 			if ctx.Err() == nil {
 				w.logger.Debug("dequeue failed", "error", err)
@@ -79,6 +83,7 @@ func (w *worker) process(ctx context.Context, eval *structs.Evaluation) error {
 			return err
 		}
 	}
+	defer w.srv.metrics().MeasureSince([]string{"nomad", "worker", "invoke_scheduler", eval.Type}, time.Now())
 	return sched.Process(eval)
 }
 

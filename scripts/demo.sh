@@ -78,8 +78,9 @@ echo "==> nomad job run -detach examples/timeout.nomad.hcl (max_run_duration = 3
 "$nomad" job run -detach examples/timeout.nomad.hcl
 echo
 
-# Batch jobs end on their own; give them up to 20 s.
-for job in hello report node-check priority; do
+# Batch jobs end on their own (timeout at its 3 s max_run_duration); give
+# each up to 20 s.
+for job in hello report node-check priority timeout; do
   for _ in $(seq 1 200); do
     "$nomad" job status "$job" | grep -q '^Status *= dead' && break
     sleep 0.1
@@ -102,9 +103,15 @@ echo "==> nomad alloc logs $alloc render"
 "$nomad" alloc logs "$alloc" render
 echo
 
-# Until the max_run_duration hook lands, the timeout job's sleep 600 would
-# run on: show it, then stop it.
-echo "==> nomad job stop -yes timeout"
-"$nomad" job stop -yes timeout
+# The timeout job's sleep 600 was killed at its deadline: the alloc is
+# complete with the reason, and nothing restarted or replaced it.
+talloc=$("$nomad" job status timeout | awk '/^Allocations/{getline; getline; print $1; exit}')
+echo "==> nomad alloc status $talloc (timed out)"
+tout=$("$nomad" alloc status "$talloc")
+echo "$tout"
+grep -q '^Client Description *= allocation exceeded max_run_duration$' <<<"$tout" || {
+  echo "demo: the timeout job did not time out" >&2
+  exit 1
+}
 echo
 echo "demo: done"

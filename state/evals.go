@@ -151,6 +151,11 @@ func (tx *writeTxn) upsertEval(eval *structs.Evaluation) error {
 	if err := tx.updateSummaryQueued(eval); err != nil {
 		return fmt.Errorf("upsert eval %q: %w", eval.ID, err)
 	}
+	if raw == nil {
+		if err := tx.batchQueueNewEval(eval); err != nil {
+			return fmt.Errorf("upsert eval %q: %w", eval.ID, err)
+		}
+	}
 	if eval.Status == structs.EvalStatusComplete && len(eval.FailedTGAllocs) == 0 {
 		if err := tx.cancelBlockedEvals(eval); err != nil {
 			return fmt.Errorf("upsert eval %q: %w", eval.ID, err)

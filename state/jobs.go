@@ -190,6 +190,9 @@ func (tx *writeTxn) upsertJob(job *structs.Job) error {
 	if err := tx.upsertJobVersion(job); err != nil {
 		return fmt.Errorf("upsert job %q: %w", job.ID, err)
 	}
+	if err := tx.batchQueueJobChanged(job); err != nil {
+		return fmt.Errorf("upsert job %q: %w", job.ID, err)
+	}
 	return nil
 }
 
@@ -242,6 +245,12 @@ func (tx *writeTxn) deleteJob(namespace, id string) error {
 		}
 	}
 	tx.touch(TableJobs, TableJobVersion, TableJobSummary)
+	if err := tx.batchQueueJobDeleted(namespace, id); err != nil {
+		return fmt.Errorf("delete job %q: %w", id, err)
+	}
+	if err := tx.deletePeriodicLaunch(namespace, id); err != nil {
+		return fmt.Errorf("delete job %q: %w", id, err)
+	}
 	if job.ParentID != "" {
 		if err := tx.adjustParentChildren(namespace, job.ParentID, job.Status, ""); err != nil {
 			return fmt.Errorf("delete job %q: %w", id, err)

@@ -39,6 +39,8 @@ func stateSchema() *memdb.DBSchema {
 		allocTableSchema(),
 		nodeTableSchema(),
 		schedulerConfigTableSchema(),
+		periodicLaunchTableSchema(),
+		batchQueueTableSchema(),
 	}
 	db := &memdb.DBSchema{Tables: make(map[string]*memdb.TableSchema, len(tables))}
 	for _, t := range tables {

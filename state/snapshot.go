@@ -77,6 +77,7 @@ var snapshotTables = []struct {
 	{TableAllocs, allocRecord, func() any { return new(structs.Allocation) }},
 	{TableNodes, nodeRecord, func() any { return new(structs.Node) }},
 	{TableSchedulerConfig, schedulerConfigRecord, func() any { return new(structs.SchedulerConfiguration) }},
+	{TablePeriodicLaunch, periodicLaunchRecord, func() any { return new(structs.PeriodicLaunch) }},
 }
 
 // snapshotHandle is the msgpack configuration of snapshot streams: the

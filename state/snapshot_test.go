@@ -41,7 +41,8 @@ func populate(t testing.TB, s *StateStore) {
 
 	parent := mockPeriodicJob("cron")
 	must.NoError(t, s.UpsertJob(5, parent))
-	must.NoError(t, s.UpsertJob(6, mockChildJob(parent, "periodic-1")))
+	must.NoError(t, s.UpsertPeriodicLaunch(6, mockChildJob(parent, "periodic-1"), nil,
+		&structs.PeriodicLaunch{ID: parent.ID, Namespace: parent.Namespace, Launch: 1e9}))
 
 	alloc := mockAlloc(changed, node.ID, eval.ID, structs.AllocClientStatusPending)
 	done := eval.Copy()
@@ -71,6 +72,7 @@ func populate(t testing.TB, s *StateStore) {
 func TestSnapshot_RoundTrip(t *testing.T) {
 	s := testStore(t)
 	populate(t, s)
+	populateBatchQueue(t, s)
 
 	snap, err := s.Snapshot()
 	must.NoError(t, err)
@@ -230,6 +232,7 @@ func TestIndexTable(t *testing.T) {
 		TableEvals:           7,
 		TableAllocs:          8,
 		TableSchedulerConfig: 9,
+		TablePeriodicLaunch:  6,
 	}, indexTable(t, s))
 	latest, err = s.LatestIndex()
 	must.NoError(t, err)

@@ -139,7 +139,8 @@ func TestAllocRunner_KillAllSeam(t *testing.T) {
 			hook.r = r
 			return hook
 		})
-		must.Eq(t, "test_kill", ar.hooks[0].Name()) // first slot, before alloc_dir
+		must.Eq(t, "max_run_duration", ar.hooks[0].Name()) // registered early hooks first
+		must.Eq(t, "test_kill", ar.hooks[1].Name())        // then extra hooks, before alloc_dir
 		must.Eq(t, "alloc_dir", ar.hooks[len(ar.hooks)-1].Name())
 		go ar.Run()
 		must.True(t, <-hook.done)

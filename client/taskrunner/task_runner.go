@@ -278,6 +278,10 @@ func (tr *TaskRunner) start() (string, bool) {
 		tr.failValidation(err)
 		return "", false
 	}
+	if err := writeDispatchPayload(tr.cfg.AllocDir, task, tr.cfg.Alloc); err != nil {
+		tr.setupFailed(err)
+		return "", false
+	}
 	tr.mu.Lock()
 	tr.local.Runs++
 	runs := tr.local.Runs

@@ -1,0 +1,214 @@
+package agent
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/nomad/api"
+	"github.com/shoenig/test/must"
+	"github.com/shoenig/test/wait"
+
+	"github.com/nomadq/nomadq/structs"
+)
+
+func queueAgent(t *testing.T, order string, timeout time.Duration) (*Agent, *api.Client) {
+	a := NewTestAgent(t, func(c *Config) {
+		c.Server.DefaultSchedulerConfig.BatchQueue = structs.BatchQueueConfig{
+			Enabled: true, Order: order, ConcurrentPlacements: 1, WorkloadTimeout: timeout,
+		}
+	})
+	return a, apiClient(t, a)
+}
+
+// rawJob is a single-alloc raw_exec batch job that sleeps for secs.
+func rawJob(id string, prio int, secs string, memMB int) *api.Job {
+	job := api.NewBatchJob(id, id, "global", prio)
+	job.Datacenters = []string{"*"}
+	tg := api.NewTaskGroup("g", 1)
+	tg.RestartPolicy = &api.RestartPolicy{Attempts: new(0), Mode: new("fail")}
+	task := api.NewTask("t", "raw_exec")
+	task.Config = map[string]any{"command": "/bin/sleep", "args": []string{secs}}
+	task.Require(&api.Resources{CPU: new(20), MemoryMB: new(memMB)})
+	tg.AddTask(task)
+	job.AddTaskGroup(tg)
+	return job
+}
+
+func qRegister(t *testing.T, c *api.Client, job *api.Job) string {
+	t.Helper()
+	resp, _, err := c.Jobs().Register(job, nil)
+	must.NoError(t, err)
+	return resp.EvalID
+}
+
+// allocOf waits for the job's first alloc and returns it.
+func allocOf(t *testing.T, c *api.Client, id string, within time.Duration) *api.AllocationListStub {
+	t.Helper()
+	var got *api.AllocationListStub
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
+		allocs, _, err := c.Jobs().Allocations(id, true, nil)
+		if err != nil || len(allocs) == 0 {
+			return false
+		}
+		got = allocs[0]
+		return true
+	}), wait.Timeout(within), wait.Gap(20*time.Millisecond)))
+	return got
+}
+
+func queueJobs(t *testing.T, c *api.Client) []structs.BatchQueueListEntry {
+	t.Helper()
+	var out []structs.BatchQueueListEntry
+	_, err := c.Raw().Query("/v1/queue/jobs", &out, nil)
+	must.NoError(t, err)
+	return out
+}
+
+func queueEntry(t *testing.T, c *api.Client, id string) *structs.BatchQueueListEntry {
+	for _, e := range queueJobs(t, c) {
+		if e.JobID == id {
+			return &e
+		}
+	}
+	return nil
+}
+
+// nodeMemory is the memory of the agent's only node.
+func nodeMemory(t *testing.T, c *api.Client) int {
+	nodes, _, err := c.Nodes().List(nil)
+	must.NoError(t, err)
+	must.Len(t, 1, nodes)
+	n, _, err := c.Nodes().Info(nodes[0].ID, nil)
+	must.NoError(t, err)
+	return int(n.NodeResources.Memory.MemoryMB)
+}
+
+func TestBatchQueue_FIFOStartOrder(t *testing.T) {
+	_, c := queueAgent(t, structs.BatchQueueOrderFIFO, time.Minute)
+	ids := []string{"q1", "q2", "q3", "q4", "q5"}
+	for _, id := range ids {
+		qRegister(t, c, rawJob(id, 50, "1", 32))
+	}
+	type placed struct {
+		id    string
+		index uint64
+	}
+	var got []placed
+	for _, id := range ids {
+		a := allocOf(t, c, id, 10*time.Second)
+		got = append(got, placed{id, a.CreateIndex})
+	}
+	slices.SortFunc(got, func(a, b placed) int { return int(a.index) - int(b.index) })
+	var order []string
+	for _, p := range got {
+		order = append(order, p.id)
+	}
+	must.Eq(t, ids, order)
+}
+
+// gate holds the queue's single slot: a hog takes 60% of the node's
+// memory, then the gate asks for 60% too and waits (placing) until the
+// hog is stopped.
+func gate(t *testing.T, c *api.Client) (release func()) {
+	mem := nodeMemory(t, c) * 6 / 10
+	qRegister(t, c, rawJob("hog", 50, "60", mem))
+	allocOf(t, c, "hog", 10*time.Second)
+	qRegister(t, c, rawJob("gate", 50, "1", mem))
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
+		e := queueEntry(t, c, "gate")
+		return e != nil && e.Status == structs.BatchQueueStatusPlacing
+	}), wait.Timeout(5*time.Second), wait.Gap(20*time.Millisecond)))
+	return func() {
+		_, _, err := c.Jobs().Deregister("hog", false, nil)
+		must.NoError(t, err)
+	}
+}
+
+func TestBatchQueue_PriorityOrder(t *testing.T) {
+	_, c := queueAgent(t, structs.BatchQueueOrderPriority, time.Minute)
+	open := gate(t, c)
+	qRegister(t, c, rawJob("low1", 20, "1", 32))
+	qRegister(t, c, rawJob("low2", 20, "1", 32))
+	qRegister(t, c, rawJob("high", 90, "1", 32))
+	var queued []string
+	for _, e := range queueJobs(t, c) {
+		if e.Status == structs.BatchQueueStatusQueued {
+			queued = append(queued, e.JobID)
+		}
+	}
+	must.Eq(t, []string{"high", "low1", "low2"}, queued)
+	open()
+	h := allocOf(t, c, "high", 10*time.Second)
+	l1 := allocOf(t, c, "low1", 10*time.Second)
+	l2 := allocOf(t, c, "low2", 10*time.Second)
+	must.Less(t, l1.CreateIndex, h.CreateIndex)
+	must.Less(t, l2.CreateIndex, l1.CreateIndex)
+}
+
+func TestBatchQueue_ConstrainedDoesNotBlock(t *testing.T) {
+	_, c := queueAgent(t, structs.BatchQueueOrderFIFO, time.Hour)
+	bad := rawJob("nowhere", 50, "1", 32)
+	bad.Constrain(api.NewConstraint("${attr.kernel.name}", "=", "plan9"))
+	qRegister(t, c, bad)
+	qRegister(t, c, rawJob("next", 50, "1", 32))
+	next := allocOf(t, c, "next", 10*time.Second)
+
+	e := queueEntry(t, c, "nowhere")
+	must.NotNil(t, e)
+	must.Eq(t, structs.BatchQueueStatusConstrained, e.Status)
+	must.NotEq(t, "", e.Reason)
+	// Event order: the scheduler's verdict on the constrained job came
+	// before the next job's placement.
+	evals, _, err := c.Jobs().Evaluations("nowhere", nil)
+	must.NoError(t, err)
+	var verdict uint64
+	for _, ev := range evals {
+		if len(ev.FailedTGAllocs) > 0 && (verdict == 0 || ev.ModifyIndex < verdict) {
+			verdict = ev.ModifyIndex
+		}
+	}
+	must.Positive(t, verdict)
+	must.Less(t, next.CreateIndex, verdict)
+}
+
+func TestBatchQueue_StalledThenPlaced(t *testing.T) {
+	_, c := queueAgent(t, structs.BatchQueueOrderFIFO, 2*time.Second)
+	mem := nodeMemory(t, c) * 6 / 10
+	qRegister(t, c, rawJob("hog", 50, "60", mem))
+	allocOf(t, c, "hog", 10*time.Second)
+	qRegister(t, c, rawJob("big", 50, "1", mem))
+	qRegister(t, c, rawJob("small", 50, "1", 32))
+	// small waits behind big until big stalls.
+	allocOf(t, c, "small", 10*time.Second)
+	e := queueEntry(t, c, "big")
+	must.NotNil(t, e)
+	must.Eq(t, structs.BatchQueueStatusStalled, e.Status)
+	_, _, err := c.Jobs().Deregister("hog", false, nil)
+	must.NoError(t, err)
+	allocOf(t, c, "big", 10*time.Second)
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
+		return queueEntry(t, c, "big") == nil
+	}), wait.Timeout(5*time.Second), wait.Gap(20*time.Millisecond)))
+}
+
+func TestBatchQueue_LiveJobUpdateBypassesQueue(t *testing.T) {
+	_, c := queueAgent(t, structs.BatchQueueOrderFIFO, time.Hour)
+	job := rawJob("long", 50, "30", 32)
+	job.TaskGroups[0].MaxRunDuration = new(time.Minute)
+	qRegister(t, c, job)
+	first := allocOf(t, c, "long", 10*time.Second)
+	// Fill the queue's slot with a job that cannot be placed yet.
+	mem := nodeMemory(t, c)
+	qRegister(t, c, rawJob("toobig", 50, "1", mem))
+	// Raise max_run_duration of the running job: evaluated at once.
+	job.TaskGroups[0].MaxRunDuration = new(2 * time.Minute)
+	evalID := qRegister(t, c, job)
+	ev := waitEvalTerminal(t, c, evalID)
+	must.Eq(t, "complete", ev.Status)
+	must.Nil(t, queueEntry(t, c, "long"))
+	allocs, _, err := c.Jobs().Allocations("long", false, nil)
+	must.NoError(t, err)
+	must.Eq(t, first.ID, allocs[0].ID)
+
+}

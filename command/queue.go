@@ -1,0 +1,167 @@
+package command
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/hashicorp/nomad/api"
+)
+
+// queueEntry is one row of GET /v1/queue/jobs; the official api client
+// has no batch queue types, so the CLI keeps its own.
+type queueEntry struct {
+	Position    int
+	Namespace   string
+	JobID       string
+	EvalID      string
+	Priority    int
+	Status      string
+	Reason      string
+	EnqueueTime int64
+	ReleaseTime int64
+}
+
+// queueStatusBody is the body of GET /v1/queue.
+type queueStatusBody struct {
+	Config struct {
+		Enabled              bool
+		Order                string
+		ConcurrentPlacements int
+		WorkloadTimeout      time.Duration
+	}
+	Depth   map[string]int
+	Placing []queueEntry
+}
+
+const queueStatusUsage = `
+Usage: nomad queue status [options]
+
+  Display the batch job queue: its settings, the number of workloads by
+  status and the workloads being placed.
+`
+
+func runQueueStatus(args []string, s Streams) int {
+	var (
+		af     apiFlags
+		asJSON bool
+		tmpl   string
+	)
+	fs := newFlagSet("queue status", s.Stderr, queueStatusUsage)
+	af.register(fs)
+	fs.BoolVar(&asJSON, "json", false, "Output the queue status in its JSON format")
+	fs.StringVar(&tmpl, "t", "", "Format and display the queue status using a Go template")
+	if err := fs.Parse(args); err != nil {
+		return 1
+	}
+	client, err := af.client()
+	if err != nil {
+		fmt.Fprintln(s.Stderr, err)
+		return 1
+	}
+	var body queueStatusBody
+	if _, err := client.Raw().Query("/v1/queue", &body, nil); err != nil {
+		fmt.Fprintf(s.Stderr, "Error querying the batch queue: %v\n", err)
+		return 1
+	}
+	if done, code := outputFormat(s.Stdout, s.Stderr, asJSON, tmpl, body); done {
+		return code
+	}
+	fmt.Fprintln(s.Stdout, formatKV([]string{
+		"Enabled|" + strconv.FormatBool(body.Config.Enabled),
+		"Order|" + body.Config.Order,
+		"Concurrent Placements|" + strconv.Itoa(body.Config.ConcurrentPlacements),
+		"Workload Timeout|" + body.Config.WorkloadTimeout.String(),
+		"Queued|" + strconv.Itoa(body.Depth["queued"]),
+		"Placing|" + strconv.Itoa(body.Depth["placing"]),
+		"Stalled|" + strconv.Itoa(body.Depth["stalled"]),
+		"Constrained|" + strconv.Itoa(body.Depth["constrained"]),
+	}))
+	if len(body.Placing) > 0 {
+		fmt.Fprintln(s.Stdout, "\nPlacing")
+		fmt.Fprintln(s.Stdout, formatQueueEntries(body.Placing))
+	}
+	return 0
+}
+
+const queueJobsUsage = `
+Usage: nomad queue jobs [options]
+
+  List the jobs in the batch job queue: queued ones in release order with
+  their position, then the released ones that are placing, stalled or
+  constrained.
+`
+
+func runQueueJobs(args []string, s Streams) int {
+	var (
+		af     apiFlags
+		asJSON bool
+		tmpl   string
+	)
+	fs := newFlagSet("queue jobs", s.Stderr, queueJobsUsage)
+	af.register(fs)
+	fs.BoolVar(&asJSON, "json", false, "Output the entries in their JSON format")
+	fs.StringVar(&tmpl, "t", "", "Format and display the entries using a Go template")
+	if err := fs.Parse(args); err != nil {
+		return 1
+	}
+	client, err := af.client()
+	if err != nil {
+		fmt.Fprintln(s.Stderr, err)
+		return 1
+	}
+	entries, err := listQueue(client)
+	if err != nil {
+		fmt.Fprintf(s.Stderr, "Error querying the batch queue: %v\n", err)
+		return 1
+	}
+	if done, code := outputFormat(s.Stdout, s.Stderr, asJSON, tmpl, entries); done {
+		return code
+	}
+	if len(entries) == 0 {
+		fmt.Fprintln(s.Stdout, "No jobs in the batch queue")
+		return 0
+	}
+	fmt.Fprintln(s.Stdout, formatQueueEntries(entries))
+	return 0
+}
+
+func listQueue(client *api.Client) ([]queueEntry, error) {
+	var entries []queueEntry
+	_, err := client.Raw().Query("/v1/queue/jobs", &entries, nil)
+	return entries, err
+}
+
+func formatQueueEntries(entries []queueEntry) string {
+	rows := []string{"Position|Namespace|Job ID|Priority|Status|Enqueued|Released|Reason"}
+	for _, e := range entries {
+		pos, released := "-", "-"
+		if e.Position > 0 {
+			pos = strconv.Itoa(e.Position)
+		}
+		if e.ReleaseTime > 0 {
+			released = formatUnixNano(e.ReleaseTime)
+		}
+		rows = append(rows, fmt.Sprintf("%s|%s|%s|%d|%s|%s|%s|%s", pos, e.Namespace, e.JobID, e.Priority,
+			e.Status, formatUnixNano(e.EnqueueTime), released, orNone(e.Reason)))
+	}
+	return formatList(rows)
+}
+
+// queuePosition returns the job's position in the batch queue, 0 when it
+// does not wait there (or the queue cannot be read).
+func queuePosition(client *api.Client, namespace, jobID string) int {
+	if namespace == "" {
+		namespace = "default"
+	}
+	entries, err := listQueue(client)
+	if err != nil {
+		return 0
+	}
+	for _, e := range entries {
+		if e.JobID == jobID && e.Namespace == namespace {
+			return e.Position
+		}
+	}
+	return 0
+}

@@ -1,0 +1,80 @@
+package command
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/nomad/api"
+	"github.com/shoenig/test/must"
+	"github.com/shoenig/test/wait"
+
+	"github.com/nomadq/nomadq/agent"
+	"github.com/nomadq/nomadq/structs"
+)
+
+func sleepJob(id string, memMB int) *api.Job {
+	job := api.NewBatchJob(id, id, "global", 50)
+	job.Datacenters = []string{"*"}
+	tg := api.NewTaskGroup("g", 1)
+	task := api.NewTask("t", "raw_exec")
+	task.Config = map[string]any{"command": "/bin/sleep", "args": []string{"30"}}
+	task.Require(&api.Resources{CPU: new(20), MemoryMB: new(memMB)})
+	tg.AddTask(task)
+	job.AddTaskGroup(tg)
+	return job
+}
+
+func TestQueueCommands(t *testing.T) {
+	a := agent.NewTestAgent(t, func(c *agent.Config) {
+		c.Server.DefaultSchedulerConfig.BatchQueue = structs.BatchQueueConfig{
+			Enabled: true, Order: structs.BatchQueueOrderFIFO, ConcurrentPlacements: 1, WorkloadTimeout: time.Hour,
+		}
+	})
+	addr := a.HTTPAddr()
+	c, err := api.NewClient(&api.Config{Address: addr})
+	must.NoError(t, err)
+	nodes, _, err := c.Nodes().List(nil)
+	must.NoError(t, err)
+	node, _, err := c.Nodes().Info(nodes[0].ID, nil)
+	must.NoError(t, err)
+	mem := int(node.NodeResources.Memory.MemoryMB) * 6 / 10
+
+	// hog takes most of the node; gate cannot fit and holds the one slot;
+	// waiter queues behind it.
+	for _, id := range []string{"hog", "gate", "waiter"} {
+		m := mem
+		if id == "waiter" {
+			m = 32
+		}
+		_, _, err := c.Jobs().Register(sleepJob(id, m), nil)
+		must.NoError(t, err)
+		if id == "hog" {
+			must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
+				allocs, _, _ := c.Jobs().Allocations("hog", false, nil)
+				return len(allocs) == 1
+			}), wait.Timeout(10*time.Second), wait.Gap(20*time.Millisecond)))
+		}
+	}
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
+		_, out, _ := cli(t, addr, "queue", "jobs")
+		return strings.Contains(out, "waiter") && strings.Contains(out, "placing")
+	}), wait.Timeout(10*time.Second), wait.Gap(20*time.Millisecond)))
+
+	code, out, errOut := cli(t, addr, "queue", "jobs")
+	must.Eq(t, 0, code, must.Sprint(errOut))
+	must.StrContains(t, out, "Position")
+	must.RegexMatch(t, regexp.MustCompile(`(?m)^1 +default +waiter +50 +queued`), out)
+	must.RegexMatch(t, regexp.MustCompile(`(?m)^- +default +gate +50 +placing`), out)
+
+	code, out, errOut = cli(t, addr, "queue", "status")
+	must.Eq(t, 0, code, must.Sprint(errOut))
+	must.RegexMatch(t, regexp.MustCompile(`Enabled +\= true`), out)
+	must.RegexMatch(t, regexp.MustCompile(`Queued +\= 1`), out)
+	must.RegexMatch(t, regexp.MustCompile(`Placing +\= 1`), out)
+
+	code, out, errOut = cli(t, addr, "job", "status", "waiter")
+	must.Eq(t, 0, code, must.Sprint(errOut))
+	must.RegexMatch(t, regexp.MustCompile(`Batch Queue +\= queued at position 1`), out)
+}

@@ -1,0 +1,104 @@
+package nomad
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/shoenig/test/must"
+	"github.com/shoenig/test/wait"
+
+	"github.com/nomadq/nomadq/structs"
+)
+
+func queueList(t *testing.T, s *Server) []*structs.BatchQueueListEntry {
+	t.Helper()
+	var reply structs.BatchQueueListResponse
+	must.NoError(t, s.RPC("Queue.List", &structs.BatchQueueListRequest{}, &reply))
+	return reply.Entries
+}
+
+// TestBatchQueue_LeaderFailover queues 20 jobs behind a full node on a
+// three-server cluster, stops the leader while three are placing, and
+// checks that the new leader rebuilds the same queue, releases the rest in
+// order and places every job exactly once.
+func TestBatchQueue_LeaderFailover(t *testing.T) {
+	withQueue := func(c *Config) {
+		c.DefaultSchedulerConfig = structs.DefaultSchedulerConfiguration()
+		c.DefaultSchedulerConfig.BatchQueue = structs.BatchQueueConfig{
+			Enabled: true, Order: structs.BatchQueueOrderFIFO, ConcurrentPlacements: 3, WorkloadTimeout: time.Hour,
+		}
+	}
+	both := func(a, b func(*Config)) func(*Config) { return func(c *Config) { a(c); b(c) } }
+	s1 := testServer(t, both(clusterConfig(t, 3, nil), withQueue))
+	join := []string{s1.SerfAddr()}
+	s2 := testServer(t, both(clusterConfig(t, 3, join), withQueue))
+	s3 := testServer(t, both(clusterConfig(t, 3, join), withQueue))
+	servers := []*Server{s1, s2, s3}
+	leader := waitForLeader(t, servers...)
+
+	var nr structs.NodeUpdateResponse
+	must.NoError(t, leader.RPC("Node.Register", &structs.NodeRegisterRequest{Node: mockNode(structs.GenerateUUID())}, &nr))
+	hog := mockJob("hog")
+	hog.TaskGroups[0].Tasks[0].Resources.CPU = 4000
+	registerJob(t, leader, hog)
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
+		allocs, _ := leader.State().AllocsByJob(nil, structs.DefaultNamespace, "hog", true)
+		return len(allocs) == 1 && len(queueList(t, leader)) == 0
+	}), wait.Timeout(10*time.Second), wait.Gap(10*time.Millisecond)))
+
+	var ids []string
+	for i := range 20 {
+		id := fmt.Sprintf("job-%02d", i)
+		ids = append(ids, id)
+		registerJob(t, servers[i%3], mockJob(id))
+	}
+	var before []*structs.BatchQueueListEntry
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
+		before = queueList(t, leader)
+		placing := 0
+		for _, e := range before {
+			if e.Status == structs.BatchQueueStatusPlacing {
+				placing++
+			}
+		}
+		return len(before) == 20 && placing == 3
+	}), wait.Timeout(10*time.Second), wait.Gap(10*time.Millisecond)))
+
+	must.NoError(t, leader.Shutdown())
+	var survivors []*Server
+	for _, s := range servers {
+		if s != leader {
+			survivors = append(survivors, s)
+		}
+	}
+	newLeader := waitForLeader(t, survivors...)
+
+	// The rebuilt queue has the same entries, order and statuses; a
+	// follower forwards the read.
+	var after []*structs.BatchQueueListEntry
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
+		after = queueList(t, survivors[0])
+		return len(after) == 20
+	}), wait.Timeout(10*time.Second), wait.Gap(10*time.Millisecond)))
+	for i := range before {
+		must.Eq(t, before[i].JobID, after[i].JobID)
+		must.Eq(t, before[i].Status, after[i].Status)
+		must.Eq(t, before[i].Position, after[i].Position)
+	}
+	for i, e := range after[:17] {
+		must.Eq(t, ids[i+3], e.JobID)
+		must.Eq(t, i+1, e.Position)
+	}
+
+	// Capacity arrives: everything is placed, each job exactly once.
+	must.NoError(t, newLeader.RPC("Node.Register", &structs.NodeRegisterRequest{Node: mockNode(structs.GenerateUUID())}, &nr))
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
+		return len(queueList(t, newLeader)) == 0
+	}), wait.Timeout(20*time.Second), wait.Gap(20*time.Millisecond)))
+	for _, id := range ids {
+		allocs, err := newLeader.State().AllocsByJob(nil, structs.DefaultNamespace, id, true)
+		must.NoError(t, err)
+		must.Len(t, 1, allocs, must.Sprintf("job %s", id))
+	}
+}

@@ -1,0 +1,153 @@
+package batchqueue
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/nomadq/nomadq/state"
+	"github.com/nomadq/nomadq/structs"
+)
+
+func benchEntries(n int) []*structs.BatchQueueEntry {
+	out := make([]*structs.BatchQueueEntry, n)
+	for i := range out {
+		out[i] = &structs.BatchQueueEntry{Namespace: "default", JobID: fmt.Sprintf("job-%07d", i),
+			Priority: 1 + i%100, EnqueueIndex: uint64(i + 1)}
+	}
+	return out
+}
+
+// BenchmarkHeap_PushPop is one enqueue and one release on a heap that
+// holds n entries: O(log n).
+func BenchmarkHeap_PushPop(b *testing.B) {
+	for _, n := range []int{1_000, 10_000, 100_000} {
+		for _, order := range []string{structs.BatchQueueOrderFIFO, structs.BatchQueueOrderPriority} {
+			b.Run(fmt.Sprintf("%s/%d", order, n), func(b *testing.B) {
+				h := NewHeap(order, benchEntries(n))
+				extra := &structs.BatchQueueEntry{Namespace: "default", JobID: "x", Priority: 50}
+				b.ResetTimer()
+				for i := 0; b.Loop(); i++ {
+					extra.EnqueueIndex = uint64(n + i + 1)
+					h.Push(extra)
+					extra = h.Pop()
+				}
+			})
+		}
+	}
+}
+
+// queuedStore returns a store with the queue on and n queued batch jobs.
+func queuedStore(b *testing.B, n int) *state.StateStore {
+	st, err := state.NewStateStore()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := structs.DefaultSchedulerConfiguration()
+	cfg.BatchQueue.Enabled = true
+	if err := st.SchedulerSetConfig(1, cfg); err != nil {
+		b.Fatal(err)
+	}
+	for i := range n {
+		job := batchJob(fmt.Sprintf("job-%07d", i), 50, 1)
+		ev := &structs.Evaluation{ID: structs.GenerateUUID(), Namespace: job.Namespace, Priority: 50, Type: job.Type,
+			TriggeredBy: structs.EvalTriggerJobRegister, JobID: job.ID, Status: structs.EvalStatusPending, CreateTime: 1}
+		if err := st.UpsertJobWithEval(uint64(i+2), job, ev); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return st
+}
+
+type nopCommit struct{}
+
+func (nopCommit) Release(*structs.BatchQueueReleaseRequest) error { return nil }
+func (nopCommit) Done([]structs.BatchQueueRef) error              { return nil }
+
+// BenchmarkQueue_Restore is a new leader's first round over n queued
+// workloads: read the table, order it, publish the listing.
+func BenchmarkQueue_Restore(b *testing.B) {
+	for _, n := range []int{1_000, 10_000, 100_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			st := queuedStore(b, n)
+			// A placing entry fills the one slot, so the round only
+			// rebuilds (nothing to release).
+			blocker := &structs.BatchQueueReleaseRequest{Namespace: "default", JobID: "job-0000000"}
+			e, _ := st.BatchQueueEntryByJob(nil, "default", "job-0000000")
+			blocker.EvalID, blocker.ReleaseTime = e.EvalID, time.Now().UnixNano()
+			if _, err := st.BatchQueueRelease(uint64(n+10), blocker); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for b.Loop() {
+				q := New(Config{State: func() *state.StateStore { return st }, Commit: nopCommit{}})
+				if _, err := q.round(st, nil, &tracker{status: map[string]string{}}); err != nil {
+					b.Fatal(err)
+				}
+				if got := q.Status().Depth[structs.BatchQueueStatusQueued]; got != n-1 {
+					b.Fatalf("queued %d, want %d", got, n-1)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkState_EnqueueRoute is the FSM cost of routing one register
+// eval into a queue that already holds n entries.
+func BenchmarkState_EnqueueRoute(b *testing.B) {
+	for _, n := range []int{1_000, 10_000, 100_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			st := queuedStore(b, n)
+			index := uint64(n + 10)
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				job := batchJob(fmt.Sprintf("new-%d", i), 50, 1)
+				ev := &structs.Evaluation{ID: structs.GenerateUUID(), Namespace: job.Namespace, Priority: 50, Type: job.Type,
+					TriggeredBy: structs.EvalTriggerJobRegister, JobID: job.ID, Status: structs.EvalStatusPending}
+				index++
+				if err := st.UpsertJobWithEval(index, job, ev); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkQueue_BytesPerWorkload reports the memory the queue adds per
+// queued workload: the state store with the queue on minus the same jobs
+// and evals with the queue off.
+func BenchmarkQueue_BytesPerWorkload(b *testing.B) {
+	const n = 20_000
+	measure := func(on bool) uint64 {
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		st, _ := state.NewStateStore()
+		cfg := structs.DefaultSchedulerConfiguration()
+		cfg.BatchQueue.Enabled = on
+		_ = st.SchedulerSetConfig(1, cfg)
+		job := batchJob("shape", 50, 1)
+		for i := range n {
+			j := job.Copy()
+			j.ID = fmt.Sprintf("job-%07d", i)
+			ev := &structs.Evaluation{ID: structs.GenerateUUID(), Namespace: j.Namespace, Priority: 50, Type: j.Type,
+				TriggeredBy: structs.EvalTriggerJobRegister, JobID: j.ID, Status: structs.EvalStatusPending}
+			_ = st.UpsertJobWithEval(uint64(i+2), j, ev)
+		}
+		q := New(Config{State: func() *state.StateStore { return st }, Commit: nopCommit{}})
+		if on {
+			_, _ = q.round(st, nil, &tracker{status: map[string]string{}})
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		runtime.KeepAlive(st)
+		runtime.KeepAlive(q)
+		return after.HeapAlloc - before.HeapAlloc
+	}
+	for b.Loop() {
+		off := measure(false)
+		on := measure(true)
+		b.ReportMetric(float64(int64(on)-int64(off))/n, "bytes/workload")
+	}
+}

@@ -1,0 +1,447 @@
+package batchqueue
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	metrics "github.com/hashicorp/go-metrics"
+	"github.com/shoenig/test/must"
+
+	"github.com/nomadq/nomadq/state"
+	"github.com/nomadq/nomadq/structs"
+)
+
+// harness is a state store with the queue running on it; its Committer
+// applies releases and removals directly, as the FSM would, and records
+// the jobs whose evals reached the "broker" in order.
+type harness struct {
+	t  *testing.T
+	st *state.StateStore
+	q  *Queue
+
+	mu       sync.Mutex
+	index    uint64
+	released []string
+	evals    map[string]string // job ID -> current eval ID
+	cancel   context.CancelFunc
+}
+
+func newHarness(t *testing.T, cfg structs.BatchQueueConfig, m ...*metrics.Metrics) *harness {
+	st, err := state.NewStateStore()
+	must.NoError(t, err)
+	h := &harness{t: t, st: st, evals: make(map[string]string)}
+	h.setConfig(cfg)
+	h.q = New(Config{State: func() *state.StateStore { return st }, Commit: h})
+	if len(m) > 0 {
+		h.q.cfg.Metrics = m[0]
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	h.cancel = cancel
+	go h.q.Run(ctx)
+	synctest.Wait() // the first round has seen the empty queue
+	return h
+}
+
+// stop ends the queue; synctest fails the test if any goroutine leaks.
+func (h *harness) stop() {
+	h.cancel()
+	synctest.Wait()
+}
+
+func (h *harness) write(fn func(index uint64) error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.index++
+	must.NoError(h.t, fn(h.index))
+}
+
+func (h *harness) Release(req *structs.BatchQueueReleaseRequest) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.index++
+	ev, err := h.st.BatchQueueRelease(h.index, req)
+	if ev != nil {
+		h.released = append(h.released, ev.JobID)
+	}
+	return err
+}
+
+func (h *harness) Done(refs []structs.BatchQueueRef) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.index++
+	return h.st.BatchQueueDone(h.index, refs)
+}
+
+func (h *harness) releasedJobs() []string {
+	synctest.Wait()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]string(nil), h.released...)
+}
+
+func (h *harness) setConfig(bq structs.BatchQueueConfig) {
+	bq.Canonicalize()
+	cfg := structs.DefaultSchedulerConfiguration()
+	cfg.BatchQueue = bq
+	h.write(func(i uint64) error { return h.st.SchedulerSetConfig(i, cfg) })
+}
+
+func batchJob(id string, prio, count int) *structs.Job {
+	return &structs.Job{
+		Region: structs.DefaultRegion, Namespace: structs.DefaultNamespace,
+		ID: id, Name: id, Type: structs.JobTypeBatch, Priority: prio,
+		Datacenters: []string{"dc1"}, NodePool: structs.DefaultNodePool,
+		TaskGroups: []*structs.TaskGroup{{
+			Name: "g", Count: count,
+			Tasks: []*structs.Task{{Name: "t", Driver: "raw_exec", Config: map[string]any{"command": "/bin/true"},
+				Resources: &structs.Resources{CPU: 100, MemoryMB: 64}}},
+		}},
+	}
+}
+
+// register writes a job with its job-register eval in one entry, as the
+// Job.Register endpoint does.
+func (h *harness) register(job *structs.Job) string {
+	now := time.Now().UnixNano()
+	eval := &structs.Evaluation{
+		ID: structs.GenerateUUID(), Namespace: job.Namespace, Priority: job.Priority, Type: job.Type,
+		TriggeredBy: structs.EvalTriggerJobRegister, JobID: job.ID, Status: structs.EvalStatusPending,
+		CreateTime: now, ModifyTime: now,
+	}
+	h.write(func(i uint64) error { return h.st.UpsertJobWithEval(i, job, eval) })
+	h.mu.Lock()
+	h.evals[job.ID] = eval.ID
+	h.mu.Unlock()
+	return eval.ID
+}
+
+// place writes n allocs of the job's current version, named from first.
+func (h *harness) place(id string, first, n int) {
+	job, err := h.st.JobByID(nil, structs.DefaultNamespace, id)
+	must.NoError(h.t, err)
+	var allocs []*structs.Allocation
+	for i := first; i < first+n; i++ {
+		allocs = append(allocs, &structs.Allocation{
+			ID: structs.GenerateUUID(), Namespace: job.Namespace, JobID: id, Job: job, TaskGroup: "g",
+			Name: fmt.Sprintf("%s.g[%d]", id, i), NodeID: structs.GenerateUUID(), EvalID: h.evals[id],
+			DesiredStatus: structs.AllocDesiredStatusRun, ClientStatus: structs.AllocClientStatusPending,
+			CreateTime: time.Now().UnixNano(),
+		})
+	}
+	h.write(func(i uint64) error { return h.st.UpsertAllocs(i, allocs) })
+}
+
+// infeasible writes the scheduler's verdict: the job's group fits no node.
+func (h *harness) infeasible(id string) {
+	now := time.Now().UnixNano()
+	ev := &structs.Evaluation{
+		ID: structs.GenerateUUID(), Namespace: structs.DefaultNamespace, Priority: 50, Type: structs.JobTypeBatch,
+		TriggeredBy: structs.EvalTriggerJobRegister, JobID: id, Status: structs.EvalStatusComplete,
+		FailedTGAllocs: map[string]*structs.AllocMetric{"g": {Infeasible: true, InfeasibleReason: "missing drivers"}},
+		CreateTime:     now, ModifyTime: now,
+	}
+	h.write(func(i uint64) error { return h.st.UpsertEvals(i, []*structs.Evaluation{ev}) })
+}
+
+func (h *harness) stopJob(id string) {
+	job, err := h.st.JobByID(nil, structs.DefaultNamespace, id)
+	must.NoError(h.t, err)
+	c := job.Copy()
+	c.Stop = true
+	h.write(func(i uint64) error { return h.st.UpsertJob(i, c) })
+}
+
+func (h *harness) status(id string) (string, string) {
+	synctest.Wait()
+	for _, e := range h.q.List() {
+		if e.JobID == id {
+			return e.Status, e.Reason
+		}
+	}
+	return "", ""
+}
+
+// holds reports whether the eval waits in the queue.
+func (h *harness) holds(evalID string) bool {
+	ev, err := h.st.EvalByID(nil, evalID)
+	must.NoError(h.t, err)
+	return h.st.BatchQueueHoldsEval(ev)
+}
+
+func (h *harness) evalStatus(evalID string) string {
+	ev, err := h.st.EvalByID(nil, evalID)
+	must.NoError(h.t, err)
+	return ev.Status
+}
+
+func cfg(order string, n int, timeout time.Duration) structs.BatchQueueConfig {
+	return structs.BatchQueueConfig{Enabled: true, Order: order, ConcurrentPlacements: n, WorkloadTimeout: timeout}
+}
+
+func TestQueue_Order(t *testing.T) {
+	cases := []struct {
+		name  string
+		order string
+		jobs  []*structs.Job
+		want  []string
+	}{
+		{"fifo ignores priority", structs.BatchQueueOrderFIFO,
+			[]*structs.Job{batchJob("a", 10, 1), batchJob("b", 90, 1), batchJob("c", 50, 1)},
+			[]string{"a", "b", "c"}},
+		{"priority then fifo", structs.BatchQueueOrderPriority,
+			[]*structs.Job{batchJob("low1", 10, 1), batchJob("low2", 10, 1), batchJob("high1", 90, 1), batchJob("high2", 90, 1)},
+			[]string{"high1", "high2", "low1", "low2"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := newHarness(t, cfg(tc.order, 1, time.Minute))
+				defer h.stop()
+				// Hold the line with a first job so the rest queue up.
+				h.register(batchJob("first", 50, 1))
+				must.Eq(t, []string{"first"}, h.releasedJobs())
+				for _, j := range tc.jobs {
+					h.register(j)
+				}
+				synctest.Wait()
+				var queued []string
+				for _, e := range h.q.List() {
+					if e.Status == structs.BatchQueueStatusQueued {
+						must.Eq(t, len(queued)+1, e.Position)
+						queued = append(queued, e.JobID)
+					}
+				}
+				must.Eq(t, tc.want, queued)
+				h.place("first", 0, 1)
+				for _, id := range tc.want {
+					got := h.releasedJobs()
+					must.Eq(t, id, got[len(got)-1])
+					h.place(id, 0, 1)
+				}
+				must.Eq(t, append([]string{"first"}, tc.want...), h.releasedJobs())
+			})
+		})
+	}
+}
+
+func TestQueue_ConcurrencyLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, cfg(structs.BatchQueueOrderFIFO, 2, time.Minute))
+		defer h.stop()
+		for _, id := range []string{"a", "b", "c", "d", "e"} {
+			h.register(batchJob(id, 50, 2))
+		}
+		must.Eq(t, []string{"a", "b"}, h.releasedJobs())
+		h.place("a", 0, 1) // half placed: still placing
+		must.Eq(t, []string{"a", "b"}, h.releasedJobs())
+		h.place("a", 1, 1)
+		must.Eq(t, []string{"a", "b", "c"}, h.releasedJobs())
+		st := h.q.Status()
+		must.Eq(t, 2, st.Depth[structs.BatchQueueStatusPlacing])
+		must.Eq(t, 2, st.Depth[structs.BatchQueueStatusQueued])
+	})
+}
+
+func TestQueue_Constrained(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, cfg(structs.BatchQueueOrderFIFO, 1, time.Hour))
+		defer h.stop()
+		h.register(batchJob("a", 50, 1))
+		h.register(batchJob("b", 50, 1))
+		must.Eq(t, []string{"a"}, h.releasedJobs())
+		h.infeasible("a")
+		must.Eq(t, []string{"a", "b"}, h.releasedJobs())
+		s, reason := h.status("a")
+		must.Eq(t, structs.BatchQueueStatusConstrained, s)
+		must.StrContains(t, reason, "missing drivers")
+		// Placed later, outside queue order: it leaves the queue.
+		h.place("a", 0, 1)
+		s, _ = h.status("a")
+		must.Eq(t, "", s)
+	})
+}
+
+func TestQueue_Stalled(t *testing.T) {
+	t.Run("no progress", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			h := newHarness(t, cfg(structs.BatchQueueOrderFIFO, 1, time.Minute))
+			defer h.stop()
+			h.register(batchJob("a", 50, 1))
+			h.register(batchJob("b", 50, 1))
+			must.Eq(t, []string{"a"}, h.releasedJobs())
+			time.Sleep(59 * time.Second)
+			must.Eq(t, []string{"a"}, h.releasedJobs())
+			s, _ := h.status("a")
+			must.Eq(t, structs.BatchQueueStatusPlacing, s)
+			time.Sleep(2 * time.Second)
+			must.Eq(t, []string{"a", "b"}, h.releasedJobs())
+			s, reason := h.status("a")
+			must.Eq(t, structs.BatchQueueStatusStalled, s)
+			must.StrContains(t, reason, "workload_timeout")
+			h.place("a", 0, 1) // capacity freed: placed later
+			s, _ = h.status("a")
+			must.Eq(t, "", s)
+		})
+	})
+	t.Run("progress moves the clock", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			h := newHarness(t, cfg(structs.BatchQueueOrderFIFO, 1, time.Minute))
+			defer h.stop()
+			h.register(batchJob("a", 50, 3))
+			h.register(batchJob("b", 50, 1))
+			must.Eq(t, []string{"a"}, h.releasedJobs())
+			time.Sleep(50 * time.Second)
+			h.place("a", 0, 1)
+			time.Sleep(20 * time.Second) // 70s after release, 20s after progress
+			must.Eq(t, []string{"a"}, h.releasedJobs())
+			time.Sleep(41 * time.Second)
+			must.Eq(t, []string{"a", "b"}, h.releasedJobs())
+			s, _ := h.status("a")
+			must.Eq(t, structs.BatchQueueStatusStalled, s)
+		})
+	})
+}
+
+func TestQueue_Reregister(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, cfg(structs.BatchQueueOrderFIFO, 1, time.Hour))
+		defer h.stop()
+		h.register(batchJob("a", 50, 1))
+		oldB := h.register(batchJob("b", 50, 1))
+		h.register(batchJob("c", 50, 1))
+		must.Eq(t, []string{"a"}, h.releasedJobs())
+		before, err := h.st.BatchQueueEntryByJob(nil, structs.DefaultNamespace, "b")
+		must.NoError(t, err)
+
+		newB := h.register(batchJob("b", 50, 2)) // a new version while queued
+		after, err := h.st.BatchQueueEntryByJob(nil, structs.DefaultNamespace, "b")
+		must.NoError(t, err)
+		must.Eq(t, before.EnqueueIndex, after.EnqueueIndex)
+		must.Eq(t, newB, after.EvalID)
+		must.Eq(t, structs.EvalStatusCancelled, h.evalStatus(oldB))
+
+		h.place("a", 0, 1)
+		must.Eq(t, []string{"a", "b"}, h.releasedJobs())
+		// Re-registering the still queued c with a new version keeps its
+		// place; b was released, so a new version of b is done with the
+		// queue and its live alloc sends the new eval to the broker.
+		h.place("b", 0, 1)
+		ev := h.register(batchJob("b", 50, 3))
+		must.False(t, h.holds(ev))
+		s, _ := h.status("b")
+		must.Eq(t, "", s)
+	})
+}
+
+func TestQueue_Stop(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, cfg(structs.BatchQueueOrderFIFO, 1, time.Hour))
+		defer h.stop()
+		h.register(batchJob("a", 50, 1))
+		evB := h.register(batchJob("b", 50, 1))
+		h.register(batchJob("c", 50, 1))
+		h.register(batchJob("d", 50, 1))
+		must.Eq(t, []string{"a"}, h.releasedJobs())
+
+		h.stopJob("b") // while queued
+		must.Eq(t, structs.EvalStatusCancelled, h.evalStatus(evB))
+		s, _ := h.status("b")
+		must.Eq(t, "", s)
+
+		h.stopJob("a") // while placing: frees the slot
+		must.Eq(t, []string{"a", "c"}, h.releasedJobs())
+
+		h.write(func(i uint64) error { return h.st.DeleteJob(i, structs.DefaultNamespace, "d") }) // purge
+		s, _ = h.status("d")
+		must.Eq(t, "", s)
+		must.Eq(t, 1, len(h.q.List()))
+	})
+}
+
+func TestQueue_ConfigChange(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, cfg(structs.BatchQueueOrderFIFO, 1, time.Hour))
+		defer h.stop()
+		h.register(batchJob("a", 50, 1))
+		h.register(batchJob("low", 10, 1))
+		h.register(batchJob("high", 90, 1))
+		synctest.Wait()
+		idx, _ := h.q.Index()
+
+		// An unrelated change of the scheduler configuration does not
+		// rebuild the queue: the listing index stays.
+		c := structs.DefaultSchedulerConfiguration()
+		c.SchedulerAlgorithm = structs.SchedulerAlgorithmSpread
+		c.BatchQueue = cfg(structs.BatchQueueOrderFIFO, 1, time.Hour)
+		h.write(func(i uint64) error { return h.st.SchedulerSetConfig(i, c) })
+		synctest.Wait()
+		idx2, _ := h.q.Index()
+		must.Eq(t, idx, idx2)
+
+		h.setConfig(cfg(structs.BatchQueueOrderPriority, 1, time.Hour))
+		synctest.Wait()
+		idx3, _ := h.q.Index()
+		must.Greater(t, idx2, idx3)
+		list := h.q.List()
+		must.Eq(t, "high", list[0].JobID)
+		must.Eq(t, "low", list[1].JobID)
+
+		h.setConfig(cfg(structs.BatchQueueOrderPriority, 3, time.Hour))
+		must.Eq(t, []string{"a", "high", "low"}, h.releasedJobs())
+	})
+}
+
+func TestQueue_DisableReleasesEverything(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, cfg(structs.BatchQueueOrderFIFO, 1, time.Hour))
+		defer h.stop()
+		for _, id := range []string{"a", "b", "c"} {
+			h.register(batchJob(id, 50, 1))
+		}
+		must.Eq(t, []string{"a"}, h.releasedJobs())
+		off := cfg(structs.BatchQueueOrderFIFO, 1, time.Hour)
+		off.Enabled = false
+		h.setConfig(off)
+		// The FSM drains the table in the entry that disables the queue.
+		var evals []*structs.Evaluation
+		h.write(func(i uint64) error {
+			var err error
+			evals, err = h.st.BatchQueueDrain(i)
+			return err
+		})
+		var ids []string
+		for _, e := range evals {
+			ids = append(ids, e.JobID)
+		}
+		must.SliceContainsAll(t, []string{"b", "c"}, ids)
+		synctest.Wait()
+		must.SliceEmpty(t, h.q.List())
+		// With the queue off, new evals bypass it.
+		h.register(batchJob("d", 50, 1))
+		must.False(t, h.holds(h.evals["d"]))
+	})
+}
+
+func TestQueue_LiveAllocBypasses(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, cfg(structs.BatchQueueOrderFIFO, 1, time.Hour))
+		defer h.stop()
+		h.register(batchJob("a", 50, 1))
+		h.register(batchJob("b", 50, 1))
+		must.Eq(t, []string{"a"}, h.releasedJobs())
+		h.place("a", 0, 1)
+		must.Eq(t, []string{"a", "b"}, h.releasedJobs())
+		// a now runs: a re-register (e.g. a raised max_run_duration) is
+		// not held back.
+		j := batchJob("a", 50, 1)
+		d := time.Hour
+		j.TaskGroups[0].MaxRunDuration = &d
+		ev := h.register(j)
+		must.False(t, h.holds(ev))
+	})
+}

@@ -1,0 +1,95 @@
+package batchqueue
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/nomadq/nomadq/structs"
+)
+
+// Verdict is the status of a released workload computed from state.
+type Verdict struct {
+	// Status is placing, stalled or constrained; it is empty when Placed.
+	Status string
+	Reason string
+
+	// Placed means the workload is done: every wanted alloc of the
+	// released version was placed once, or the job is gone.
+	Placed bool
+
+	// Deadline is when a placing workload stalls (zero otherwise).
+	Deadline time.Time
+}
+
+// Judge computes a released entry's verdict from the job, its evals and
+// its allocs (all of them, terminal included) at time now. It is a pure
+// function of Raft state and the clock, so every leader reaches the same
+// verdict.
+func Judge(e *structs.BatchQueueEntry, job *structs.Job, evals []*structs.Evaluation, allocs []*structs.Allocation, now time.Time, timeout time.Duration) Verdict {
+	if job == nil || job.Stop || job.Version != e.JobVersion {
+		return Verdict{Placed: true}
+	}
+	// Distinct alloc names per group: replacements and reschedules of an
+	// already placed alloc carry the same name, so they do not count twice.
+	placed := make(map[string]map[string]struct{})
+	var newest int64
+	for _, a := range allocs {
+		if a.Job == nil || a.Job.Version != e.JobVersion || a.CreateIndex < e.ReleaseIndex {
+			continue
+		}
+		if a.CreateTime > newest {
+			newest = a.CreateTime
+		}
+		if placed[a.TaskGroup] == nil {
+			placed[a.TaskGroup] = make(map[string]struct{})
+		}
+		placed[a.TaskGroup][a.Name] = struct{}{}
+	}
+	done := true
+	for _, tg := range job.TaskGroups {
+		if len(placed[tg.Name]) < tg.Count {
+			done = false
+			break
+		}
+	}
+	if done {
+		return Verdict{Placed: true}
+	}
+	if reason := constrained(e, evals); reason != "" {
+		return Verdict{Status: structs.BatchQueueStatusConstrained, Reason: reason}
+	}
+	last := time.Unix(0, max(e.ReleaseTime, newest))
+	deadline := last.Add(timeout)
+	if !now.Before(deadline) {
+		return Verdict{Status: structs.BatchQueueStatusStalled,
+			Reason: fmt.Sprintf("no new placement for %s (workload_timeout)", timeout)}
+	}
+	return Verdict{Status: structs.BatchQueueStatusPlacing, Deadline: deadline}
+}
+
+// constrained returns the scheduler's infeasibility reasons from the
+// newest eval of the job written since the release, or "".
+func constrained(e *structs.BatchQueueEntry, evals []*structs.Evaluation) string {
+	var latest *structs.Evaluation
+	for _, ev := range evals {
+		if ev.ModifyIndex < e.ReleaseIndex || len(ev.FailedTGAllocs) == 0 {
+			continue
+		}
+		if latest == nil || ev.ModifyIndex > latest.ModifyIndex {
+			latest = ev
+		}
+	}
+	if latest == nil {
+		return ""
+	}
+	var reasons []string
+	for tg, m := range latest.FailedTGAllocs {
+		if m != nil && m.Infeasible {
+			reasons = append(reasons, fmt.Sprintf("group %q: %s", tg, m.InfeasibleReason))
+		}
+	}
+	sort.Strings(reasons)
+	return strings.Join(reasons, "; ")
+}

@@ -1,0 +1,281 @@
+package state
+
+import (
+	"fmt"
+
+	"github.com/hashicorp/go-memdb"
+
+	"github.com/nomadq/nomadq/structs"
+)
+
+// TableBatchQueue holds the batch job queue: one row per queued or
+// released job, with its Raft-stored sort key and release record.
+const TableBatchQueue = "batch_queue"
+
+// batchQueueRecord tags batch queue rows in snapshot streams. It is far
+// from the other record types so that tables added later do not collide.
+const batchQueueRecord recordType = 200
+
+func init() {
+	snapshotTables = append(snapshotTables, struct {
+		table  string
+		record recordType
+		newRow func() any
+	}{TableBatchQueue, batchQueueRecord, func() any { return new(structs.BatchQueueEntry) }})
+}
+
+func batchQueueTableSchema() *memdb.TableSchema {
+	return &memdb.TableSchema{
+		Name: TableBatchQueue,
+		Indexes: map[string]*memdb.IndexSchema{
+			"id": {
+				Name:   "id",
+				Unique: true,
+				Indexer: &memdb.CompoundIndex{Indexes: []memdb.Indexer{
+					&memdb.StringFieldIndex{Field: "Namespace"},
+					&memdb.StringFieldIndex{Field: "JobID"},
+				}},
+			},
+		},
+	}
+}
+
+// BatchQueueEntries returns every batch queue row, unordered.
+func (r *reader) BatchQueueEntries(ws memdb.WatchSet) ([]*structs.BatchQueueEntry, error) {
+	iter, err := r.db.Txn(false).Get(TableBatchQueue, "id")
+	if err != nil {
+		return nil, fmt.Errorf("list batch queue: %w", err)
+	}
+	return collect[*structs.BatchQueueEntry](ws, iter, nil), nil
+}
+
+// BatchQueueEntryByJob returns the job's queue row, or nil.
+func (r *reader) BatchQueueEntryByJob(ws memdb.WatchSet, namespace, jobID string) (*structs.BatchQueueEntry, error) {
+	return batchQueueEntry(r.db.Txn(false), ws, namespace, jobID)
+}
+
+func batchQueueEntry(txn *memdb.Txn, ws memdb.WatchSet, namespace, jobID string) (*structs.BatchQueueEntry, error) {
+	watchCh, raw, err := txn.FirstWatch(TableBatchQueue, "id", namespace, jobID)
+	if err != nil {
+		return nil, fmt.Errorf("batch queue lookup %q: %w", jobID, err)
+	}
+	ws.Add(watchCh)
+	if raw == nil {
+		return nil, nil
+	}
+	return raw.(*structs.BatchQueueEntry), nil
+}
+
+// BatchQueueHoldsEval reports whether the eval waits in the batch queue
+// (its job's entry holds it, not yet released); such an eval must not go
+// to the broker.
+func (r *reader) BatchQueueHoldsEval(eval *structs.Evaluation) bool {
+	e, err := batchQueueEntry(r.db.Txn(false), nil, eval.Namespace, eval.JobID)
+	return err == nil && e != nil && e.EvalID == eval.ID && !e.Released()
+}
+
+// BatchQueueRelease writes a release record. It returns the eval to hand
+// to the broker, or nil when the entry is gone, holds another eval or was
+// released already (a release is applied once).
+func (s *StateStore) BatchQueueRelease(index uint64, req *structs.BatchQueueReleaseRequest) (*structs.Evaluation, error) {
+	var eval *structs.Evaluation
+	err := s.write(index, func(tx *writeTxn) error {
+		entry, err := batchQueueEntry(tx.Txn, nil, req.Namespace, req.JobID)
+		if err != nil || entry == nil || entry.EvalID != req.EvalID || entry.Released() {
+			return err
+		}
+		c := entry.Copy()
+		c.ReleaseIndex = index
+		c.ReleaseTime = req.ReleaseTime
+		if err := tx.Insert(TableBatchQueue, c); err != nil {
+			return fmt.Errorf("release %q: %w", req.JobID, err)
+		}
+		tx.touch(TableBatchQueue)
+		eval, err = tx.evalByID(req.EvalID)
+		if eval != nil && eval.Status != structs.EvalStatusPending {
+			eval = nil
+		}
+		return err
+	})
+	return eval, err
+}
+
+// BatchQueueDone removes placed entries that still hold the named eval.
+func (s *StateStore) BatchQueueDone(index uint64, refs []structs.BatchQueueRef) error {
+	return s.write(index, func(tx *writeTxn) error {
+		for _, ref := range refs {
+			entry, err := batchQueueEntry(tx.Txn, nil, ref.Namespace, ref.JobID)
+			if err != nil {
+				return err
+			}
+			if entry == nil || entry.EvalID != ref.EvalID || !entry.Released() {
+				continue
+			}
+			if err := tx.Delete(TableBatchQueue, entry); err != nil {
+				return fmt.Errorf("remove %q from batch queue: %w", ref.JobID, err)
+			}
+			tx.touch(TableBatchQueue)
+		}
+		return nil
+	})
+}
+
+// BatchQueueDrain empties the queue table, as disabling the queue does,
+// and returns the pending evals of the entries that were still queued, so
+// that the caller hands them all to the broker.
+func (s *StateStore) BatchQueueDrain(index uint64) ([]*structs.Evaluation, error) {
+	var evals []*structs.Evaluation
+	err := s.write(index, func(tx *writeTxn) error {
+		iter, err := tx.Get(TableBatchQueue, "id")
+		if err != nil {
+			return err
+		}
+		entries := collect[*structs.BatchQueueEntry](nil, iter, nil)
+		for _, e := range entries {
+			if err := tx.Delete(TableBatchQueue, e); err != nil {
+				return fmt.Errorf("drain batch queue: %w", err)
+			}
+			tx.touch(TableBatchQueue)
+			if e.Released() {
+				continue
+			}
+			ev, err := tx.evalByID(e.EvalID)
+			if err != nil {
+				return err
+			}
+			if ev != nil && ev.Status == structs.EvalStatusPending {
+				evals = append(evals, ev)
+			}
+		}
+		return nil
+	})
+	return evals, err
+}
+
+// batchQueueEnabled reads the replicated queue switch inside a write.
+func (tx *writeTxn) batchQueueEnabled() (bool, error) {
+	cfg, err := schedulerConfig(tx.Txn, nil)
+	if err != nil || cfg == nil {
+		return false, err
+	}
+	return cfg.BatchQueue.Enabled, nil
+}
+
+// batchQueueNewEval routes a newly written eval into the queue table when
+// the spec's routing rule says so: the queue is on, the eval is a pending
+// register-triggered batch eval, and its job has neither a released entry
+// nor a live alloc. Re-registering a queued job keeps its sort key and
+// cancels the replaced eval in the same transaction.
+func (tx *writeTxn) batchQueueNewEval(eval *structs.Evaluation) error {
+	if eval.Status != structs.EvalStatusPending || eval.Type != structs.JobTypeBatch ||
+		eval.TriggeredBy != structs.EvalTriggerJobRegister {
+		return nil
+	}
+	on, err := tx.batchQueueEnabled()
+	if err != nil || !on {
+		return err
+	}
+	job, err := jobByID(tx.Txn, nil, eval.Namespace, eval.JobID)
+	if err != nil || job == nil || job.Stop {
+		return err
+	}
+	entry, err := batchQueueEntry(tx.Txn, nil, eval.Namespace, eval.JobID)
+	if err != nil {
+		return err
+	}
+	if entry != nil {
+		if entry.Released() || entry.EvalID == eval.ID {
+			return nil
+		}
+		if err := tx.cancelQueuedEval(entry.EvalID, fmt.Sprintf("replaced in the batch queue by evaluation %q", eval.ID)); err != nil {
+			return err
+		}
+		c := entry.Copy()
+		c.EvalID = eval.ID
+		c.JobVersion = job.Version
+		if err := tx.Insert(TableBatchQueue, c); err != nil {
+			return fmt.Errorf("requeue %q: %w", eval.JobID, err)
+		}
+		tx.touch(TableBatchQueue)
+		return nil
+	}
+	iter, err := tx.Get(TableAllocs, "job", eval.Namespace, eval.JobID)
+	if err != nil {
+		return err
+	}
+	for raw := iter.Next(); raw != nil; raw = iter.Next() {
+		if !raw.(*structs.Allocation).TerminalStatus() {
+			return nil
+		}
+	}
+	entry = &structs.BatchQueueEntry{
+		Namespace:    eval.Namespace,
+		JobID:        eval.JobID,
+		EvalID:       eval.ID,
+		JobVersion:   job.Version,
+		Priority:     eval.Priority,
+		EnqueueIndex: tx.index,
+		EnqueueTime:  eval.CreateTime,
+	}
+	if err := tx.Insert(TableBatchQueue, entry); err != nil {
+		return fmt.Errorf("enqueue %q: %w", eval.JobID, err)
+	}
+	tx.touch(TableBatchQueue)
+	return nil
+}
+
+// batchQueueJobChanged keeps the queue table in step with a job write: a
+// stopped job leaves the queue (its queued eval canceled), and a released
+// job registered with a new version is done; the new version's eval is
+// routed afresh.
+func (tx *writeTxn) batchQueueJobChanged(job *structs.Job) error {
+	entry, err := batchQueueEntry(tx.Txn, nil, job.Namespace, job.ID)
+	if err != nil || entry == nil {
+		return err
+	}
+	switch {
+	case job.Stop:
+		return tx.removeBatchQueueEntry(entry, "job stopped while queued")
+	case entry.Released() && job.Version != entry.JobVersion:
+		return tx.removeBatchQueueEntry(entry, "")
+	}
+	return nil
+}
+
+// batchQueueJobDeleted removes a purged job's entry.
+func (tx *writeTxn) batchQueueJobDeleted(namespace, jobID string) error {
+	entry, err := batchQueueEntry(tx.Txn, nil, namespace, jobID)
+	if err != nil || entry == nil {
+		return err
+	}
+	return tx.removeBatchQueueEntry(entry, "job purged while queued")
+}
+
+func (tx *writeTxn) removeBatchQueueEntry(entry *structs.BatchQueueEntry, why string) error {
+	if err := tx.Delete(TableBatchQueue, entry); err != nil {
+		return fmt.Errorf("remove %q from batch queue: %w", entry.JobID, err)
+	}
+	tx.touch(TableBatchQueue)
+	if entry.Released() || why == "" {
+		return nil
+	}
+	return tx.cancelQueuedEval(entry.EvalID, why)
+}
+
+// cancelQueuedEval cancels a pending eval that the queue held back.
+func (tx *writeTxn) cancelQueuedEval(evalID, why string) error {
+	old, err := tx.evalByID(evalID)
+	if err != nil || old == nil || old.Status != structs.EvalStatusPending {
+		return err
+	}
+	c := old.Copy()
+	c.Status = structs.EvalStatusCancelled
+	c.StatusDescription = why
+	c.ModifyIndex = tx.index
+	if err := tx.Insert(TableEvals, c); err != nil {
+		return fmt.Errorf("cancel queued eval %q: %w", evalID, err)
+	}
+	tx.touch(TableEvals)
+	tx.markJob(c.Namespace, c.JobID)
+	return nil
+}

@@ -1,0 +1,122 @@
+package structs
+
+// Raft message types of the batch job queue. They use numbers Nomad does
+// not, so that a Nomad log never collides with them.
+const (
+	// BatchQueueReleaseRequestType records that the leader released a
+	// queued workload to the eval broker.
+	BatchQueueReleaseRequestType MessageType = 100
+
+	// BatchQueueDoneRequestType removes released workloads that were
+	// placed.
+	BatchQueueDoneRequestType MessageType = 101
+)
+
+func init() {
+	messageTypeNames[BatchQueueReleaseRequestType] = "BatchQueueReleaseRequestType"
+	messageTypeNames[BatchQueueDoneRequestType] = "BatchQueueDoneRequestType"
+}
+
+// Batch queue entry statuses, as the listing shows them.
+const (
+	BatchQueueStatusQueued      = "queued"
+	BatchQueueStatusPlacing     = "placing"
+	BatchQueueStatusStalled     = "stalled"
+	BatchQueueStatusConstrained = "constrained"
+)
+
+// BatchQueueEntry is a row of the Raft-replicated batch queue table: one
+// job waiting in, or released from, the queue. The sort key (Priority,
+// EnqueueIndex, EnqueueTime) is fixed by the job's first enqueue;
+// re-registering a queued job replaces EvalID only.
+type BatchQueueEntry struct {
+	Namespace string
+	JobID     string
+	EvalID    string
+
+	// JobVersion is the job version whose allocations count as placement.
+	JobVersion uint64
+
+	Priority     int
+	EnqueueIndex uint64
+	EnqueueTime  int64 // unix nanoseconds
+
+	// ReleaseIndex and ReleaseTime are zero until the leader releases the
+	// workload to the eval broker.
+	ReleaseIndex uint64
+	ReleaseTime  int64
+}
+
+// Released reports whether the entry was handed to the eval broker.
+func (e *BatchQueueEntry) Released() bool { return e.ReleaseIndex != 0 }
+
+// Copy returns a copy of the entry.
+func (e *BatchQueueEntry) Copy() *BatchQueueEntry {
+	if e == nil {
+		return nil
+	}
+	c := *e
+	return &c
+}
+
+// BatchQueueReleaseRequest releases one queued workload. The FSM applies it
+// only when the entry still holds EvalID and is not yet released, so a
+// release is never applied twice.
+type BatchQueueReleaseRequest struct {
+	Namespace   string
+	JobID       string
+	EvalID      string
+	ReleaseTime int64
+	WriteRequest
+}
+
+// BatchQueueDoneRequest removes placed workloads from the queue table.
+// Entries whose EvalID no longer matches are left alone.
+type BatchQueueDoneRequest struct {
+	Entries []BatchQueueRef
+	WriteRequest
+}
+
+// BatchQueueRef names one entry by job and eval.
+type BatchQueueRef struct {
+	Namespace string
+	JobID     string
+	EvalID    string
+}
+
+// BatchQueueListEntry is one row of GET /v1/queue/jobs.
+type BatchQueueListEntry struct {
+	Position    int
+	Namespace   string
+	JobID       string
+	EvalID      string
+	Priority    int
+	Status      string
+	Reason      string
+	EnqueueTime int64
+	ReleaseTime int64
+}
+
+// BatchQueueListRequest reads the queue listing.
+type BatchQueueListRequest struct {
+	QueryOptions
+}
+
+// BatchQueueListResponse is the queue listing in release order.
+type BatchQueueListResponse struct {
+	Entries []*BatchQueueListEntry
+	QueryMeta
+}
+
+// BatchQueueStatus is the body of GET /v1/queue.
+type BatchQueueStatus struct {
+	Config  BatchQueueConfig
+	Depth   map[string]int
+	Placing []*BatchQueueListEntry
+}
+
+// BatchQueueStatusResponse answers a queue status read.
+type BatchQueueStatusResponse struct {
+	Status BatchQueueStatus
+	QueryMeta
+}
