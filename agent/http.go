@@ -92,6 +92,7 @@ func newHTTPHandler(a *Agent) *httpHandler {
 	add("/v1/metrics", h.metricsRequest)
 	add("/v1/operator/scheduler/configuration", h.schedulerConfigRequest)
 	add("/v1/search", h.searchRequest)
+	add("/v1/system/gc", h.systemGCRequest)
 	add("/v1/queue", h.queueStatusRequest)
 	add("/v1/queue/jobs", h.queueJobsRequest)
 	add("/v1/client/allocation/", h.clientAllocRequest)

@@ -219,3 +219,16 @@ func (h *httpHandler) metricsRequest(w http.ResponseWriter, r *http.Request) (an
 	}
 	return h.agent.telemetry.summary(), nil
 }
+
+// systemGCRequest starts a forced garbage collection (PUT /v1/system/gc).
+func (h *httpHandler) systemGCRequest(w http.ResponseWriter, r *http.Request) (any, error) {
+	if !isWrite(r) {
+		return nil, methodNotAllowed()
+	}
+	var resp structs.GenericResponse
+	if err := h.agent.rpc("System.GarbageCollect", &structs.GenericRequest{}, &resp); err != nil {
+		return nil, rpcError(err)
+	}
+	setIndex(w, resp.Index)
+	return nil, nil
+}

@@ -16,10 +16,9 @@ import (
 // TestE2ELong_MetricsStayFlat runs 2,000 short mock_driver jobs through a
 // dev agent (with publish_job_metrics) and checks that the metrics keep
 // no series of the jobs and allocs that ended: after the jobs are purged
-// the scrape has exactly the series it had before. The heap is checked
-// against a per-job bound, not its earlier size: purged jobs' evals and
-// allocs stay in the state store until the core GC. make e2e-long runs
-// it.
+// the scrape has exactly the series it had before, and that a forced
+// garbage collection (PUT /v1/system/gc) removes their allocs everywhere;
+// the heap is held to a bound per job. make e2e-long runs it.
 func TestE2ELong_MetricsStayFlat(t *testing.T) {
 	if os.Getenv("NOMADQ_E2E_LONG") != "1" {
 		t.Skip("long: set NOMADQ_E2E_LONG=1 (make e2e-long)")
@@ -72,6 +71,13 @@ func TestE2ELong_MetricsStayFlat(t *testing.T) {
 		}
 		close(ids)
 		wg.Wait()
+		// Collect what the purged jobs left: their evals and allocs on the
+		// servers, and so their alloc runners on the client.
+		must.NoError(t, c.System().GarbageCollect())
+		must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
+			allocs, _, err := c.Allocations().List(nil)
+			return err == nil && len(allocs) == 0
+		}), wait.Timeout(5*time.Minute), wait.Gap(time.Second)))
 	}
 	measure := func() (series map[string]bool, heap uint64) {
 		series = map[string]bool{}
@@ -104,10 +110,12 @@ func TestE2ELong_MetricsStayFlat(t *testing.T) {
 		}
 	}
 	must.SliceEmpty(t, added, must.Sprintf("series the jobs left behind: %v", added))
-	// Purged jobs leave their evals and allocs in the state store, and
-	// their alloc runners on the client, until the core and client GCs
-	// run (hours, by default); that memory is not the metrics'. What is
-	// checked is that it stays within a bound per job.
+	// Not back to the earlier size yet: Raft keeps its trailing log
+	// entries (10,240, in memory in dev mode) until a snapshot truncates
+	// them, and part of the state store's radix trees stays allocated.
+	// What is asserted is a bound per job; the alloc runners themselves
+	// are gone (the allocation list above is empty and the client follows
+	// the server's deletions).
 	const perJob = 128 << 10
 	must.Less(t, heapBefore+2000*perJob, heapAfter, must.Sprintf("heap grew from %d to %d bytes", heapBefore, heapAfter))
 }

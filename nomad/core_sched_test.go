@@ -68,3 +68,44 @@ func TestCoreScheduler_ForceGCPurgesFinishedJob(t *testing.T) {
 	must.NoError(t, err)
 	must.NotNil(t, ev)
 }
+
+// A client watching its allocs learns of a garbage-collected alloc at once,
+// although a deletion raises no alloc's modify index.
+func TestGetClientAllocs_WakesOnDeletion(t *testing.T) {
+	s := testServer(t, func(c *Config) { c.MinHeartbeatTTL = 10 * time.Minute })
+	waitForLeader(t, s)
+	node := mockNode(structs.GenerateUUID())
+	var nr structs.NodeUpdateResponse
+	must.NoError(t, s.RPC("Node.Register", &structs.NodeRegisterRequest{Node: node}, &nr))
+	reg := registerJob(t, s, mockJob("watched"))
+	waitEvalsTerminal(t, s, time.Minute)
+
+	req := &structs.NodeSpecificRequest{NodeID: node.ID, SecretID: node.SecretID}
+	var first structs.NodeClientAllocsResponse
+	must.NoError(t, s.RPC("Node.GetClientAllocs", req, &first))
+	must.MapLen(t, 1, first.Allocs)
+	var allocID string
+	for id := range first.Allocs {
+		allocID = id
+	}
+
+	got := make(chan structs.NodeClientAllocsResponse, 1)
+	go func() {
+		blocking := *req
+		blocking.MinQueryIndex = first.Index
+		blocking.MaxQueryTime = int64(time.Minute)
+		var resp structs.NodeClientAllocsResponse
+		_ = s.RPC("Node.GetClientAllocs", &blocking, &resp)
+		got <- resp
+	}()
+	_, _, err := s.raftApply(structs.EvalDeleteRequestType, &structs.EvalDeleteRequest{Evals: []string{reg.EvalID}, Allocs: []string{allocID}})
+	must.NoError(t, err)
+
+	select {
+	case resp := <-got:
+		must.MapEmpty(t, resp.Allocs)
+		must.Greater(t, first.Index, resp.Index)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the client's alloc watch did not wake on the deletion")
+	}
+}

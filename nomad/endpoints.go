@@ -11,5 +11,6 @@ func (s *Server) endpoints() map[string]any {
 		"Operator": &Operator{srv: s},
 		"Search":   &Search{srv: s},
 		"Queue":    &Queue{srv: s},
+		"System":   &System{srv: s},
 	}
 }

@@ -52,6 +52,12 @@ func (s *Server) scheduleCoreJobs(ctx context.Context) {
 
 // createCoreEval writes a pending `_core` eval for the named GC job.
 func (s *Server) createCoreEval(job string) error {
+	_, err := s.createCoreEvalIndex(job)
+	return err
+}
+
+// createCoreEvalIndex is createCoreEval that also returns the write's index.
+func (s *Server) createCoreEvalIndex(job string) (uint64, error) {
 	now := time.Now().UnixNano()
 	eval := &structs.Evaluation{
 		ID:          structs.GenerateUUID(),
@@ -64,8 +70,8 @@ func (s *Server) createCoreEval(job string) error {
 		CreateTime:  now,
 		ModifyTime:  now,
 	}
-	_, _, err := s.raftApply(structs.EvalUpdateRequestType, &structs.EvalUpdateRequest{Evals: []*structs.Evaluation{eval}})
-	return err
+	_, index, err := s.raftApply(structs.EvalUpdateRequestType, &structs.EvalUpdateRequest{Evals: []*structs.Evaluation{eval}})
+	return index, err
 }
 
 // reapFailedEvals marks evals that hit the delivery limit failed, with a

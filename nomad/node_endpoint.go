@@ -252,14 +252,19 @@ func (n *Node) GetClientAllocs(args *structs.NodeSpecificRequest, reply *structs
 			return 0, err
 		}
 		reply.Allocs = make(map[string]uint64, len(allocs))
-		var max uint64 = 1
+		// A garbage collection deletes allocs without raising any modify
+		// index; answering with at least its index lets the client see
+		// that its allocs are gone.
+		index, err := st.Index(state.IndexAllocsDeleted)
+		if err != nil {
+			return 0, err
+		}
+		index = max(index, 1)
 		for _, a := range allocs {
 			reply.Allocs[a.ID] = a.AllocModifyIndex
-			if a.AllocModifyIndex > max {
-				max = a.AllocModifyIndex
-			}
+			index = max(index, a.AllocModifyIndex)
 		}
-		return max, nil
+		return index, nil
 	})
 }
 

@@ -112,12 +112,18 @@ func (s *StateStore) DeleteEval(index uint64, evalIDs, allocIDs []string) error 
 			if err := tx.Delete(TableAllocs, alloc); err != nil {
 				return fmt.Errorf("delete alloc %q: %w", id, err)
 			}
-			tx.touch(TableAllocs)
+			tx.touch(TableAllocs, IndexAllocsDeleted)
 			tx.markJob(alloc.Namespace, alloc.JobID)
 		}
 		return nil
 	})
 }
+
+// IndexAllocsDeleted names the index-table entry that moves whenever
+// allocations are deleted (garbage collected). A client's watch of its
+// allocations answers with at least this index, so a deletion, which
+// raises no alloc's modify index, still reaches the client.
+const IndexAllocsDeleted = "allocs_deleted"
 
 func (tx *writeTxn) upsertEval(eval *structs.Evaluation) error {
 	if eval == nil {

@@ -425,14 +425,24 @@ func (ar *AllocRunner) beginStop(skipPoststop bool, rec *state.KillRecord) bool 
 	ar.skipPoststop = skipPoststop
 	if rec != nil {
 		ar.runnerState.Kill = rec
-		s := ar.runnerState
-		if ar.cfg.State != nil {
-			if err := ar.cfg.State.PutAllocRunnerState(ar.cfg.Alloc.ID, &s); err != nil {
-				ar.logger.Error("persist alloc runner state", "error", err)
-			}
-		}
 	}
 	return true
+}
+
+// persistKill saves the whole-alloc kill so a client restarted mid-kill
+// reports the same outcome. It runs after the kill has started: a crash
+// before the write loses nothing, because the hook that asked for the kill
+// decides the same again on restore.
+func (ar *AllocRunner) persistKill() {
+	if ar.cfg.State == nil {
+		return
+	}
+	ar.mu.Lock()
+	s := ar.runnerState
+	ar.mu.Unlock()
+	if err := ar.cfg.State.PutAllocRunnerState(ar.cfg.Alloc.ID, &s); err != nil {
+		ar.logger.Error("persist alloc runner state", "error", err)
+	}
 }
 
 // stop kills every task because the servers stopped the alloc; poststop
@@ -471,6 +481,7 @@ func (ar *AllocRunner) KillAll(reason string, opts KillAllOpts) bool {
 	ar.logger.Debug("killing all tasks", "reason", reason)
 	ar.preKill()
 	go ar.killTasks(ar.killSet(opts.SkipPoststop), taskrunner.KillOpts{DisplayMessage: opts.DisplayMessage})
+	ar.persistKill()
 	ar.notify()
 	return true
 }
