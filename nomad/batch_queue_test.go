@@ -2,6 +2,7 @@ package nomad
 
 import (
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -47,8 +48,13 @@ func TestBatchQueue_LeaderFailover(t *testing.T) {
 		return len(allocs) == 1 && len(queueList(t, leader)) == 0
 	}), wait.Timeout(10*time.Second), wait.Gap(10*time.Millisecond)))
 
+	// 200 jobs in make e2e-long, 20 in make test.
+	n := 20
+	if os.Getenv("NOMADQ_E2E_LONG") == "1" {
+		n = 200
+	}
 	var ids []string
-	for i := range 20 {
+	for i := range n {
 		id := fmt.Sprintf("job-%02d", i)
 		ids = append(ids, id)
 		registerJob(t, servers[i%3], mockJob(id))
@@ -62,8 +68,8 @@ func TestBatchQueue_LeaderFailover(t *testing.T) {
 				placing++
 			}
 		}
-		return len(before) == 20 && placing == 3
-	}), wait.Timeout(10*time.Second), wait.Gap(10*time.Millisecond)))
+		return len(before) == n && placing == 3
+	}), wait.Timeout(60*time.Second), wait.Gap(10*time.Millisecond)))
 
 	must.NoError(t, leader.Shutdown())
 	var survivors []*Server
@@ -79,23 +85,26 @@ func TestBatchQueue_LeaderFailover(t *testing.T) {
 	var after []*structs.BatchQueueListEntry
 	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
 		after = queueList(t, survivors[0])
-		return len(after) == 20
-	}), wait.Timeout(10*time.Second), wait.Gap(10*time.Millisecond)))
+		return len(after) == n
+	}), wait.Timeout(60*time.Second), wait.Gap(10*time.Millisecond)))
 	for i := range before {
 		must.Eq(t, before[i].JobID, after[i].JobID)
 		must.Eq(t, before[i].Status, after[i].Status)
 		must.Eq(t, before[i].Position, after[i].Position)
 	}
-	for i, e := range after[:17] {
+	for i, e := range after[:n-3] {
 		must.Eq(t, ids[i+3], e.JobID)
 		must.Eq(t, i+1, e.Position)
 	}
 
-	// Capacity arrives: everything is placed, each job exactly once.
-	must.NoError(t, newLeader.RPC("Node.Register", &structs.NodeRegisterRequest{Node: mockNode(structs.GenerateUUID())}, &nr))
+	// Capacity arrives (a node holds 40 of these jobs): everything is
+	// placed, each job exactly once.
+	for range n/40 + 1 {
+		must.NoError(t, newLeader.RPC("Node.Register", &structs.NodeRegisterRequest{Node: mockNode(structs.GenerateUUID())}, &nr))
+	}
 	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
 		return len(queueList(t, newLeader)) == 0
-	}), wait.Timeout(20*time.Second), wait.Gap(20*time.Millisecond)))
+	}), wait.Timeout(2*time.Minute), wait.Gap(20*time.Millisecond)))
 	for _, id := range ids {
 		allocs, err := newLeader.State().AllocsByJob(nil, structs.DefaultNamespace, id, true)
 		must.NoError(t, err)
