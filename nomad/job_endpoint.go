@@ -23,21 +23,8 @@ func (j *Job) Register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 	if done, err := j.srv.forward("Job.Register", args.WriteRequest, args, reply); done {
 		return err
 	}
-	if args.Job == nil {
-		return errors.New("Job must be specified")
-	}
-	job := args.Job.Copy()
-	if job.ID == "" {
-		return errors.New("Job ID hasn't been provided")
-	}
-	if args.Namespace != "" && job.Namespace == "" {
-		job.Namespace = args.Namespace
-	}
-	job.Canonicalize()
-	if job.Region == "" || job.Region == structs.DefaultRegion {
-		job.Region = j.srv.config.Region
-	}
-	if err := job.Validate(); err != nil {
+	job, err := j.admit(args.Job, args.Namespace)
+	if err != nil {
 		return err
 	}
 	if args.EvalPriority != 0 && (args.EvalPriority < structs.JobMinPriority || args.EvalPriority > structs.JobMaxPriority) {
@@ -107,6 +94,30 @@ func (j *Job) Register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 		reply.EvalCreateIndex = index
 	}
 	return nil
+}
+
+// admit is what Register and Plan do to a submitted job before using it:
+// copy it, fill in the namespace, Nomad's defaults and this server's
+// region, and validate it.
+func (j *Job) admit(submitted *structs.Job, namespace string) (*structs.Job, error) {
+	if submitted == nil {
+		return nil, errors.New("Job must be specified")
+	}
+	job := submitted.Copy()
+	if job.ID == "" {
+		return nil, errors.New("Job ID hasn't been provided")
+	}
+	if namespace != "" && job.Namespace == "" {
+		job.Namespace = namespace
+	}
+	job.Canonicalize()
+	if job.Region == "" || job.Region == structs.DefaultRegion {
+		job.Region = j.srv.config.Region
+	}
+	if err := job.Validate(); err != nil {
+		return nil, err
+	}
+	return job, nil
 }
 
 // checkEnforceIndex answers a check-index register with Nomad's wording.

@@ -20,21 +20,8 @@ func (j *Job) Plan(args *structs.JobPlanRequest, reply *structs.JobPlanResponse)
 	if done, err := j.srv.forward("Job.Plan", args.WriteRequest, args, reply); done {
 		return err
 	}
-	if args.Job == nil {
-		return errors.New("Job must be specified")
-	}
-	job := args.Job.Copy()
-	if job.ID == "" {
-		return errors.New("Job ID hasn't been provided")
-	}
-	if args.Namespace != "" && job.Namespace == "" {
-		job.Namespace = args.Namespace
-	}
-	job.Canonicalize()
-	if job.Region == "" || job.Region == structs.DefaultRegion {
-		job.Region = j.srv.config.Region
-	}
-	if err := job.Validate(); err != nil {
+	job, err := j.admit(args.Job, args.Namespace)
+	if err != nil {
 		return err
 	}
 	if w := job.Warnings(); w != nil {
