@@ -1,6 +1,7 @@
 package client
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"github.com/nomadq/nomadq/client/allocdir"
 	"github.com/nomadq/nomadq/structs"
 	"github.com/shoenig/test/must"
+	"github.com/shoenig/test/wait"
 )
 
 func TestClient_RegistersFingerprintedNode(t *testing.T) {
@@ -231,9 +233,18 @@ func TestClient_RestartReattachesToRunningTask(t *testing.T) {
 	must.NoError(t, err)
 	st, _ := ar.ClientStatus()
 	must.Eq(t, structs.AllocClientStatusRunning, st)
-	usage, err := c2.AllocStats(a.ID)
-	must.NoError(t, err)
-	must.Positive(t, usage.ResourceUsage.MemoryStats.RSS) // measured from the re-attached process
+	// Measured from the re-attached process, once the new runner has
+	// recovered its handle (it does so in the background).
+	must.Wait(t, wait.InitialSuccess(wait.ErrorFunc(func() error {
+		usage, err := c2.AllocStats(a.ID)
+		if err != nil {
+			return err
+		}
+		if usage.ResourceUsage.MemoryStats.RSS == 0 {
+			return fmt.Errorf("no RSS measured yet")
+		}
+		return nil
+	}), wait.Timeout(10*time.Second), wait.Gap(20*time.Millisecond)))
 
 	must.NoError(t, os.WriteFile(filepath.Join(local, "go"), nil, 0o644))
 	a = serverAlloc(t, srv, "long", 20*time.Second, status(structs.AllocClientStatusComplete))
