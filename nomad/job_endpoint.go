@@ -143,12 +143,9 @@ func (j *Job) Deregister(args *structs.JobDeregisterRequest, reply *structs.JobD
 		return errors.New("missing job ID for deregistering")
 	}
 	ns := namespaceOf(args.Namespace)
-	job, err := j.srv.State().JobByID(nil, ns, args.JobID)
+	job, err := j.lookup(ns, args.JobID)
 	if err != nil {
 		return err
-	}
-	if job == nil {
-		return fmt.Errorf("job %q not found", args.JobID)
 	}
 	req := &structs.JobDeregisterRequest{JobID: args.JobID, Purge: args.Purge, WriteRequest: args.WriteRequest}
 	req.Namespace = ns
@@ -287,6 +284,18 @@ func (j *Job) Summary(args *structs.JobSpecificRequest, reply *structs.JobSummar
 		}
 		return maxIndex(st, "job_summary")
 	})
+}
+
+// lookup returns the stored job, or an error naming it when there is none.
+func (j *Job) lookup(namespace, id string) (*structs.Job, error) {
+	job, err := j.srv.State().JobByID(nil, namespace, id)
+	if err != nil {
+		return nil, err
+	}
+	if job == nil {
+		return nil, fmt.Errorf("job %q not found", id)
+	}
+	return job, nil
 }
 
 func namespaceOf(ns string) string {

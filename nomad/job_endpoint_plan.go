@@ -288,12 +288,9 @@ func (j *Job) Evaluate(args *structs.JobEvaluateRequest, reply *structs.JobRegis
 		return errors.New("missing job ID for evaluation")
 	}
 	ns := namespaceOf(args.Namespace)
-	job, err := j.srv.State().JobByID(nil, ns, args.JobID)
+	job, err := j.lookup(ns, args.JobID)
 	if err != nil {
 		return err
-	}
-	if job == nil {
-		return fmt.Errorf("job %q not found", args.JobID)
 	}
 	if job.IsPeriodic() {
 		return errors.New("can't evaluate periodic job")

@@ -19,12 +19,9 @@ func (j *Job) PeriodicForce(args *structs.PeriodicForceRequest, reply *structs.P
 		return fmt.Errorf("missing job ID for periodic force")
 	}
 	ns := namespaceOf(args.Namespace)
-	job, err := j.srv.State().JobByID(nil, ns, args.JobID)
+	job, err := j.lookup(ns, args.JobID)
 	if err != nil {
 		return err
-	}
-	if job == nil {
-		return fmt.Errorf("job %q not found", args.JobID)
 	}
 	if !job.IsPeriodic() {
 		return fmt.Errorf("can't force launch non-periodic job %q", args.JobID)
