@@ -19,6 +19,7 @@ var (
 	blockedEscaped = newLiveGauge("Blocked evaluations whose constraints escape node-class tracking.", nil, "nomad", "blocked_evals", "total_escaped")
 	planQueueDepth = newLiveGauge("Plans waiting for the plan applier.", nil, "nomad", "plan", "queue_depth")
 	heartbeats     = newLiveGauge("Nodes whose heartbeat the leader tracks.", nil, "nomad", "heartbeat", "active")
+	batchQueue     = newLiveGauge("Entries in the batch job queue by status.", []string{"status"}, "nomad", "batch_queue", "depth")
 )
 
 // jobStatusGauges count registered jobs by status.
@@ -53,7 +54,7 @@ func serverGauges(srv *nomad.Server, perJob bool) *liveCollector {
 		summary[i] = newLiveGauge("Allocations of non-dead jobs in the "+st+" state, from the job summaries.", labels, "nomad", "job_summary", st)
 	}
 	c := &liveCollector{gauges: append([]*liveGauge{brokerReady, brokerUnacked, brokerBlocked, brokerWaiting, brokerFailed,
-		blockedTotal, blockedEscaped, planQueueDepth, heartbeats}, summary...)}
+		blockedTotal, blockedEscaped, planQueueDepth, heartbeats, batchQueue}, summary...)}
 	for _, g := range jobStatusGauges {
 		c.gauges = append(c.gauges, g)
 	}
@@ -76,6 +77,9 @@ func serverGauges(srv *nomad.Server, perJob bool) *liveCollector {
 		emit(blockedEscaped, float64(bl.TotalEscaped))
 		emit(planQueueDepth, float64(srv.PlanQueueStats().Depth))
 		emit(heartbeats, float64(srv.HeartbeatsActive()))
+		for status, n := range srv.BatchQueueDepth() {
+			emit(batchQueue, float64(n), status)
+		}
 
 		snap, err := srv.State().Snapshot()
 		if err != nil {

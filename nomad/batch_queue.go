@@ -33,39 +33,27 @@ func (s *Server) BatchQueueDepth() map[string]int { return s.batchQueue.Status()
 // batchQueueCommitter writes the queue's decisions through Raft.
 type batchQueueCommitter struct{ s *Server }
 
-func (c batchQueueCommitter) Release(req *structs.BatchQueueReleaseRequest) error {
+func (c batchQueueCommitter) Commit(req *structs.BatchQueueReleaseRequest) error {
 	_, _, err := c.s.raftApply(structs.BatchQueueReleaseRequestType, req)
 	return err
 }
 
-func (c batchQueueCommitter) Done(refs []structs.BatchQueueRef) error {
-	_, _, err := c.s.raftApply(structs.BatchQueueDoneRequestType, &structs.BatchQueueDoneRequest{Entries: refs})
-	return err
-}
-
-// applyBatchQueueRelease records a release and hands the eval to the
-// broker (a no-op on followers). A repeated release is not applied twice.
+// applyBatchQueueRelease removes placed entries, records releases and
+// hands the released evals to the broker (a no-op on followers). A
+// repeated release is not applied twice.
 func (f *nomadFSM) applyBatchQueueRelease(buf []byte, index uint64) any {
 	req, err := decode[structs.BatchQueueReleaseRequest](buf, structs.BatchQueueReleaseRequestType)
 	if err != nil {
 		return err
 	}
-	eval, err := f.State().BatchQueueRelease(index, req)
+	evals, err := f.State().BatchQueueApply(index, req)
 	if err != nil {
 		return err
 	}
-	if eval != nil {
-		f.broker.Enqueue(eval)
+	for _, e := range evals {
+		f.broker.Enqueue(e)
 	}
 	return nil
-}
-
-func (f *nomadFSM) applyBatchQueueDone(buf []byte, index uint64) any {
-	req, err := decode[structs.BatchQueueDoneRequest](buf, structs.BatchQueueDoneRequestType)
-	if err != nil {
-		return err
-	}
-	return f.State().BatchQueueDone(index, req.Entries)
 }
 
 // heldByBatchQueue reports whether a pending eval waits in the batch

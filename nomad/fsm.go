@@ -76,8 +76,6 @@ func (f *nomadFSM) Apply(l *raft.Log) any {
 		return f.applySchedulerConfig(buf, l.Index)
 	case structs.BatchQueueReleaseRequestType:
 		return f.applyBatchQueueRelease(buf, l.Index)
-	case structs.BatchQueueDoneRequestType:
-		return f.applyBatchQueueDone(buf, l.Index)
 	case structs.PeriodicLaunchRequestType:
 		return f.applyPeriodicLaunch(buf, l.Index)
 	}

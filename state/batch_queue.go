@@ -12,16 +12,43 @@ import (
 // released job, with its Raft-stored sort key and release record.
 const TableBatchQueue = "batch_queue"
 
-// batchQueueRecord tags batch queue rows in snapshot streams. It is far
-// from the other record types so that tables added later do not collide.
-const batchQueueRecord recordType = 200
+// TableBatchQueueStats holds one row, the queue table's counts.
+const TableBatchQueueStats = "batch_queue_stats"
+
+// batchQueueRecord and batchQueueStatsRecord tag batch queue rows in
+// snapshot streams. They are far from the other record types so that
+// tables added later do not collide.
+const (
+	batchQueueRecord      recordType = 200
+	batchQueueStatsRecord recordType = 201
+)
 
 func init() {
-	snapshotTables = append(snapshotTables, struct {
+	type table = struct {
 		table  string
 		record recordType
 		newRow func() any
-	}{TableBatchQueue, batchQueueRecord, func() any { return new(structs.BatchQueueEntry) }})
+	}
+	snapshotTables = append(snapshotTables,
+		table{TableBatchQueue, batchQueueRecord, func() any { return new(structs.BatchQueueEntry) }},
+		table{TableBatchQueueStats, batchQueueStatsRecord, func() any { return new(BatchQueueStats) }})
+}
+
+// BatchQueueStats counts the rows of the batch queue table. Every write
+// that changes the table keeps it in step, in the same transaction, so
+// the leader reads the queue's depth and its enqueue and removal totals
+// without scanning the table.
+type BatchQueueStats struct {
+	ID string // always TableBatchQueue: the table has one row
+
+	Queued   int // rows waiting for release
+	Released int // rows released and not yet placed or removed
+
+	// Enqueued counts every row ever added; Removed every row that left
+	// without being placed (job stopped, purged or re-registered with a
+	// new version after its release, or the queue switched off).
+	Enqueued uint64
+	Removed  uint64
 }
 
 func batchQueueTableSchema() *memdb.TableSchema {
@@ -36,8 +63,79 @@ func batchQueueTableSchema() *memdb.TableSchema {
 					&memdb.StringFieldIndex{Field: "JobID"},
 				}},
 			},
+			// enqueue orders rows by their first enqueue, so the leader
+			// reads only the rows added since its last pass.
+			"enqueue": {
+				Name:    "enqueue",
+				Indexer: &memdb.UintFieldIndex{Field: "EnqueueIndex"},
+			},
 		},
 	}
+}
+
+func batchQueueStatsTableSchema() *memdb.TableSchema {
+	return &memdb.TableSchema{
+		Name: TableBatchQueueStats,
+		Indexes: map[string]*memdb.IndexSchema{
+			"id": {Name: "id", Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
+		},
+	}
+}
+
+// BatchQueueStats returns the queue table's counts.
+func (r *reader) BatchQueueStats(ws memdb.WatchSet) (BatchQueueStats, error) {
+	return batchQueueStats(r.db.Txn(false), ws)
+}
+
+func batchQueueStats(txn *memdb.Txn, ws memdb.WatchSet) (BatchQueueStats, error) {
+	watchCh, raw, err := txn.FirstWatch(TableBatchQueueStats, "id", TableBatchQueue)
+	if err != nil {
+		return BatchQueueStats{}, fmt.Errorf("read batch queue stats: %w", err)
+	}
+	ws.Add(watchCh)
+	if raw == nil {
+		return BatchQueueStats{ID: TableBatchQueue}, nil
+	}
+	return *raw.(*BatchQueueStats), nil
+}
+
+// countBatchQueue applies a change to the queue table's counts.
+func (tx *writeTxn) countBatchQueue(change func(*BatchQueueStats)) error {
+	s, err := batchQueueStats(tx.Txn, nil)
+	if err != nil {
+		return err
+	}
+	change(&s)
+	if err := tx.Insert(TableBatchQueueStats, &s); err != nil {
+		return fmt.Errorf("update batch queue stats: %w", err)
+	}
+	tx.touch(TableBatchQueueStats)
+	return nil
+}
+
+// BatchQueueTableIndex returns the Raft index of the last write to the
+// queue table and watches it: ws fires on every enqueue, replacement,
+// release and removal.
+func (r *reader) BatchQueueTableIndex(ws memdb.WatchSet) (uint64, error) {
+	watchCh, raw, err := r.db.Txn(false).FirstWatch(TableIndex, "id", TableBatchQueue)
+	if err != nil {
+		return 0, fmt.Errorf("read batch queue index: %w", err)
+	}
+	ws.Add(watchCh)
+	if raw == nil {
+		return 0, nil
+	}
+	return raw.(*IndexEntry).Value, nil
+}
+
+// BatchQueueEnqueuedAfter returns the rows first enqueued after Raft
+// index after, in enqueue order: O(log n + k) for k rows.
+func (r *reader) BatchQueueEnqueuedAfter(after uint64) ([]*structs.BatchQueueEntry, error) {
+	iter, err := r.db.Txn(false).LowerBound(TableBatchQueue, "enqueue", after+1)
+	if err != nil {
+		return nil, fmt.Errorf("list batch queue after %d: %w", after, err)
+	}
+	return collect[*structs.BatchQueueEntry](nil, iter, nil), nil
 }
 
 // BatchQueueEntries returns every batch queue row, unordered.
@@ -74,36 +172,16 @@ func (r *reader) BatchQueueHoldsEval(eval *structs.Evaluation) bool {
 	return err == nil && e != nil && e.EvalID == eval.ID && !e.Released()
 }
 
-// BatchQueueRelease writes a release record. It returns the eval to hand
-// to the broker, or nil when the entry is gone, holds another eval or was
-// released already (a release is applied once).
-func (s *StateStore) BatchQueueRelease(index uint64, req *structs.BatchQueueReleaseRequest) (*structs.Evaluation, error) {
-	var eval *structs.Evaluation
+// BatchQueueApply writes one round of the leader's decisions: the Done
+// entries, placed, leave the table, and the Release entries get their
+// release record. It returns the evals to hand to the broker. An entry
+// that no longer holds the named eval, or a release of an entry released
+// already, is skipped, so a repeated or stale decision is never applied
+// twice.
+func (s *StateStore) BatchQueueApply(index uint64, req *structs.BatchQueueReleaseRequest) ([]*structs.Evaluation, error) {
+	var evals []*structs.Evaluation
 	err := s.write(index, func(tx *writeTxn) error {
-		entry, err := batchQueueEntry(tx.Txn, nil, req.Namespace, req.JobID)
-		if err != nil || entry == nil || entry.EvalID != req.EvalID || entry.Released() {
-			return err
-		}
-		c := entry.Copy()
-		c.ReleaseIndex = index
-		c.ReleaseTime = req.ReleaseTime
-		if err := tx.Insert(TableBatchQueue, c); err != nil {
-			return fmt.Errorf("release %q: %w", req.JobID, err)
-		}
-		tx.touch(TableBatchQueue)
-		eval, err = tx.evalByID(req.EvalID)
-		if eval != nil && eval.Status != structs.EvalStatusPending {
-			eval = nil
-		}
-		return err
-	})
-	return eval, err
-}
-
-// BatchQueueDone removes placed entries that still hold the named eval.
-func (s *StateStore) BatchQueueDone(index uint64, refs []structs.BatchQueueRef) error {
-	return s.write(index, func(tx *writeTxn) error {
-		for _, ref := range refs {
+		for _, ref := range req.Done {
 			entry, err := batchQueueEntry(tx.Txn, nil, ref.Namespace, ref.JobID)
 			if err != nil {
 				return err
@@ -115,9 +193,39 @@ func (s *StateStore) BatchQueueDone(index uint64, refs []structs.BatchQueueRef) 
 				return fmt.Errorf("remove %q from batch queue: %w", ref.JobID, err)
 			}
 			tx.touch(TableBatchQueue)
+			if err := tx.countBatchQueue(func(s *BatchQueueStats) { s.Released-- }); err != nil {
+				return err
+			}
+		}
+		for _, ref := range req.Release {
+			entry, err := batchQueueEntry(tx.Txn, nil, ref.Namespace, ref.JobID)
+			if err != nil {
+				return err
+			}
+			if entry == nil || entry.EvalID != ref.EvalID || entry.Released() {
+				continue
+			}
+			c := entry.Copy()
+			c.ReleaseIndex = index
+			c.ReleaseTime = req.ReleaseTime
+			if err := tx.Insert(TableBatchQueue, c); err != nil {
+				return fmt.Errorf("release %q: %w", ref.JobID, err)
+			}
+			tx.touch(TableBatchQueue)
+			if err := tx.countBatchQueue(func(s *BatchQueueStats) { s.Queued--; s.Released++ }); err != nil {
+				return err
+			}
+			eval, err := tx.evalByID(ref.EvalID)
+			if err != nil {
+				return err
+			}
+			if eval != nil && eval.Status == structs.EvalStatusPending {
+				evals = append(evals, eval)
+			}
 		}
 		return nil
 	})
+	return evals, err
 }
 
 // BatchQueueDrain empties the queue table, as disabling the queue does,
@@ -131,11 +239,13 @@ func (s *StateStore) BatchQueueDrain(index uint64) ([]*structs.Evaluation, error
 			return err
 		}
 		entries := collect[*structs.BatchQueueEntry](nil, iter, nil)
+		if len(entries) == 0 {
+			return nil
+		}
 		for _, e := range entries {
 			if err := tx.Delete(TableBatchQueue, e); err != nil {
 				return fmt.Errorf("drain batch queue: %w", err)
 			}
-			tx.touch(TableBatchQueue)
 			if e.Released() {
 				continue
 			}
@@ -147,7 +257,11 @@ func (s *StateStore) BatchQueueDrain(index uint64) ([]*structs.Evaluation, error
 				evals = append(evals, ev)
 			}
 		}
-		return nil
+		tx.touch(TableBatchQueue)
+		return tx.countBatchQueue(func(s *BatchQueueStats) {
+			s.Removed += uint64(len(entries))
+			s.Queued, s.Released = 0, 0
+		})
 	})
 	return evals, err
 }
@@ -221,7 +335,7 @@ func (tx *writeTxn) batchQueueNewEval(eval *structs.Evaluation) error {
 		return fmt.Errorf("enqueue %q: %w", eval.JobID, err)
 	}
 	tx.touch(TableBatchQueue)
-	return nil
+	return tx.countBatchQueue(func(s *BatchQueueStats) { s.Queued++; s.Enqueued++ })
 }
 
 // batchQueueJobChanged keeps the queue table in step with a job write: a
@@ -256,8 +370,16 @@ func (tx *writeTxn) removeBatchQueueEntry(entry *structs.BatchQueueEntry, why st
 		return fmt.Errorf("remove %q from batch queue: %w", entry.JobID, err)
 	}
 	tx.touch(TableBatchQueue)
-	if entry.Released() || why == "" {
-		return nil
+	err := tx.countBatchQueue(func(s *BatchQueueStats) {
+		if entry.Released() {
+			s.Released--
+		} else {
+			s.Queued--
+		}
+		s.Removed++
+	})
+	if err != nil || entry.Released() || why == "" {
+		return err
 	}
 	return tx.cancelQueuedEval(entry.EvalID, why)
 }

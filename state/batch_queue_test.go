@@ -3,6 +3,8 @@ package state
 import (
 	"testing"
 
+	memdb "github.com/hashicorp/go-memdb"
+
 	"github.com/shoenig/test/must"
 
 	"github.com/nomadq/nomadq/structs"
@@ -41,13 +43,17 @@ func TestBatchQueue_RoutingAndSameEntryCancels(t *testing.T) {
 	must.Eq(t, structs.EvalStatusCancelled, old.Status)
 
 	// A release is applied once.
-	ev, err := s.BatchQueueRelease(4, &structs.BatchQueueReleaseRequest{Namespace: "default", JobID: "a", EvalID: second.ID, ReleaseTime: 1})
+	rel := []structs.BatchQueueRef{{Namespace: "default", JobID: "a", EvalID: second.ID}}
+	evs, err := s.BatchQueueApply(4, &structs.BatchQueueReleaseRequest{Release: rel, ReleaseTime: 1})
 	must.NoError(t, err)
-	must.NotNil(t, ev)
-	ev, err = s.BatchQueueRelease(5, &structs.BatchQueueReleaseRequest{Namespace: "default", JobID: "a", EvalID: second.ID, ReleaseTime: 2})
+	must.Len(t, 1, evs)
+	evs, err = s.BatchQueueApply(5, &structs.BatchQueueReleaseRequest{Release: rel, ReleaseTime: 2})
 	must.NoError(t, err)
-	must.Nil(t, ev)
+	must.SliceEmpty(t, evs)
 	must.False(t, s.BatchQueueHoldsEval(second))
+	stats, err := s.BatchQueueStats(nil)
+	must.NoError(t, err)
+	must.Eq(t, BatchQueueStats{ID: TableBatchQueue, Released: 1, Enqueued: 1}, stats)
 
 	// Non-register evals and service jobs bypass the queue.
 	svc := mockJob("svc")
@@ -71,4 +77,58 @@ func TestBatchQueue_RoutingAndSameEntryCancels(t *testing.T) {
 	got, err := s.EvalByID(nil, cEval.ID)
 	must.NoError(t, err)
 	must.Eq(t, structs.EvalStatusCancelled, got.Status)
+	stats, err = s.BatchQueueStats(nil)
+	must.NoError(t, err)
+	must.Eq(t, BatchQueueStats{ID: TableBatchQueue, Released: 1, Enqueued: 2, Removed: 1}, stats)
+
+	// Placed: the entry leaves without counting as removed.
+	_, err = s.BatchQueueApply(10, &structs.BatchQueueReleaseRequest{Done: rel})
+	must.NoError(t, err)
+	stats, err = s.BatchQueueStats(nil)
+	must.NoError(t, err)
+	must.Eq(t, BatchQueueStats{ID: TableBatchQueue, Enqueued: 2, Removed: 1}, stats)
+}
+
+// TestBatchQueue_EnqueuedAfter reads only the rows enqueued after an
+// index, in enqueue order, whatever their job IDs sort as.
+func TestBatchQueue_EnqueuedAfter(t *testing.T) {
+	s := testStore(t)
+	cfg := structs.DefaultSchedulerConfiguration()
+	cfg.BatchQueue.Enabled = true
+	must.NoError(t, s.SchedulerSetConfig(1, cfg))
+	ids := []string{"z", "b", "y", "a"}
+	for i, id := range ids {
+		j := mockBatchJob(id)
+		must.NoError(t, s.UpsertJobWithEval(uint64(300+i*100), j, mockEval(j, structs.EvalStatusPending)))
+	}
+	ws := memdb.NewWatchSet()
+	idx, err := s.BatchQueueTableIndex(ws)
+	must.NoError(t, err)
+	must.Eq(t, 600, idx)
+	rows, err := s.BatchQueueEnqueuedAfter(300)
+	must.NoError(t, err)
+	var got []string
+	for _, e := range rows {
+		got = append(got, e.JobID)
+	}
+	must.Eq(t, []string{"b", "y", "a"}, got)
+
+	// Any write to the table fires the watch; the counts follow.
+	must.NoError(t, s.DeleteJob(700, structs.DefaultNamespace, "y"))
+	must.True(t, fired(ws))
+	stats, err := s.BatchQueueStats(nil)
+	must.NoError(t, err)
+	must.Eq(t, 3, stats.Queued)
+	must.Eq(t, 1, stats.Removed)
+}
+
+func fired(ws memdb.WatchSet) bool {
+	for ch := range ws {
+		select {
+		case <-ch:
+			return true
+		default:
+		}
+	}
+	return false
 }

@@ -41,6 +41,7 @@ func stateSchema() *memdb.DBSchema {
 		schedulerConfigTableSchema(),
 		periodicLaunchTableSchema(),
 		batchQueueTableSchema(),
+		batchQueueStatsTableSchema(),
 	}
 	db := &memdb.DBSchema{Tables: make(map[string]*memdb.TableSchema, len(tables))}
 	for _, t := range tables {

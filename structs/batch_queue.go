@@ -3,18 +3,16 @@ package structs
 // Raft message types of the batch job queue. They use numbers Nomad does
 // not, so that a Nomad log never collides with them.
 const (
-	// BatchQueueReleaseRequestType records that the leader released a
-	// queued workload to the eval broker.
+	// BatchQueueReleaseRequestType records one round of the leader's
+	// queue decisions: placed workloads leave the queue and queued ones
+	// are released to the eval broker, in one Raft entry. (101 was a
+	// separate removal message before the two were merged; it stays
+	// unused.)
 	BatchQueueReleaseRequestType MessageType = 100
-
-	// BatchQueueDoneRequestType removes released workloads that were
-	// placed.
-	BatchQueueDoneRequestType MessageType = 101
 )
 
 func init() {
 	messageTypeNames[BatchQueueReleaseRequestType] = "BatchQueueReleaseRequestType"
-	messageTypeNames[BatchQueueDoneRequestType] = "BatchQueueDoneRequestType"
 }
 
 // Batch queue entry statuses, as the listing shows them.
@@ -59,21 +57,15 @@ func (e *BatchQueueEntry) Copy() *BatchQueueEntry {
 	return &c
 }
 
-// BatchQueueReleaseRequest releases one queued workload. The FSM applies it
-// only when the entry still holds EvalID and is not yet released, so a
-// release is never applied twice.
+// BatchQueueReleaseRequest is one round of the leader's decisions. Done
+// entries were placed and leave the queue table; Release entries are
+// released at ReleaseTime (unix nanoseconds). The FSM skips an entry that
+// no longer holds the named eval, and a release of an entry released
+// already, so no decision is applied twice.
 type BatchQueueReleaseRequest struct {
-	Namespace   string
-	JobID       string
-	EvalID      string
+	Done        []BatchQueueRef
+	Release     []BatchQueueRef
 	ReleaseTime int64
-	WriteRequest
-}
-
-// BatchQueueDoneRequest removes placed workloads from the queue table.
-// Entries whose EvalID no longer matches are left alone.
-type BatchQueueDoneRequest struct {
-	Entries []BatchQueueRef
 	WriteRequest
 }
 

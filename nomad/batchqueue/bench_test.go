@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	memdb "github.com/hashicorp/go-memdb"
+
 	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
 )
@@ -62,32 +64,89 @@ func queuedStore(b *testing.B, n int) *state.StateStore {
 
 type nopCommit struct{}
 
-func (nopCommit) Release(*structs.BatchQueueReleaseRequest) error { return nil }
-func (nopCommit) Done([]structs.BatchQueueRef) error              { return nil }
+func (nopCommit) Commit(*structs.BatchQueueReleaseRequest) error { return nil }
 
 // BenchmarkQueue_Restore is a new leader's first round over n queued
-// workloads: read the table, order it, publish the listing.
+// workloads: read the table and heap it. The one slot is taken by a
+// placing entry, so the round releases nothing.
 func BenchmarkQueue_Restore(b *testing.B) {
 	for _, n := range []int{1_000, 10_000, 100_000} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			st := queuedStore(b, n)
-			// A placing entry fills the one slot, so the round only
-			// rebuilds (nothing to release).
-			blocker := &structs.BatchQueueReleaseRequest{Namespace: "default", JobID: "job-0000000"}
 			e, _ := st.BatchQueueEntryByJob(nil, "default", "job-0000000")
-			blocker.EvalID, blocker.ReleaseTime = e.EvalID, time.Now().UnixNano()
-			if _, err := st.BatchQueueRelease(uint64(n+10), blocker); err != nil {
+			blocker := &structs.BatchQueueReleaseRequest{ReleaseTime: time.Now().UnixNano(),
+				Release: []structs.BatchQueueRef{{Namespace: "default", JobID: e.JobID, EvalID: e.EvalID}}}
+			if _, err := st.BatchQueueApply(uint64(n+10), blocker); err != nil {
 				b.Fatal(err)
 			}
 			b.ResetTimer()
 			for b.Loop() {
 				q := New(Config{State: func() *state.StateStore { return st }, Commit: nopCommit{}})
-				if _, err := q.round(st, nil, &tracker{status: map[string]string{}}); err != nil {
+				r := &runner{q: q}
+				if _, err := r.round(memdb.NewWatchSet(), time.Now()); err != nil {
 					b.Fatal(err)
+				}
+				if got := r.heap.Len(); got != n-1 {
+					b.Fatalf("heap holds %d, want %d", got, n-1)
 				}
 				if got := q.Status().Depth[structs.BatchQueueStatusQueued]; got != n-1 {
 					b.Fatalf("queued %d, want %d", got, n-1)
 				}
+			}
+		})
+	}
+}
+
+// instantPlace is a Committer whose releases are placed at once: it
+// applies the release, then removes the released entries as the next
+// round's Done would.
+type instantPlace struct {
+	st    *state.StateStore
+	index *uint64
+}
+
+func (c instantPlace) Commit(req *structs.BatchQueueReleaseRequest) error {
+	*c.index++
+	if _, err := c.st.BatchQueueApply(*c.index, req); err != nil {
+		return err
+	}
+	*c.index++
+	_, err := c.st.BatchQueueApply(*c.index, &structs.BatchQueueReleaseRequest{Done: req.Release})
+	return err
+}
+
+// BenchmarkQueue_EnqueueRelease is one enqueue (the FSM routing a
+// register eval into the table) and one release (a round that reads the
+// new row, pops the head and commits it, and the round that sees it
+// gone) with n workloads queued: the queue's whole cost per workload.
+func BenchmarkQueue_EnqueueRelease(b *testing.B) {
+	for _, n := range []int{1_000, 10_000, 100_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			st := queuedStore(b, n)
+			index := uint64(n + 10)
+			q := New(Config{State: func() *state.StateStore { return st }, Commit: instantPlace{st, &index}})
+			r := &runner{q: q}
+			// The first round rebuilds and releases the head.
+			if _, err := r.round(memdb.NewWatchSet(), time.Now()); err != nil {
+				b.Fatal(err)
+			}
+			for i := 0; b.Loop(); i++ {
+				job := batchJob(fmt.Sprintf("new-%d", i), 50, 1)
+				ev := &structs.Evaluation{ID: structs.GenerateUUID(), Namespace: job.Namespace, Priority: 50, Type: job.Type,
+					TriggeredBy: structs.EvalTriggerJobRegister, JobID: job.ID, Status: structs.EvalStatusPending}
+				index++
+				if err := st.UpsertJobWithEval(index, job, ev); err != nil {
+					b.Fatal(err)
+				}
+				for range 2 {
+					if _, err := r.round(memdb.NewWatchSet(), time.Now()); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.StopTimer()
+			if got := r.heap.Len(); got < n-2 || got > n+1 {
+				b.Fatalf("heap holds %d, want about %d", got, n)
 			}
 		})
 	}
@@ -136,13 +195,14 @@ func BenchmarkQueue_BytesPerWorkload(b *testing.B) {
 			_ = st.UpsertJobWithEval(uint64(i+2), j, ev)
 		}
 		q := New(Config{State: func() *state.StateStore { return st }, Commit: nopCommit{}})
+		r := &runner{q: q}
 		if on {
-			_, _ = q.round(st, nil, &tracker{status: map[string]string{}})
+			_, _ = r.round(memdb.NewWatchSet(), time.Now())
 		}
 		runtime.GC()
 		runtime.ReadMemStats(&after)
 		runtime.KeepAlive(st)
-		runtime.KeepAlive(q)
+		runtime.KeepAlive(r)
 		return after.HeapAlloc - before.HeapAlloc
 	}
 	for b.Loop() {

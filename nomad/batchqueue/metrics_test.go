@@ -34,15 +34,9 @@ func TestQueue_Metrics(t *testing.T) {
 		synctest.Wait()
 
 		got := map[string]float64{}
-		gauges := map[string]float32{}
 		for _, iv := range sink.Data() {
 			for _, c := range iv.Counters {
 				got[c.Name] += c.Sum
-			}
-			for _, g := range iv.Gauges {
-				for _, l := range g.Labels {
-					gauges[g.Name+"/"+l.Value] = g.Value
-				}
 			}
 		}
 		must.Eq(t, 3, got["nomad.batch_queue.enqueued"])
@@ -50,7 +44,28 @@ func TestQueue_Metrics(t *testing.T) {
 		must.Eq(t, 1, got["nomad.batch_queue.placed"])
 		must.Eq(t, 1, got["nomad.batch_queue.constrained"])
 		must.Eq(t, 1, got["nomad.batch_queue.stalled"])
-		must.Eq(t, float32(1), gauges["nomad.batch_queue.depth/stalled"])
-		must.Eq(t, float32(1), gauges["nomad.batch_queue.depth/constrained"])
+		must.Eq(t, 0, got["nomad.batch_queue.removed"])
+		// The depth gauge is read from Status at scrape time.
+		depth := h.q.Status().Depth
+		must.Eq(t, 1, depth[structs.BatchQueueStatusStalled])
+		must.Eq(t, 1, depth[structs.BatchQueueStatusConstrained])
+		must.Eq(t, 0, depth[structs.BatchQueueStatusQueued])
+
+		// A queued job stopped counts as removed.
+		h.register(batchJob("d", 50, 1))
+		h.register(batchJob("e", 50, 1))
+		synctest.Wait()
+		must.Eq(t, 1, h.q.Status().Depth[structs.BatchQueueStatusQueued]) // d placing, e queued
+		h.stopJob("e")
+		synctest.Wait()
+		must.Eq(t, 0, h.q.Status().Depth[structs.BatchQueueStatusQueued])
+		got = map[string]float64{}
+		for _, iv := range sink.Data() {
+			for _, c := range iv.Counters {
+				got[c.Name] += c.Sum
+			}
+		}
+		must.Eq(t, 5, got["nomad.batch_queue.enqueued"])
+		must.Eq(t, 1, got["nomad.batch_queue.removed"])
 	})
 }

@@ -1,6 +1,7 @@
 package batchqueue
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"sync"
@@ -14,11 +15,11 @@ import (
 	"github.com/nomadq/nomadq/structs"
 )
 
-// Committer writes the queue's decisions through Raft. The FSM applying a
-// release hands the eval to the eval broker, so a release is one commit.
+// Committer writes the queue's decisions through Raft. The FSM applying
+// a round removes the placed entries and hands the released evals to the
+// eval broker, so a round is one commit.
 type Committer interface {
-	Release(req *structs.BatchQueueReleaseRequest) error
-	Done(refs []structs.BatchQueueRef) error
+	Commit(req *structs.BatchQueueReleaseRequest) error
 }
 
 // Config wires a Queue to the server.
@@ -29,7 +30,7 @@ type Config struct {
 	Metrics *metrics.Metrics // nil: no metrics
 }
 
-// Queue is the leader's batch queue shell. Run drives it; the read methods
+// Queue is the leader's batch queue. Run drives it; the read methods
 // serve the listing and are safe for concurrent use.
 type Queue struct {
 	cfg Config
@@ -40,14 +41,13 @@ type Queue struct {
 	changed chan struct{} // closed and replaced on every view change
 }
 
-// view is what the listing shows: the settings, queued entries (in
-// release order on read) and released entries with their verdicts.
+// view is what readers see, published by Run after each round that
+// changed anything. The queued line is not copied into it: readers take
+// it from the state store, so a round costs nothing per queued entry.
 type view struct {
 	settings structs.BatchQueueConfig
-	queued   []*structs.BatchQueueEntry
-	released []*structs.BatchQueueListEntry
-
-	releasedRows []*structs.BatchQueueEntry // for metrics only
+	store    *state.StateStore              // nil while the queue does not run
+	released []*structs.BatchQueueListEntry // in release order
 }
 
 // New returns a queue; nothing runs until Run.
@@ -59,30 +59,29 @@ func New(cfg Config) *Queue {
 }
 
 // Run rebuilds the queue from state and drives it until ctx ends. Each
-// round reads the queue table and the watched jobs' evals and allocs,
-// commits placements and releases, publishes the listing, then waits on
-// the round's watch set or the next stall deadline. It never polls.
+// round reads what changed since the last one (new rows of the queue
+// table, the watched jobs' evals and allocs), commits placements and
+// releases in one Raft entry, then waits on the round's watch set or the
+// next stall deadline. It never polls.
 func (q *Queue) Run(ctx context.Context) {
 	defer q.reset()
-	tr := &tracker{status: make(map[string]string)}
+	r := &runner{q: q}
 	for ctx.Err() == nil {
-		st := q.cfg.State()
 		ws := memdb.NewWatchSet()
-		ws.Add(st.AbandonCh())
-		r, err := q.round(st, ws, tr)
+		res, err := r.round(ws, time.Now())
 		if err != nil {
 			// A failed Raft commit (a timeout, a leadership change in
 			// flight) is retried on the next state change or in a second.
 			q.cfg.Logger.Error("batch queue round failed", "error", err)
-			r.deadline = time.Now().Add(time.Second)
+			res = roundResult{deadline: time.Now().Add(time.Second)}
 		}
-		if r.again && err == nil {
+		if res.again {
 			continue
 		}
 		waitCtx, cancel := context.WithCancel(ctx)
-		if !r.deadline.IsZero() {
+		if !res.deadline.IsZero() {
 			// A stall is a timer transition: wake at the deadline.
-			t := time.AfterFunc(time.Until(r.deadline), cancel)
+			t := time.AfterFunc(time.Until(res.deadline), cancel)
 			_ = ws.WatchCtx(waitCtx)
 			t.Stop()
 		} else {
@@ -100,9 +99,38 @@ type roundResult struct {
 
 func key(ns, id string) string { return ns + "\x00" + id }
 
-// round is one pass of the shell over state.
-func (q *Queue) round(st *state.StateStore, ws memdb.WatchSet, tr *tracker) (roundResult, error) {
+// runner is the state Run keeps between rounds. The heap holds the
+// queued rows as the queue last read them; a row stopped, purged or
+// replaced since is found out when it reaches the top (lazy deletion),
+// so no round walks the line.
+type runner struct {
+	q        *Queue
+	st       *state.StateStore // the store the heap was built from
+	settings structs.BatchQueueConfig
+
+	heap       *Heap
+	maxEnqueue uint64 // highest EnqueueIndex read into the heap
+	tableIndex uint64 // the queue table's index at the last read
+	stats      state.BatchQueueStats
+
+	released map[string]*tracked // released rows by key(ns, job)
+}
+
+// tracked is a released workload and what it was last judged on.
+type tracked struct {
+	entry   *structs.BatchQueueEntry
+	ws      memdb.WatchSet // nil: judge it on the next round
+	verdict Verdict
+	// rebuilt marks an entry read back after a leadership change: its
+	// first verdict is a recomputation, not a transition to count.
+	rebuilt bool
+}
+
+// round is one pass over what changed in state.
+func (r *runner) round(ws memdb.WatchSet, now time.Time) (roundResult, error) {
 	var res roundResult
+	st := r.q.cfg.State()
+	ws.Add(st.AbandonCh())
 	_, cfg, err := st.SchedulerConfigWatch(ws)
 	if err != nil {
 		return res, err
@@ -112,83 +140,298 @@ func (q *Queue) round(st *state.StateStore, ws memdb.WatchSet, tr *tracker) (rou
 		settings = cfg.BatchQueue
 	}
 	settings.Canonicalize()
-	entries, err := st.BatchQueueEntries(ws)
-	if err != nil {
-		return res, err
-	}
-	now := time.Now()
-	var queued []*structs.BatchQueueEntry
-	var released []*structs.BatchQueueListEntry
-	var releasedRows []*structs.BatchQueueEntry
-	var done []structs.BatchQueueRef
-	var doneEntries []*structs.BatchQueueEntry
-	placing := 0
-	for _, e := range entries {
-		if !e.Released() {
-			queued = append(queued, e)
-			continue
+	changed := settings != r.settings || st != r.st
+	rejudge := settings.WorkloadTimeout != r.settings.WorkloadTimeout
+	rebuild := st != r.st || settings.Enabled != r.settings.Enabled || settings.Order != r.settings.Order
+	r.settings = settings
+	if rebuild {
+		if err := r.rebuild(st, ws); err != nil {
+			r.st = nil
+			return res, err
 		}
-		job, err := st.JobByID(ws, e.Namespace, e.JobID)
+	} else {
+		fresh, err := r.readNew(ws)
 		if err != nil {
 			return res, err
 		}
-		evals, err := st.EvalsByJob(ws, e.Namespace, e.JobID)
-		if err != nil {
-			return res, err
-		}
-		allocs, err := st.AllocsByJob(ws, e.Namespace, e.JobID, true)
-		if err != nil {
-			return res, err
-		}
-		v := Judge(e, job, evals, allocs, now, settings.WorkloadTimeout)
-		if v.Placed {
-			done = append(done, structs.BatchQueueRef{Namespace: e.Namespace, JobID: e.JobID, EvalID: e.EvalID})
-			doneEntries = append(doneEntries, e)
-			continue
-		}
-		if v.Status == structs.BatchQueueStatusPlacing {
-			placing++
-			if res.deadline.IsZero() || v.Deadline.Before(res.deadline) {
-				res.deadline = v.Deadline
-			}
-		}
-		released = append(released, listEntry(e, v.Status, v.Reason))
-		releasedRows = append(releasedRows, e)
+		changed = changed || fresh
 	}
 	if !settings.Enabled {
-		// The FSM drains the table when the queue is switched off; until
-		// that entry applies there is nothing to do.
-		q.publish(view{settings: settings}, tr)
+		// The FSM drains the table in the entry that switches the queue
+		// off; there is nothing to release or watch.
+		if changed {
+			r.publish()
+		}
 		return res, nil
 	}
-	if len(done) > 0 {
-		if err := q.cfg.Commit.Done(done); err != nil {
-			return res, err
-		}
-		for _, e := range doneEntries {
-			q.incr("placed")
-			q.sample("placement_time", now.Sub(time.Unix(0, e.ReleaseTime)))
-			tr.placed++
-		}
-		res.again = true
-		return res, nil
-	}
-	if free := settings.ConcurrentPlacements - placing; free > 0 && len(queued) > 0 {
-		h := NewHeap(settings.Order, queued)
-		for ; free > 0 && h.Len() > 0; free-- {
-			e := h.Pop()
-			req := &structs.BatchQueueReleaseRequest{Namespace: e.Namespace, JobID: e.JobID, EvalID: e.EvalID, ReleaseTime: now.UnixNano()}
-			if err := q.cfg.Commit.Release(req); err != nil {
+
+	var done []*tracked
+	placing := 0
+	for k, t := range r.released {
+		if t.ws == nil || rejudge || fired(t.ws) ||
+			(t.verdict.Status == structs.BatchQueueStatusPlacing && !now.Before(t.verdict.Deadline)) {
+			prev := t.verdict
+			keep, err := r.judge(t, now)
+			if err != nil {
 				return res, err
 			}
-			q.incr("released")
-			q.sample("wait_time", now.Sub(time.Unix(0, e.EnqueueTime)))
+			if !keep {
+				delete(r.released, k)
+				changed = true
+				continue
+			}
+			if prev.Status != t.verdict.Status || prev.Reason != t.verdict.Reason {
+				changed = true
+				if s := t.verdict.Status; !t.rebuilt && (s == structs.BatchQueueStatusStalled || s == structs.BatchQueueStatusConstrained) {
+					r.q.incr(s)
+				}
+			}
+			t.rebuilt = false
+		}
+		for ch := range t.ws {
+			ws.Add(ch)
+		}
+		switch {
+		case t.verdict.Placed:
+			done = append(done, t)
+		case t.verdict.Status == structs.BatchQueueStatusPlacing:
+			placing++
+			if res.deadline.IsZero() || t.verdict.Deadline.Before(res.deadline) {
+				res.deadline = t.verdict.Deadline
+			}
+		}
+	}
+
+	var release []*structs.BatchQueueEntry
+	for free := settings.ConcurrentPlacements - placing; free > 0 && r.heap.Len() > 0; {
+		e := r.heap.Pop()
+		row, err := st.BatchQueueEntryByJob(nil, e.Namespace, e.JobID)
+		if err != nil {
+			r.heap.Push(e)
+			r.requeue(release)
+			return res, err
+		}
+		if row == nil || row.Released() || row.EnqueueIndex != e.EnqueueIndex {
+			continue // stopped, purged or re-enqueued since it was read
+		}
+		release = append(release, row)
+		free--
+	}
+	if len(done) > 0 || len(release) > 0 {
+		req := &structs.BatchQueueReleaseRequest{ReleaseTime: now.UnixNano()}
+		for _, t := range done {
+			req.Done = append(req.Done, ref(t.entry))
+		}
+		for _, e := range release {
+			req.Release = append(req.Release, ref(e))
+		}
+		if err := r.q.cfg.Commit.Commit(req); err != nil {
+			r.requeue(release)
+			return res, err
+		}
+		for _, t := range done {
+			delete(r.released, key(t.entry.Namespace, t.entry.JobID))
+			r.q.incr("placed")
+			r.q.sample("placement_time", now.Sub(time.Unix(0, t.entry.ReleaseTime)))
+		}
+		for _, e := range release {
+			r.released[key(e.Namespace, e.JobID)] = &tracked{entry: e}
+			r.q.incr("released")
+			r.q.sample("wait_time", now.Sub(time.Unix(0, e.EnqueueTime)))
 		}
 		res.again = true
-		return res, nil
+		changed = true
 	}
-	q.publish(view{settings: settings, queued: queued, released: released, releasedRows: releasedRows}, tr)
+	if changed {
+		r.publish()
+	}
 	return res, nil
+}
+
+func ref(e *structs.BatchQueueEntry) structs.BatchQueueRef {
+	return structs.BatchQueueRef{Namespace: e.Namespace, JobID: e.JobID, EvalID: e.EvalID}
+}
+
+// requeue puts popped rows back after a failed commit.
+func (r *runner) requeue(rows []*structs.BatchQueueEntry) {
+	for _, e := range rows {
+		r.heap.Push(e)
+	}
+}
+
+// fired reports whether any channel of ws is closed.
+func fired(ws memdb.WatchSet) bool {
+	for ch := range ws {
+		select {
+		case <-ch:
+			return true
+		default:
+		}
+	}
+	return false
+}
+
+// rebuild reads the whole queue table: on the first round of a
+// leadership term, after a snapshot restore swapped the store, and when
+// the order or the on/off switch changed. O(n), once.
+func (r *runner) rebuild(st *state.StateStore, ws memdb.WatchSet) error {
+	r.st = st
+	r.heap = NewHeap(r.settings.Order, nil)
+	r.released = make(map[string]*tracked)
+	r.maxEnqueue = 0
+	idx, err := st.BatchQueueTableIndex(ws)
+	if err != nil {
+		return err
+	}
+	r.tableIndex = idx
+	if r.stats, err = st.BatchQueueStats(nil); err != nil {
+		return err
+	}
+	if !r.settings.Enabled {
+		return nil
+	}
+	rows, err := st.BatchQueueEntries(nil)
+	if err != nil {
+		return err
+	}
+	queued := make([]*structs.BatchQueueEntry, 0, len(rows))
+	for _, e := range rows {
+		r.maxEnqueue = max(r.maxEnqueue, e.EnqueueIndex)
+		if e.Released() {
+			r.released[key(e.Namespace, e.JobID)] = &tracked{entry: e, rebuilt: true}
+			continue
+		}
+		queued = append(queued, e)
+	}
+	r.heap = NewHeap(r.settings.Order, queued)
+	return nil
+}
+
+// readNew takes in the rows enqueued since the last read, O(k log n) for
+// k new rows, and the table's counts. It reports whether the table
+// changed at all.
+func (r *runner) readNew(ws memdb.WatchSet) (bool, error) {
+	idx, err := r.st.BatchQueueTableIndex(ws)
+	if err != nil || idx == r.tableIndex {
+		return false, err
+	}
+	r.tableIndex = idx
+	if !r.settings.Enabled {
+		return true, nil
+	}
+	rows, err := r.st.BatchQueueEnqueuedAfter(r.maxEnqueue)
+	if err != nil {
+		return false, err
+	}
+	for _, e := range rows {
+		r.maxEnqueue = max(r.maxEnqueue, e.EnqueueIndex)
+		if e.Released() {
+			k := key(e.Namespace, e.JobID)
+			if r.released[k] == nil {
+				r.released[k] = &tracked{entry: e}
+			}
+			continue
+		}
+		r.heap.Push(e)
+	}
+	stats, err := r.st.BatchQueueStats(nil)
+	if err != nil {
+		return false, err
+	}
+	for range stats.Enqueued - min(stats.Enqueued, r.stats.Enqueued) {
+		r.q.incr("enqueued")
+	}
+	for range stats.Removed - min(stats.Removed, r.stats.Removed) {
+		r.q.incr("removed")
+	}
+	r.stats = stats
+	// Lazy deletion leaves stopped and purged rows in the heap until they
+	// reach its top; when they outnumber the live ones, drop them all.
+	if r.heap.Len() > 2*stats.Queued+1024 {
+		return true, r.compact()
+	}
+	return true, nil
+}
+
+// compact rebuilds the heap from the table's queued rows.
+func (r *runner) compact() error {
+	rows, err := r.st.BatchQueueEntries(nil)
+	if err != nil {
+		return err
+	}
+	queued := make([]*structs.BatchQueueEntry, 0, r.stats.Queued)
+	for _, e := range rows {
+		if !e.Released() && r.released[key(e.Namespace, e.JobID)] == nil {
+			queued = append(queued, e)
+		}
+	}
+	r.heap = NewHeap(r.settings.Order, queued)
+	return nil
+}
+
+// judge recomputes a released workload's verdict from its row, job, evals
+// and allocs, and remembers what to watch. It reports false when the
+// workload is no longer released: gone from the table (stopped, purged,
+// a new version) or, when the release did not apply because the entry
+// changed in between, back in the line.
+func (r *runner) judge(t *tracked, now time.Time) (bool, error) {
+	e := t.entry
+	tws := memdb.NewWatchSet()
+	row, err := r.st.BatchQueueEntryByJob(tws, e.Namespace, e.JobID)
+	if err != nil {
+		return true, err
+	}
+	if row == nil {
+		return false, nil
+	}
+	if !row.Released() {
+		if row.EnqueueIndex == e.EnqueueIndex {
+			r.heap.Push(row)
+		}
+		return false, nil
+	}
+	job, err := r.st.JobByID(tws, row.Namespace, row.JobID)
+	if err != nil {
+		return true, err
+	}
+	evals, err := r.st.EvalsByJob(tws, row.Namespace, row.JobID)
+	if err != nil {
+		return true, err
+	}
+	allocs, err := r.st.AllocsByJob(tws, row.Namespace, row.JobID, true)
+	if err != nil {
+		return true, err
+	}
+	t.entry, t.ws = row, tws
+	t.verdict = Judge(row, job, evals, allocs, now, r.settings.WorkloadTimeout)
+	return true, nil
+}
+
+// publish hands readers the current settings and released workloads and
+// wakes blocking queries.
+func (r *runner) publish() {
+	v := view{settings: r.settings, store: r.st, released: make([]*structs.BatchQueueListEntry, 0, len(r.released))}
+	for _, t := range r.released {
+		if t.verdict.Placed {
+			continue
+		}
+		status := t.verdict.Status
+		if status == "" {
+			status = structs.BatchQueueStatusPlacing // released, not judged yet
+		}
+		v.released = append(v.released, listEntry(t.entry, status, t.verdict.Reason))
+	}
+	sortByRelease(v.released)
+	r.q.publish(v)
+}
+
+func sortByRelease(entries []*structs.BatchQueueListEntry) {
+	slices.SortFunc(entries, func(a, b *structs.BatchQueueListEntry) int {
+		if c := cmp.Compare(a.ReleaseTime, b.ReleaseTime); c != 0 {
+			return c
+		}
+		return cmp.Compare(key(a.Namespace, a.JobID), key(b.Namespace, b.JobID))
+	})
 }
 
 func listEntry(e *structs.BatchQueueEntry, status, reason string) *structs.BatchQueueListEntry {
@@ -204,90 +447,24 @@ func listEntry(e *structs.BatchQueueEntry, status, reason string) *structs.Batch
 	}
 }
 
-// tracker remembers what the last published view held, so that a round
-// emits counters for what changed without a per-entry map of the queued
-// line (only released entries, a handful, are tracked by key).
-type tracker struct {
-	seeded     bool
-	maxEnqueue uint64            // highest EnqueueIndex seen
-	total      int               // entries in the last published view
-	placed     int               // entries removed as placed since then
-	status     map[string]string // released entry key -> status
-}
-
-// publish swaps in the new view, emits transition metrics and wakes
-// blocking readers when anything a reader sees changed.
-func (q *Queue) publish(v view, tr *tracker) {
-	enq := 0
-	maxE := tr.maxEnqueue
-	count := func(e *structs.BatchQueueEntry) {
-		if e.EnqueueIndex > tr.maxEnqueue {
-			enq++
-			maxE = max(maxE, e.EnqueueIndex)
-		}
-	}
-	for _, e := range v.queued {
-		count(e)
-	}
-	// Released entries may have entered and left the line between two
-	// publishes; they count as enqueued too.
-	for _, e := range v.releasedRows {
-		count(e)
-	}
-	changed := enq > 0
-	cur := make(map[string]string, len(v.released))
-	for _, le := range v.released {
-		k := key(le.Namespace, le.JobID)
-		cur[k] = le.Status
-		if p := tr.status[k]; p != le.Status {
-			changed = true
-			if tr.seeded && (le.Status == structs.BatchQueueStatusStalled || le.Status == structs.BatchQueueStatusConstrained) {
-				q.incr(le.Status)
-			}
-		}
-	}
-	total := len(v.queued) + len(v.released)
-	if tr.seeded {
-		for range enq {
-			q.incr("enqueued")
-		}
-		if removed := tr.total + enq - tr.placed - total; removed > 0 {
-			for range removed {
-				q.incr("removed")
-			}
-		}
-	}
-	changed = changed || total != tr.total || len(cur) != len(tr.status)
-	tr.seeded, tr.maxEnqueue, tr.total, tr.placed, tr.status = true, maxE, total, 0, cur
-
-	depth := map[string]int{structs.BatchQueueStatusQueued: len(v.queued), structs.BatchQueueStatusPlacing: 0,
-		structs.BatchQueueStatusStalled: 0, structs.BatchQueueStatusConstrained: 0}
-	for _, e := range v.released {
-		depth[e.Status]++
-	}
-	if q.cfg.Metrics != nil {
-		for s, n := range depth {
-			q.cfg.Metrics.SetGaugeWithLabels([]string{"nomad", "batch_queue", "depth"}, float32(n), []metrics.Label{{Name: "status", Value: s}})
-		}
-	}
+// publish swaps in a new view and wakes blocking readers: the queue index
+// moves on every change a reader can see.
+func (q *Queue) publish(v view) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if changed || q.view.settings != v.settings {
-		q.index++
-		close(q.changed)
-		q.changed = make(chan struct{})
-	}
 	q.view = v
-}
-
-// reset empties the listing when the queue stops (leadership lost).
-func (q *Queue) reset() {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.view = view{}
 	q.index++
 	close(q.changed)
 	q.changed = make(chan struct{})
+}
+
+// reset empties the listing when the queue stops (leadership lost).
+func (q *Queue) reset() { q.publish(view{}) }
+
+func (q *Queue) current() view {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.view
 }
 
 func (q *Queue) incr(name string) {
@@ -311,51 +488,67 @@ func (q *Queue) Index() (uint64, <-chan struct{}) {
 }
 
 // List returns every entry: queued ones first in release order with their
-// 1-based Position, then the released ones (Position 0).
+// 1-based Position, then the released ones (Position 0) in release order.
+// The queued line is read from the state store and sorted here, so its
+// cost falls on the reader, not on the queue's rounds.
 func (q *Queue) List() []*structs.BatchQueueListEntry {
-	q.mu.Lock()
-	v := q.view
-	q.mu.Unlock()
-	queued := slices.Clone(v.queued)
+	v := q.current()
+	out := make([]*structs.BatchQueueListEntry, 0, len(v.released))
+	if v.store == nil || !v.settings.Enabled {
+		return out
+	}
+	rows, err := v.store.BatchQueueEntries(nil)
+	if err != nil {
+		q.cfg.Logger.Error("batch queue listing failed", "error", err)
+		return out
+	}
+	known := make(map[string]*structs.BatchQueueListEntry, len(v.released))
+	for _, e := range v.released {
+		known[key(e.Namespace, e.JobID)] = e
+	}
+	var queued []*structs.BatchQueueEntry
+	var released []*structs.BatchQueueListEntry
+	for _, e := range rows {
+		switch le := known[key(e.Namespace, e.JobID)]; {
+		case !e.Released():
+			queued = append(queued, e)
+		case le != nil:
+			c := *le
+			released = append(released, &c)
+		default:
+			// Released by a commit the queue has not read back yet.
+			released = append(released, listEntry(e, structs.BatchQueueStatusPlacing, ""))
+		}
+	}
 	slices.SortFunc(queued, func(a, b *structs.BatchQueueEntry) int {
 		if Less(v.settings.Order, a, b) {
 			return -1
 		}
 		return 1
 	})
-	out := make([]*structs.BatchQueueListEntry, 0, len(queued)+len(v.released))
 	for i, e := range queued {
 		le := listEntry(e, structs.BatchQueueStatusQueued, "")
 		le.Position = i + 1
 		out = append(out, le)
 	}
-	for _, e := range v.released {
-		c := *e
-		out = append(out, &c)
-	}
-	slices.SortStableFunc(out[len(queued):], func(a, b *structs.BatchQueueListEntry) int {
-		if a.ReleaseTime != b.ReleaseTime {
-			if a.ReleaseTime < b.ReleaseTime {
-				return -1
-			}
-			return 1
-		}
-		return 0
-	})
-	return out
+	sortByRelease(released)
+	return append(out, released...)
 }
 
 // Status returns the settings, the depth by status and the placing
 // workloads.
 func (q *Queue) Status() structs.BatchQueueStatus {
-	q.mu.Lock()
-	v := q.view
-	q.mu.Unlock()
+	v := q.current()
 	s := structs.BatchQueueStatus{
 		Config: v.settings,
-		Depth: map[string]int{structs.BatchQueueStatusQueued: len(v.queued), structs.BatchQueueStatusPlacing: 0,
+		Depth: map[string]int{structs.BatchQueueStatusQueued: 0, structs.BatchQueueStatusPlacing: 0,
 			structs.BatchQueueStatusStalled: 0, structs.BatchQueueStatusConstrained: 0},
 		Placing: []*structs.BatchQueueListEntry{},
+	}
+	if v.store != nil && v.settings.Enabled {
+		if stats, err := v.store.BatchQueueStats(nil); err == nil {
+			s.Depth[structs.BatchQueueStatusQueued] = stats.Queued
+		}
 	}
 	for _, e := range v.released {
 		s.Depth[e.Status]++

@@ -59,22 +59,15 @@ func (h *harness) write(fn func(index uint64) error) {
 	must.NoError(h.t, fn(h.index))
 }
 
-func (h *harness) Release(req *structs.BatchQueueReleaseRequest) error {
+func (h *harness) Commit(req *structs.BatchQueueReleaseRequest) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.index++
-	ev, err := h.st.BatchQueueRelease(h.index, req)
-	if ev != nil {
+	evals, err := h.st.BatchQueueApply(h.index, req)
+	for _, ev := range evals {
 		h.released = append(h.released, ev.JobID)
 	}
 	return err
-}
-
-func (h *harness) Done(refs []structs.BatchQueueRef) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.index++
-	return h.st.BatchQueueDone(h.index, refs)
 }
 
 func (h *harness) releasedJobs() []string {

@@ -2,6 +2,7 @@ package batchqueue
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -34,14 +35,12 @@ func Judge(e *structs.BatchQueueEntry, job *structs.Job, evals []*structs.Evalua
 	// Distinct alloc names per group: replacements and reschedules of an
 	// already placed alloc carry the same name, so they do not count twice.
 	placed := make(map[string]map[string]struct{})
-	var newest int64
+	var created []int64
 	for _, a := range allocs {
 		if a.Job == nil || a.Job.Version != e.JobVersion || a.CreateIndex < e.ReleaseIndex {
 			continue
 		}
-		if a.CreateTime > newest {
-			newest = a.CreateTime
-		}
+		created = append(created, a.CreateTime)
 		if placed[a.TaskGroup] == nil {
 			placed[a.TaskGroup] = make(map[string]struct{})
 		}
@@ -60,11 +59,26 @@ func Judge(e *structs.BatchQueueEntry, job *structs.Job, evals []*structs.Evalua
 	if reason := constrained(e, evals); reason != "" {
 		return Verdict{Status: structs.BatchQueueStatusConstrained, Reason: reason}
 	}
-	last := time.Unix(0, max(e.ReleaseTime, newest))
-	deadline := last.Add(timeout)
-	if !now.Before(deadline) {
+	// Stalled is for good: a workload that once went workload_timeout
+	// without a new placement stays out of the slots until it is placed,
+	// even if capacity later frees for a part of it. Walking the gaps
+	// between the release and each placement lets any leader reach the
+	// same verdict from Raft state.
+	slices.Sort(created)
+	last := e.ReleaseTime
+	stalled := func() Verdict {
 		return Verdict{Status: structs.BatchQueueStatusStalled,
 			Reason: fmt.Sprintf("no new placement for %s (workload_timeout)", timeout)}
+	}
+	for _, c := range created {
+		if c-last >= int64(timeout) {
+			return stalled()
+		}
+		last = max(last, c)
+	}
+	deadline := time.Unix(0, last).Add(timeout)
+	if !now.Before(deadline) {
+		return stalled()
 	}
 	return Verdict{Status: structs.BatchQueueStatusPlacing, Deadline: deadline}
 }
