@@ -24,6 +24,10 @@ type nomadFSM struct {
 
 	mu    sync.RWMutex
 	state *state.StateStore
+
+	// batchQueueFeed receives the batch queue rows each apply added; it
+	// is set on every store the FSM builds, a restored one included.
+	batchQueueFeed func([]*structs.BatchQueueEntry)
 }
 
 func newFSM(logger hclog.Logger, blocked *BlockedEvals, broker *EvalBroker) (*nomadFSM, error) {
@@ -32,6 +36,14 @@ func newFSM(logger hclog.Logger, blocked *BlockedEvals, broker *EvalBroker) (*no
 		return nil, err
 	}
 	return &nomadFSM{logger: logger.Named("fsm"), blocked: blocked, broker: broker, state: st}, nil
+}
+
+// setBatchQueueFeed hands the rows each apply adds to the batch queue
+// table to fn (the leader's queue, which drops them unless it runs).
+// Call it before Raft starts.
+func (f *nomadFSM) setBatchQueueFeed(fn func([]*structs.BatchQueueEntry)) {
+	f.batchQueueFeed = fn
+	f.state.SetBatchQueueFeed(fn)
 }
 
 // State returns the current state store; a restore replaces it.
@@ -339,6 +351,7 @@ func (f *nomadFSM) Restore(r io.ReadCloser) error {
 	if err != nil {
 		return fmt.Errorf("fsm: restore snapshot: %w", err)
 	}
+	st.SetBatchQueueFeed(f.batchQueueFeed)
 	f.mu.Lock()
 	old := f.state
 	f.state = st

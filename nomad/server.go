@@ -105,6 +105,7 @@ func NewServer(config *Config) (*Server, error) {
 	if s.fsm, err = newFSM(s.logger, s.blockedEvals, s.evalBroker); err != nil {
 		return nil, err
 	}
+	s.fsm.setBatchQueueFeed(s.batchQueue.Feed)
 	if err := s.setupRPC(); err != nil {
 		s.Shutdown()
 		return nil, err

@@ -63,12 +63,6 @@ func batchQueueTableSchema() *memdb.TableSchema {
 					&memdb.StringFieldIndex{Field: "JobID"},
 				}},
 			},
-			// enqueue orders rows by their first enqueue, so the leader
-			// reads only the rows added since its last pass.
-			"enqueue": {
-				Name:    "enqueue",
-				Indexer: &memdb.UintFieldIndex{Field: "EnqueueIndex"},
-			},
 		},
 	}
 }
@@ -128,14 +122,13 @@ func (r *reader) BatchQueueTableIndex(ws memdb.WatchSet) (uint64, error) {
 	return raw.(*IndexEntry).Value, nil
 }
 
-// BatchQueueEnqueuedAfter returns the rows first enqueued after Raft
-// index after, in enqueue order: O(log n + k) for k rows.
-func (r *reader) BatchQueueEnqueuedAfter(after uint64) ([]*structs.BatchQueueEntry, error) {
-	iter, err := r.db.Txn(false).LowerBound(TableBatchQueue, "enqueue", after+1)
-	if err != nil {
-		return nil, fmt.Errorf("list batch queue after %d: %w", after, err)
-	}
-	return collect[*structs.BatchQueueEntry](nil, iter, nil), nil
+// SetBatchQueueFeed makes every write that adds batch queue rows hand
+// them to fn once committed, so the leader's queue learns of new rows
+// without an index over the table (an index would cost a few hundred
+// bytes a row) and without scanning it. fn runs inside the FSM's apply
+// and must not block. Set it before the store takes writes.
+func (s *StateStore) SetBatchQueueFeed(fn func([]*structs.BatchQueueEntry)) {
+	s.batchQueueFeed = fn
 }
 
 // BatchQueueEntries returns every batch queue row, unordered.
@@ -335,6 +328,7 @@ func (tx *writeTxn) batchQueueNewEval(eval *structs.Evaluation) error {
 		return fmt.Errorf("enqueue %q: %w", eval.JobID, err)
 	}
 	tx.touch(TableBatchQueue)
+	tx.enqueued = append(tx.enqueued, entry)
 	return tx.countBatchQueue(func(s *BatchQueueStats) { s.Queued++; s.Enqueued++ })
 }
 

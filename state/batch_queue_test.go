@@ -89,37 +89,42 @@ func TestBatchQueue_RoutingAndSameEntryCancels(t *testing.T) {
 	must.Eq(t, BatchQueueStats{ID: TableBatchQueue, Enqueued: 2, Removed: 1}, stats)
 }
 
-// TestBatchQueue_EnqueuedAfter reads only the rows enqueued after an
-// index, in enqueue order, whatever their job IDs sort as.
-func TestBatchQueue_EnqueuedAfter(t *testing.T) {
+// TestBatchQueue_Feed hands each committed write's new rows to the feed,
+// and only new rows: a replacement or a removal is seen through the
+// table's watch.
+func TestBatchQueue_Feed(t *testing.T) {
 	s := testStore(t)
+	var fed [][]string
+	s.SetBatchQueueFeed(func(rows []*structs.BatchQueueEntry) {
+		var ids []string
+		for _, e := range rows {
+			ids = append(ids, e.JobID)
+		}
+		fed = append(fed, ids)
+	})
 	cfg := structs.DefaultSchedulerConfiguration()
 	cfg.BatchQueue.Enabled = true
 	must.NoError(t, s.SchedulerSetConfig(1, cfg))
-	ids := []string{"z", "b", "y", "a"}
-	for i, id := range ids {
+	for i, id := range []string{"z", "b", "y"} {
 		j := mockBatchJob(id)
 		must.NoError(t, s.UpsertJobWithEval(uint64(300+i*100), j, mockEval(j, structs.EvalStatusPending)))
 	}
+	must.Eq(t, [][]string{{"z"}, {"b"}, {"y"}}, fed)
+
 	ws := memdb.NewWatchSet()
 	idx, err := s.BatchQueueTableIndex(ws)
 	must.NoError(t, err)
-	must.Eq(t, 600, idx)
-	rows, err := s.BatchQueueEnqueuedAfter(300)
-	must.NoError(t, err)
-	var got []string
-	for _, e := range rows {
-		got = append(got, e.JobID)
-	}
-	must.Eq(t, []string{"b", "y", "a"}, got)
-
-	// Any write to the table fires the watch; the counts follow.
-	must.NoError(t, s.DeleteJob(700, structs.DefaultNamespace, "y"))
+	must.Eq(t, 500, idx)
+	j := mockBatchJob("b")
+	j.Priority = 80
+	must.NoError(t, s.UpsertJobWithEval(600, j, mockEval(j, structs.EvalStatusPending))) // replaces b's eval
+	must.Len(t, 3, fed)
 	must.True(t, fired(ws))
+
+	must.NoError(t, s.DeleteJob(700, structs.DefaultNamespace, "y"))
 	stats, err := s.BatchQueueStats(nil)
 	must.NoError(t, err)
-	must.Eq(t, 3, stats.Queued)
-	must.Eq(t, 1, stats.Removed)
+	must.Eq(t, BatchQueueStats{ID: TableBatchQueue, Queued: 2, Enqueued: 3, Removed: 1}, stats)
 }
 
 func fired(ws memdb.WatchSet) bool {

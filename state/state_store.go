@@ -28,6 +28,10 @@ type StateStore struct {
 	reader
 
 	abandon *abandonSignal
+
+	// batchQueueFeed receives, after each commit, the batch queue rows
+	// the write added (see SetBatchQueueFeed).
+	batchQueueFeed func([]*structs.BatchQueueEntry)
 }
 
 // reader holds the read methods shared by StateStore and StateSnapshot.
@@ -105,6 +109,9 @@ type writeTxn struct {
 	// evalDelete makes a job with neither allocs nor evals left dead
 	// rather than pending, because its evals were garbage collected.
 	evalDelete bool
+
+	// enqueued are the batch queue rows this write added.
+	enqueued []*structs.BatchQueueEntry
 }
 
 // touch records that table was written.
@@ -142,5 +149,8 @@ func (s *StateStore) write(index uint64, fn func(tx *writeTxn) error) error {
 		}
 	}
 	tx.Commit()
+	if len(tx.enqueued) > 0 && s.batchQueueFeed != nil {
+		s.batchQueueFeed(tx.enqueued)
+	}
 	return nil
 }

@@ -39,6 +39,13 @@ type Queue struct {
 	view    view
 	index   uint64
 	changed chan struct{} // closed and replaced on every view change
+
+	// The feed: rows the FSM added to the queue table, waiting for the
+	// next round. Collected only while Run runs.
+	feedMu     sync.Mutex
+	collecting bool
+	fed        []*structs.BatchQueueEntry
+	fedCh      chan struct{} // closed when rows arrive; nil once closed
 }
 
 // view is what readers see, published by Run after each round that
@@ -64,7 +71,9 @@ func New(cfg Config) *Queue {
 // releases in one Raft entry, then waits on the round's watch set or the
 // next stall deadline. It never polls.
 func (q *Queue) Run(ctx context.Context) {
+	q.collect(true)
 	defer q.reset()
+	defer q.collect(false)
 	r := &runner{q: q}
 	for ctx.Err() == nil {
 		ws := memdb.NewWatchSet()
@@ -98,6 +107,44 @@ type roundResult struct {
 }
 
 func key(ns, id string) string { return ns + "\x00" + id }
+
+// Feed takes the rows an FSM apply added to the queue table. It never
+// blocks and costs O(k): the rows wait in a list for the next round,
+// whatever the depth of the queue. Outside Run (on followers, or before
+// the first round of a leadership term) they are dropped, since a round
+// that starts reads the whole table.
+func (q *Queue) Feed(rows []*structs.BatchQueueEntry) {
+	q.feedMu.Lock()
+	defer q.feedMu.Unlock()
+	if !q.collecting {
+		return
+	}
+	q.fed = append(q.fed, rows...)
+	if q.fedCh != nil {
+		close(q.fedCh)
+		q.fedCh = nil
+	}
+}
+
+func (q *Queue) collect(on bool) {
+	q.feedMu.Lock()
+	defer q.feedMu.Unlock()
+	q.collecting, q.fed, q.fedCh = on, nil, nil
+}
+
+// takeFed returns the rows fed since the last call and adds to ws a
+// channel closed when more arrive.
+func (q *Queue) takeFed(ws memdb.WatchSet) []*structs.BatchQueueEntry {
+	q.feedMu.Lock()
+	defer q.feedMu.Unlock()
+	rows := q.fed
+	q.fed = nil
+	if q.fedCh == nil {
+		q.fedCh = make(chan struct{})
+	}
+	ws.Add(q.fedCh)
+	return rows
+}
 
 // runner is the state Run keeps between rounds. The heap holds the
 // queued rows as the queue last read them; a row stopped, purged or
@@ -275,6 +322,9 @@ func fired(ws memdb.WatchSet) bool {
 // leadership term, after a snapshot restore swapped the store, and when
 // the order or the on/off switch changed. O(n), once.
 func (r *runner) rebuild(st *state.StateStore, ws memdb.WatchSet) error {
+	// Rows fed from here on may also be in the table read below; readNew
+	// skips those at or below the highest index the read saw.
+	r.q.takeFed(ws)
 	r.st = st
 	r.heap = NewHeap(r.settings.Order, nil)
 	r.released = make(map[string]*tracked)
@@ -307,10 +357,18 @@ func (r *runner) rebuild(st *state.StateStore, ws memdb.WatchSet) error {
 	return nil
 }
 
-// readNew takes in the rows enqueued since the last read, O(k log n) for
-// k new rows, and the table's counts. It reports whether the table
-// changed at all.
+// readNew takes in the rows fed since the last round, O(k log n) for k
+// new rows, and, when the table changed, its counts. It reports whether
+// the table changed at all.
 func (r *runner) readNew(ws memdb.WatchSet) (bool, error) {
+	for _, e := range r.q.takeFed(ws) {
+		// A row at or below maxEnqueue was in the table when the heap
+		// was built; if it is not there now it was removed since.
+		if !r.settings.Enabled || e.EnqueueIndex <= r.maxEnqueue {
+			continue
+		}
+		r.heap.Push(e)
+	}
 	idx, err := r.st.BatchQueueTableIndex(ws)
 	if err != nil || idx == r.tableIndex {
 		return false, err
@@ -318,21 +376,6 @@ func (r *runner) readNew(ws memdb.WatchSet) (bool, error) {
 	r.tableIndex = idx
 	if !r.settings.Enabled {
 		return true, nil
-	}
-	rows, err := r.st.BatchQueueEnqueuedAfter(r.maxEnqueue)
-	if err != nil {
-		return false, err
-	}
-	for _, e := range rows {
-		r.maxEnqueue = max(r.maxEnqueue, e.EnqueueIndex)
-		if e.Released() {
-			k := key(e.Namespace, e.JobID)
-			if r.released[k] == nil {
-				r.released[k] = &tracked{entry: e}
-			}
-			continue
-		}
-		r.heap.Push(e)
 	}
 	stats, err := r.st.BatchQueueStats(nil)
 	if err != nil {

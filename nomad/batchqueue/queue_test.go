@@ -28,6 +28,10 @@ type harness struct {
 	released []string
 	evals    map[string]string // job ID -> current eval ID
 	cancel   context.CancelFunc
+
+	// beforeCommit, when set, runs before a round's decisions apply: a
+	// write racing the leader's commit.
+	beforeCommit func()
 }
 
 func newHarness(t *testing.T, cfg structs.BatchQueueConfig, m ...*metrics.Metrics) *harness {
@@ -36,6 +40,7 @@ func newHarness(t *testing.T, cfg structs.BatchQueueConfig, m ...*metrics.Metric
 	h := &harness{t: t, st: st, evals: make(map[string]string)}
 	h.setConfig(cfg)
 	h.q = New(Config{State: func() *state.StateStore { return st }, Commit: h})
+	st.SetBatchQueueFeed(h.q.Feed) // as the FSM does
 	if len(m) > 0 {
 		h.q.cfg.Metrics = m[0]
 	}
@@ -60,6 +65,9 @@ func (h *harness) write(fn func(index uint64) error) {
 }
 
 func (h *harness) Commit(req *structs.BatchQueueReleaseRequest) error {
+	if h.beforeCommit != nil {
+		h.beforeCommit()
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.index++
@@ -436,5 +444,57 @@ func TestQueue_LiveAllocBypasses(t *testing.T) {
 		j.TaskGroups[0].MaxRunDuration = &d
 		ev := h.register(j)
 		must.False(t, h.holds(ev))
+	})
+}
+
+// A re-register that lands between the leader's decision and its commit
+// makes the FSM skip the release (the entry holds another eval now); the
+// queue puts the job back at its place and releases the new eval.
+func TestQueue_ReleaseRacesReregister(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, cfg(structs.BatchQueueOrderFIFO, 1, time.Hour))
+		defer h.stop()
+		h.register(batchJob("a", 50, 1))
+		oldB := h.register(batchJob("b", 50, 1))
+		h.register(batchJob("c", 50, 1))
+		must.Eq(t, []string{"a"}, h.releasedJobs())
+
+		var newB string
+		h.beforeCommit = func() {
+			h.beforeCommit = nil
+			newB = h.register(batchJob("b", 50, 2))
+		}
+		h.place("a", 0, 1)
+		must.Eq(t, []string{"a", "b"}, h.releasedJobs())
+		e, err := h.st.BatchQueueEntryByJob(nil, structs.DefaultNamespace, "b")
+		must.NoError(t, err)
+		must.True(t, e.Released())
+		must.Eq(t, newB, e.EvalID)
+		must.Eq(t, structs.EvalStatusCancelled, h.evalStatus(oldB))
+		s, _ := h.status("c")
+		must.Eq(t, structs.BatchQueueStatusQueued, s)
+	})
+}
+
+// A stalled workload stays stalled when capacity later frees for a part
+// of it: it does not take a slot back from the line.
+func TestQueue_StalledIsSticky(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, cfg(structs.BatchQueueOrderFIFO, 1, time.Minute))
+		defer h.stop()
+		h.register(batchJob("a", 50, 3))
+		h.register(batchJob("b", 50, 1))
+		h.register(batchJob("c", 50, 1))
+		time.Sleep(61 * time.Second)
+		must.Eq(t, []string{"a", "b"}, h.releasedJobs())
+		h.place("a", 0, 1) // one of three, after the stall
+		s, _ := h.status("a")
+		must.Eq(t, structs.BatchQueueStatusStalled, s)
+		must.Eq(t, []string{"a", "b"}, h.releasedJobs()) // b keeps the slot
+		h.place("b", 0, 1)
+		must.Eq(t, []string{"a", "b", "c"}, h.releasedJobs())
+		h.place("a", 1, 2)
+		s, _ = h.status("a")
+		must.Eq(t, "", s) // placed, outside the slots
 	})
 }
