@@ -57,7 +57,7 @@ func watchQueueReleases(a *Agent) func() map[string]uint64 {
 			mu.Lock()
 			for _, e := range entries {
 				if released[e.JobID] == 0 {
-					released[e.JobID] = e.ReleaseIndex
+					released[e.JobID] = e.ReleaseIndex()
 				}
 			}
 			mu.Unlock()

@@ -83,7 +83,7 @@ func BenchmarkBatchQueue_ReleaseLatency(b *testing.B) {
 					entries, _ := s.State().BatchQueueEntries(ws)
 					for _, e := range entries {
 						if e.Released() && released[e.JobID] == 0 {
-							released[e.JobID] = e.ReleaseTime
+							released[e.JobID] = e.ReleaseTime()
 						}
 					}
 					ws.Add(stop)

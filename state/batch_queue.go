@@ -198,9 +198,15 @@ func (s *StateStore) BatchQueueApply(index uint64, req *structs.BatchQueueReleas
 			if entry == nil || entry.EvalID != ref.EvalID || entry.Released() {
 				continue
 			}
+			job, err := jobByID(tx.Txn, nil, ref.Namespace, ref.JobID)
+			if err != nil {
+				return err
+			}
+			if job == nil {
+				continue // purged: its entry went with it
+			}
 			c := entry.Copy()
-			c.ReleaseIndex = index
-			c.ReleaseTime = req.ReleaseTime
+			c.Release = &structs.BatchQueueRelease{Index: index, Time: req.ReleaseTime, JobVersion: job.Version}
 			if err := tx.Insert(TableBatchQueue, c); err != nil {
 				return fmt.Errorf("release %q: %w", ref.JobID, err)
 			}
@@ -299,7 +305,6 @@ func (tx *writeTxn) batchQueueNewEval(eval *structs.Evaluation) error {
 		}
 		c := entry.Copy()
 		c.EvalID = eval.ID
-		c.JobVersion = job.Version
 		if err := tx.Insert(TableBatchQueue, c); err != nil {
 			return fmt.Errorf("requeue %q: %w", eval.JobID, err)
 		}
@@ -319,7 +324,6 @@ func (tx *writeTxn) batchQueueNewEval(eval *structs.Evaluation) error {
 		Namespace:    eval.Namespace,
 		JobID:        eval.JobID,
 		EvalID:       eval.ID,
-		JobVersion:   job.Version,
 		Priority:     eval.Priority,
 		EnqueueIndex: tx.index,
 		EnqueueTime:  eval.CreateTime,
@@ -344,7 +348,7 @@ func (tx *writeTxn) batchQueueJobChanged(job *structs.Job) error {
 	switch {
 	case job.Stop:
 		return tx.removeBatchQueueEntry(entry, "job stopped while queued")
-	case entry.Released() && job.Version != entry.JobVersion:
+	case entry.Released() && job.Version != entry.Release.JobVersion:
 		return tx.removeBatchQueueEntry(entry, "")
 	}
 	return nil

@@ -26,27 +26,51 @@ const (
 // BatchQueueEntry is a row of the Raft-replicated batch queue table: one
 // job waiting in, or released from, the queue. The sort key (Priority,
 // EnqueueIndex, EnqueueTime) is fixed by the job's first enqueue;
-// re-registering a queued job replaces EvalID only.
+// re-registering a queued job replaces EvalID only. The row is kept to 80
+// bytes (the release record sits behind a pointer) because one exists
+// per queued job.
 type BatchQueueEntry struct {
 	Namespace string
 	JobID     string
 	EvalID    string
 
-	// JobVersion is the job version whose allocations count as placement.
-	JobVersion uint64
-
 	Priority     int
 	EnqueueIndex uint64
 	EnqueueTime  int64 // unix nanoseconds
 
-	// ReleaseIndex and ReleaseTime are zero until the leader releases the
-	// workload to the eval broker.
-	ReleaseIndex uint64
-	ReleaseTime  int64
+	// Release is nil until the leader releases the workload to the eval
+	// broker.
+	Release *BatchQueueRelease
+}
+
+// BatchQueueRelease is the Raft-stored release record of an entry.
+type BatchQueueRelease struct {
+	Index uint64
+	Time  int64 // unix nanoseconds
+
+	// JobVersion is the job version when released: its allocations count
+	// as placement.
+	JobVersion uint64
 }
 
 // Released reports whether the entry was handed to the eval broker.
-func (e *BatchQueueEntry) Released() bool { return e.ReleaseIndex != 0 }
+func (e *BatchQueueEntry) Released() bool { return e.Release != nil }
+
+// ReleaseIndex is the Raft index of the release, 0 while queued.
+func (e *BatchQueueEntry) ReleaseIndex() uint64 {
+	if e.Release == nil {
+		return 0
+	}
+	return e.Release.Index
+}
+
+// ReleaseTime is the time of the release, 0 while queued.
+func (e *BatchQueueEntry) ReleaseTime() int64 {
+	if e.Release == nil {
+		return 0
+	}
+	return e.Release.Time
+}
 
 // Copy returns a copy of the entry.
 func (e *BatchQueueEntry) Copy() *BatchQueueEntry {
@@ -54,6 +78,10 @@ func (e *BatchQueueEntry) Copy() *BatchQueueEntry {
 		return nil
 	}
 	c := *e
+	if e.Release != nil {
+		r := *e.Release
+		c.Release = &r
+	}
 	return &c
 }
 

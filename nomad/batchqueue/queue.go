@@ -279,7 +279,7 @@ func (r *runner) round(ws memdb.WatchSet, now time.Time) (roundResult, error) {
 		for _, t := range done {
 			delete(r.released, key(t.entry.Namespace, t.entry.JobID))
 			r.q.incr("placed")
-			r.q.sample("placement_time", now.Sub(time.Unix(0, t.entry.ReleaseTime)))
+			r.q.sample("placement_time", now.Sub(time.Unix(0, t.entry.ReleaseTime())))
 		}
 		for _, e := range release {
 			r.released[key(e.Namespace, e.JobID)] = &tracked{entry: e}
@@ -486,7 +486,7 @@ func listEntry(e *structs.BatchQueueEntry, status, reason string) *structs.Batch
 		Status:      status,
 		Reason:      reason,
 		EnqueueTime: e.EnqueueTime,
-		ReleaseTime: e.ReleaseTime,
+		ReleaseTime: e.ReleaseTime(),
 	}
 }
 

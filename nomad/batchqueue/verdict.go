@@ -29,7 +29,8 @@ type Verdict struct {
 // function of Raft state and the clock, so every leader reaches the same
 // verdict.
 func Judge(e *structs.BatchQueueEntry, job *structs.Job, evals []*structs.Evaluation, allocs []*structs.Allocation, now time.Time, timeout time.Duration) Verdict {
-	if job == nil || job.Stop || job.Version != e.JobVersion {
+	rel := e.Release
+	if job == nil || job.Stop || job.Version != rel.JobVersion {
 		return Verdict{Placed: true}
 	}
 	// Distinct alloc names per group: replacements and reschedules of an
@@ -37,7 +38,7 @@ func Judge(e *structs.BatchQueueEntry, job *structs.Job, evals []*structs.Evalua
 	placed := make(map[string]map[string]struct{})
 	var created []int64
 	for _, a := range allocs {
-		if a.Job == nil || a.Job.Version != e.JobVersion || a.CreateIndex < e.ReleaseIndex {
+		if a.Job == nil || a.Job.Version != rel.JobVersion || a.CreateIndex < rel.Index {
 			continue
 		}
 		created = append(created, a.CreateTime)
@@ -65,7 +66,7 @@ func Judge(e *structs.BatchQueueEntry, job *structs.Job, evals []*structs.Evalua
 	// between the release and each placement lets any leader reach the
 	// same verdict from Raft state.
 	slices.Sort(created)
-	last := e.ReleaseTime
+	last := rel.Time
 	stalled := func() Verdict {
 		return Verdict{Status: structs.BatchQueueStatusStalled,
 			Reason: fmt.Sprintf("no new placement for %s (workload_timeout)", timeout)}
@@ -88,7 +89,7 @@ func Judge(e *structs.BatchQueueEntry, job *structs.Job, evals []*structs.Evalua
 func constrained(e *structs.BatchQueueEntry, evals []*structs.Evaluation) string {
 	var latest *structs.Evaluation
 	for _, ev := range evals {
-		if ev.ModifyIndex < e.ReleaseIndex || len(ev.FailedTGAllocs) == 0 {
+		if ev.ModifyIndex < e.Release.Index || len(ev.FailedTGAllocs) == 0 {
 			continue
 		}
 		if latest == nil || ev.ModifyIndex > latest.ModifyIndex {
