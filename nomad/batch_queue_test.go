@@ -111,3 +111,24 @@ func TestBatchQueue_LeaderFailover(t *testing.T) {
 		must.Len(t, 1, allocs, must.Sprintf("job %s", id))
 	}
 }
+
+// The leader seeds the default scheduler configuration only when none is
+// stored: a seed that lands after an operator's set-config (the leader
+// read "none" just before) leaves the operator's queue settings in force.
+func TestSchedulerConfigSeedDoesNotOverwrite(t *testing.T) {
+	s := testServer(t, nil)
+	waitForLeader(t, s)
+	cfg := structs.DefaultSchedulerConfiguration()
+	cfg.BatchQueue = structs.BatchQueueConfig{Enabled: true, Order: structs.BatchQueueOrderPriority, ConcurrentPlacements: 4, WorkloadTimeout: time.Minute}
+	var reply structs.SchedulerSetConfigurationResponse
+	must.NoError(t, s.RPC("Operator.SchedulerSetConfiguration", &structs.SchedulerSetConfigRequest{Config: *cfg}, &reply))
+
+	stale := structs.DefaultSchedulerConfiguration()
+	stale.ModifyIndex = 7 // whatever the caller's copy says, the seed checks for none
+	resp, _, err := s.raftApply(structs.SchedulerConfigRequestType, seedSchedulerConfig(stale))
+	must.NoError(t, err)
+	must.Eq(t, false, resp.(bool))
+	_, got, err := s.State().SchedulerConfig()
+	must.NoError(t, err)
+	must.Eq(t, cfg.BatchQueue, got.BatchQueue)
+}

@@ -141,7 +141,16 @@ func (s *Server) initSchedulerConfig() error {
 		}
 		return nil
 	}
-	req := structs.SchedulerSetConfigRequest{Config: *want}
-	_, _, err = s.raftApply(structs.SchedulerConfigRequestType, &req)
+	_, _, err = s.raftApply(structs.SchedulerConfigRequestType, seedSchedulerConfig(want))
 	return err
+}
+
+// seedSchedulerConfig is the write of the default configuration: a
+// check-and-set against "none written yet", so that an operator's
+// set-config landing between the read above and this write is not
+// overwritten.
+func seedSchedulerConfig(want *structs.SchedulerConfiguration) *structs.SchedulerSetConfigRequest {
+	req := &structs.SchedulerSetConfigRequest{Config: *want, CAS: true}
+	req.Config.ModifyIndex = 0
+	return req
 }

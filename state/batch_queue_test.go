@@ -119,21 +119,10 @@ func TestBatchQueue_Feed(t *testing.T) {
 	j.Priority = 80
 	must.NoError(t, s.UpsertJobWithEval(600, j, mockEval(j, structs.EvalStatusPending))) // replaces b's eval
 	must.Len(t, 3, fed)
-	must.True(t, fired(ws))
+	must.True(t, WatchFired(ws))
 
 	must.NoError(t, s.DeleteJob(700, structs.DefaultNamespace, "y"))
 	stats, err := s.BatchQueueStats(nil)
 	must.NoError(t, err)
 	must.Eq(t, BatchQueueStats{ID: TableBatchQueue, Queued: 2, Enqueued: 3, Removed: 1}, stats)
-}
-
-func fired(ws memdb.WatchSet) bool {
-	for ch := range ws {
-		select {
-		case <-ch:
-			return true
-		default:
-		}
-	}
-	return false
 }

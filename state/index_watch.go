@@ -23,3 +23,16 @@ func (r *reader) LatestIndexWatch(ws memdb.WatchSet) (uint64, error) {
 	}
 	return max, nil
 }
+
+// WatchFired reports, without blocking, whether any channel of ws is
+// closed: whether what it watches changed since it was read.
+func WatchFired(ws memdb.WatchSet) bool {
+	for ch := range ws {
+		select {
+		case <-ch:
+			return true
+		default:
+		}
+	}
+	return false
+}

@@ -26,7 +26,7 @@ func TestUpsertPeriodicLaunch(t *testing.T) {
 	eval := &structs.Evaluation{ID: structs.GenerateUUID(), Namespace: "default", JobID: child.ID, Type: structs.JobTypeBatch,
 		TriggeredBy: structs.EvalTriggerPeriodicJob, Status: structs.EvalStatusPending}
 	must.NoError(t, st.UpsertPeriodicLaunch(5, child, eval, &structs.PeriodicLaunch{ID: "cron", Namespace: "default", Launch: 60e9}))
-	must.True(t, watchFired(ws))
+	must.True(t, WatchFired(ws))
 
 	l, err = st.PeriodicLaunchByID(nil, "default", "cron")
 	must.NoError(t, err)
@@ -73,15 +73,4 @@ func TestUpsertPeriodicLaunch(t *testing.T) {
 	l, err = st.PeriodicLaunchByID(nil, "default", "cron")
 	must.NoError(t, err)
 	must.Nil(t, l)
-}
-
-func watchFired(ws memdb.WatchSet) bool {
-	for ch := range ws {
-		select {
-		case <-ch:
-			return true
-		default:
-		}
-	}
-	return false
 }

@@ -52,14 +52,20 @@ func queuedStore(b *testing.B, n int) *state.StateStore {
 		b.Fatal(err)
 	}
 	for i := range n {
-		job := batchJob(fmt.Sprintf("job-%07d", i), 50, 1)
-		ev := &structs.Evaluation{ID: structs.GenerateUUID(), Namespace: job.Namespace, Priority: 50, Type: job.Type,
-			TriggeredBy: structs.EvalTriggerJobRegister, JobID: job.ID, Status: structs.EvalStatusPending, CreateTime: 1}
-		if err := st.UpsertJobWithEval(uint64(i+2), job, ev); err != nil {
-			b.Fatal(err)
-		}
+		registerBatch(b, st, uint64(i+2), fmt.Sprintf("job-%07d", i))
 	}
 	return st
+}
+
+// registerBatch writes a one-alloc batch job with its register eval at
+// index, as Job.Register does.
+func registerBatch(b *testing.B, st *state.StateStore, index uint64, id string) {
+	job := batchJob(id, 50, 1)
+	ev := &structs.Evaluation{ID: structs.GenerateUUID(), Namespace: job.Namespace, Priority: 50, Type: job.Type,
+		TriggeredBy: structs.EvalTriggerJobRegister, JobID: job.ID, Status: structs.EvalStatusPending, CreateTime: 1}
+	if err := st.UpsertJobWithEval(index, job, ev); err != nil {
+		b.Fatal(err)
+	}
 }
 
 type nopCommit struct{}
@@ -134,13 +140,8 @@ func BenchmarkQueue_EnqueueRelease(b *testing.B) {
 				b.Fatal(err)
 			}
 			for i := 0; b.Loop(); i++ {
-				job := batchJob(fmt.Sprintf("new-%d", i), 50, 1)
-				ev := &structs.Evaluation{ID: structs.GenerateUUID(), Namespace: job.Namespace, Priority: 50, Type: job.Type,
-					TriggeredBy: structs.EvalTriggerJobRegister, JobID: job.ID, Status: structs.EvalStatusPending}
 				index++
-				if err := st.UpsertJobWithEval(index, job, ev); err != nil {
-					b.Fatal(err)
-				}
+				registerBatch(b, st, index, fmt.Sprintf("new-%d", i))
 				// The round sees the last release gone (placed), so its
 				// slot is free, and releases the head.
 				if _, err := r.round(memdb.NewWatchSet(), time.Now()); err != nil {
@@ -164,13 +165,8 @@ func BenchmarkState_EnqueueRoute(b *testing.B) {
 			index := uint64(n + 10)
 			b.ResetTimer()
 			for i := 0; b.Loop(); i++ {
-				job := batchJob(fmt.Sprintf("new-%d", i), 50, 1)
-				ev := &structs.Evaluation{ID: structs.GenerateUUID(), Namespace: job.Namespace, Priority: 50, Type: job.Type,
-					TriggeredBy: structs.EvalTriggerJobRegister, JobID: job.ID, Status: structs.EvalStatusPending}
 				index++
-				if err := st.UpsertJobWithEval(index, job, ev); err != nil {
-					b.Fatal(err)
-				}
+				registerBatch(b, st, index, fmt.Sprintf("new-%d", i))
 			}
 		})
 	}

@@ -215,7 +215,7 @@ func (r *runner) round(ws memdb.WatchSet, now time.Time) (roundResult, error) {
 	var done []*tracked
 	placing := 0
 	for k, t := range r.released {
-		if t.ws == nil || rejudge || fired(t.ws) ||
+		if t.ws == nil || rejudge || state.WatchFired(t.ws) ||
 			(t.verdict.Status == structs.BatchQueueStatusPlacing && !now.Before(t.verdict.Deadline)) {
 			prev := t.verdict
 			keep, err := r.judge(t, now)
@@ -304,18 +304,6 @@ func (r *runner) requeue(rows []*structs.BatchQueueEntry) {
 	for _, e := range rows {
 		r.heap.Push(e)
 	}
-}
-
-// fired reports whether any channel of ws is closed.
-func fired(ws memdb.WatchSet) bool {
-	for ch := range ws {
-		select {
-		case <-ch:
-			return true
-		default:
-		}
-	}
-	return false
 }
 
 // rebuild reads the whole queue table: on the first round of a

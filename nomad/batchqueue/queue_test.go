@@ -319,7 +319,18 @@ func TestQueue_Reregister(t *testing.T) {
 		before, err := h.st.BatchQueueEntryByJob(nil, structs.DefaultNamespace, "b")
 		must.NoError(t, err)
 
+		synctest.Wait()
+		idx0, _ := h.q.Index()
 		newB := h.register(batchJob("b", 50, 2)) // a new version while queued
+		synctest.Wait()
+		idx1, _ := h.q.Index()
+		must.Greater(t, idx0, idx1) // blocking readers see the new eval
+		for _, le := range h.q.List() {
+			if le.JobID == "b" {
+				must.Eq(t, newB, le.EvalID)
+				must.Eq(t, 1, le.Position)
+			}
+		}
 		after, err := h.st.BatchQueueEntryByJob(nil, structs.DefaultNamespace, "b")
 		must.NoError(t, err)
 		must.Eq(t, before.EnqueueIndex, after.EnqueueIndex)
