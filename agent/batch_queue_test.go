@@ -135,9 +135,18 @@ func TestBatchQueue_PriorityOrder(t *testing.T) {
 	for _, e := range queueJobs(t, c) {
 		if e.Status == structs.BatchQueueStatusQueued {
 			queued = append(queued, e.JobID)
+			// One job's entry, as job run and job status read it.
+			var one []structs.BatchQueueListEntry
+			_, err := c.Raw().Query("/v1/queue/jobs", &one, &api.QueryOptions{Params: map[string]string{"job_id": e.JobID}})
+			must.NoError(t, err)
+			must.Eq(t, []structs.BatchQueueListEntry{e}, one)
 		}
 	}
 	must.Eq(t, []string{"high", "low1", "low2"}, queued)
+	var none []structs.BatchQueueListEntry
+	_, err := c.Raw().Query("/v1/queue/jobs", &none, &api.QueryOptions{Params: map[string]string{"job_id": "nope"}})
+	must.NoError(t, err)
+	must.SliceEmpty(t, none)
 	open()
 	h := allocOf(t, c, "high", 10*time.Second)
 	l1 := allocOf(t, c, "low1", 10*time.Second)

@@ -27,12 +27,13 @@ func (h *httpHandler) queueStatusRequest(w http.ResponseWriter, r *http.Request)
 }
 
 // queueJobsRequest serves GET /v1/queue/jobs: the entries in release
-// order, paged with per_page/next_token.
+// order, paged with per_page/next_token. ?job_id=ID (with ?namespace=)
+// answers that one job's entry, or an empty array.
 func (h *httpHandler) queueJobsRequest(w http.ResponseWriter, r *http.Request) (any, error) {
 	if r.Method != http.MethodGet {
 		return nil, methodNotAllowed()
 	}
-	args := structs.BatchQueueListRequest{}
+	args := structs.BatchQueueListRequest{JobID: r.URL.Query().Get("job_id")}
 	if err := h.parseQuery(r, &args.QueryOptions); err != nil {
 		return nil, err
 	}

@@ -154,7 +154,8 @@ func queuePosition(client *api.Client, namespace, jobID string) int {
 	if namespace == "" {
 		namespace = "default"
 	}
-	entries, err := listQueue(client)
+	var entries []queueEntry
+	_, err := client.Raw().Query("/v1/queue/jobs", &entries, &api.QueryOptions{Namespace: namespace, Params: map[string]string{"job_id": jobID}})
 	if err != nil {
 		return 0
 	}

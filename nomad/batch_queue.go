@@ -98,7 +98,18 @@ func (q *Queue) List(args *structs.BatchQueueListRequest, reply *structs.BatchQu
 	return q.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, _ *state.StateStore) (uint64, error) {
 		index, ch := q.srv.batchQueue.Index()
 		ws.Add(ch)
-		reply.Entries = q.srv.batchQueue.List()
+		if args.JobID != "" {
+			reply.Entries = []*structs.BatchQueueListEntry{}
+			ns := args.Namespace
+			if ns == "" {
+				ns = structs.DefaultNamespace
+			}
+			if e := q.srv.batchQueue.Lookup(ns, args.JobID); e != nil {
+				reply.Entries = append(reply.Entries, e)
+			}
+		} else {
+			reply.Entries = q.srv.batchQueue.List()
+		}
 		return index + 1, nil
 	})
 }

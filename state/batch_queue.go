@@ -140,6 +140,19 @@ func (r *reader) BatchQueueEntries(ws memdb.WatchSet) ([]*structs.BatchQueueEntr
 	return collect[*structs.BatchQueueEntry](ws, iter, nil), nil
 }
 
+// BatchQueueEach calls fn with every batch queue row, unordered, without
+// collecting them.
+func (r *reader) BatchQueueEach(fn func(*structs.BatchQueueEntry)) error {
+	iter, err := r.db.Txn(false).Get(TableBatchQueue, "id")
+	if err != nil {
+		return fmt.Errorf("list batch queue: %w", err)
+	}
+	for raw := iter.Next(); raw != nil; raw = iter.Next() {
+		fn(raw.(*structs.BatchQueueEntry))
+	}
+	return nil
+}
+
 // BatchQueueEntryByJob returns the job's queue row, or nil.
 func (r *reader) BatchQueueEntryByJob(ws memdb.WatchSet, namespace, jobID string) (*structs.BatchQueueEntry, error) {
 	return batchQueueEntry(r.db.Txn(false), ws, namespace, jobID)

@@ -117,8 +117,11 @@ type BatchQueueListEntry struct {
 	ReleaseTime int64
 }
 
-// BatchQueueListRequest reads the queue listing.
+// BatchQueueListRequest reads the queue listing. With JobID set it reads
+// that one job's entry (in QueryOptions.Namespace), which the leader finds
+// without sorting the line.
 type BatchQueueListRequest struct {
+	JobID string
 	QueryOptions
 }
 

@@ -210,3 +210,31 @@ func BenchmarkQueue_BytesPerWorkload(b *testing.B) {
 		b.ReportMetric(float64(int64(on)-int64(off))/n, "bytes/workload")
 	}
 }
+
+// BenchmarkQueue_ListAndLookup reads the listing (sorts the line) and one
+// job's position (one counting pass) with n workloads queued.
+func BenchmarkQueue_ListAndLookup(b *testing.B) {
+	for _, n := range []int{1_000, 10_000, 100_000} {
+		st := queuedStore(b, n)
+		q := New(Config{State: func() *state.StateStore { return st }, Commit: nopCommit{}})
+		r := &runner{q: q}
+		if _, err := r.round(memdb.NewWatchSet(), time.Now()); err != nil {
+			b.Fatal(err)
+		}
+		last := fmt.Sprintf("job-%07d", n-1)
+		b.Run(fmt.Sprintf("list/%d", n), func(b *testing.B) {
+			for b.Loop() {
+				if got := len(q.List()); got != n {
+					b.Fatalf("listed %d, want %d", got, n)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("lookup/%d", n), func(b *testing.B) {
+			for b.Loop() {
+				if le := q.Lookup("default", last); le == nil || le.Position != n {
+					b.Fatalf("lookup %s: %+v", last, le)
+				}
+			}
+		})
+	}
+}

@@ -566,6 +566,43 @@ func (q *Queue) List() []*structs.BatchQueueListEntry {
 	return append(out, released...)
 }
 
+// Lookup returns one job's entry, or nil when the job is not in the
+// queue. A queued job's Position is the number of queued entries that
+// sort before it, plus one: one pass over the table, O(n) with no sort
+// and no copy, so a client polling its own job's position costs little
+// however long the line.
+func (q *Queue) Lookup(namespace, jobID string) *structs.BatchQueueListEntry {
+	v := q.current()
+	if v.store == nil || !v.settings.Enabled {
+		return nil
+	}
+	for _, e := range v.released {
+		if e.Namespace == namespace && e.JobID == jobID {
+			c := *e
+			return &c
+		}
+	}
+	row, err := v.store.BatchQueueEntryByJob(nil, namespace, jobID)
+	if err != nil || row == nil {
+		return nil
+	}
+	if row.Released() {
+		return listEntry(row, structs.BatchQueueStatusPlacing, "")
+	}
+	le := listEntry(row, structs.BatchQueueStatusQueued, "")
+	le.Position = 1
+	err = v.store.BatchQueueEach(func(e *structs.BatchQueueEntry) {
+		if !e.Released() && Less(v.settings.Order, e, row) {
+			le.Position++
+		}
+	})
+	if err != nil {
+		q.cfg.Logger.Error("batch queue lookup failed", "error", err)
+		return nil
+	}
+	return le
+}
+
 // Status returns the settings, the depth by status and the placing
 // workloads.
 func (q *Queue) Status() structs.BatchQueueStatus {

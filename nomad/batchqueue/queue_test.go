@@ -218,6 +218,13 @@ func TestQueue_Order(t *testing.T) {
 					}
 				}
 				must.Eq(t, tc.want, queued)
+				for i, id := range tc.want {
+					le := h.q.Lookup(structs.DefaultNamespace, id)
+					must.NotNil(t, le)
+					must.Eq(t, i+1, le.Position)
+				}
+				must.Eq(t, structs.BatchQueueStatusPlacing, h.q.Lookup(structs.DefaultNamespace, "first").Status)
+				must.Nil(t, h.q.Lookup(structs.DefaultNamespace, "nope"))
 				h.place("first", 0, 1)
 				for _, id := range tc.want {
 					got := h.releasedJobs()
