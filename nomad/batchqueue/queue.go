@@ -258,8 +258,18 @@ func (r *runner) round(ws memdb.WatchSet, now time.Time) (roundResult, error) {
 			r.requeue(release)
 			return res, err
 		}
-		if row == nil || row.Released() || row.EnqueueIndex != e.EnqueueIndex {
+		if row == nil || row.EnqueueIndex != e.EnqueueIndex {
 			continue // stopped, purged or re-enqueued since it was read
+		}
+		if row.Released() {
+			// A release whose commit reported an error but applied:
+			// watch it like any other, it holds a slot.
+			if k := key(row.Namespace, row.JobID); r.released[k] == nil {
+				r.released[k] = &tracked{entry: row}
+				res.again, changed = true, true
+				break
+			}
+			continue
 		}
 		release = append(release, row)
 		free--

@@ -2,6 +2,7 @@ package batchqueue
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -32,6 +33,9 @@ type harness struct {
 	// beforeCommit, when set, runs before a round's decisions apply: a
 	// write racing the leader's commit.
 	beforeCommit func()
+	// failAfterApply makes the next commit apply and still report an
+	// error, as a Raft apply that timed out and then committed does.
+	failAfterApply bool
 }
 
 func newHarness(t *testing.T, cfg structs.BatchQueueConfig, m ...*metrics.Metrics) *harness {
@@ -74,6 +78,10 @@ func (h *harness) Commit(req *structs.BatchQueueReleaseRequest) error {
 	evals, err := h.st.BatchQueueApply(h.index, req)
 	for _, ev := range evals {
 		h.released = append(h.released, ev.JobID)
+	}
+	if err == nil && h.failAfterApply {
+		h.failAfterApply = false
+		return errors.New("raft apply timed out")
 	}
 	return err
 }
@@ -514,5 +522,31 @@ func TestQueue_StalledIsSticky(t *testing.T) {
 		h.place("a", 1, 2)
 		s, _ = h.status("a")
 		must.Eq(t, "", s) // placed, outside the slots
+	})
+}
+
+// A commit that reports an error but applied leaves a released entry the
+// queue did not record; it is found at the top of the heap and watched,
+// and it keeps its slot.
+func TestQueue_CommitErrorAfterApply(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, cfg(structs.BatchQueueOrderFIFO, 1, time.Hour))
+		defer h.stop()
+		for _, id := range []string{"a", "b", "c"} {
+			h.register(batchJob(id, 50, 1))
+		}
+		must.Eq(t, []string{"a"}, h.releasedJobs())
+		h.mu.Lock()
+		h.failAfterApply = true
+		h.mu.Unlock()
+		h.place("a", 0, 1)
+		time.Sleep(5 * time.Second) // past the retry
+		must.Eq(t, []string{"a", "b"}, h.releasedJobs())
+		s, _ := h.status("b")
+		must.Eq(t, structs.BatchQueueStatusPlacing, s)
+		s, _ = h.status("c")
+		must.Eq(t, structs.BatchQueueStatusQueued, s)
+		h.place("b", 0, 1)
+		must.Eq(t, []string{"a", "b", "c"}, h.releasedJobs())
 	})
 }
