@@ -221,3 +221,37 @@ func TestBatchQueue_LiveJobUpdateBypassesQueue(t *testing.T) {
 	must.Eq(t, first.ID, allocs[0].ID)
 
 }
+
+// A client paging through the listing while the queue moves neither
+// skips nor repeats an entry: the page token names a place in the line,
+// not a rank.
+func TestBatchQueue_PagesKeepTheirPlace(t *testing.T) {
+	_, c := queueAgent(t, structs.BatchQueueOrderFIFO, time.Minute)
+	gate(t, c)
+	for _, id := range []string{"p1", "p2", "p3", "p4", "p5"} {
+		qRegister(t, c, rawJob(id, 50, "1", 32))
+	}
+	page := func(token string) ([]string, string) {
+		var out []structs.BatchQueueListEntry
+		qm, err := c.Raw().Query("/v1/queue/jobs", &out, &api.QueryOptions{PerPage: 2, NextToken: token})
+		must.NoError(t, err)
+		var ids []string
+		for _, e := range out {
+			ids = append(ids, e.JobID)
+		}
+		return ids, qm.NextToken
+	}
+	first, token := page("")
+	must.Eq(t, []string{"p1", "p2"}, first)
+	must.NotEq(t, "", token)
+
+	_, _, err := c.Jobs().Deregister("p1", false, nil) // the line moves up
+	must.NoError(t, err)
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool { return queueEntry(t, c, "p1") == nil }),
+		wait.Timeout(5*time.Second), wait.Gap(20*time.Millisecond)))
+	second, token := page(token)
+	must.Eq(t, []string{"p3", "p4"}, second)
+	third, token := page(token)
+	must.Eq(t, []string{"p5", "gate"}, third)
+	must.Eq(t, "", token)
+}

@@ -41,8 +41,8 @@ func (h *httpHandler) queueJobsRequest(w http.ResponseWriter, r *http.Request) (
 	if err := h.agent.rpc("Queue.List", &args, &reply); err != nil {
 		return nil, rpcError(err)
 	}
-	// Page tokens are the zero-padded rank in the listing, which sorts
-	// like the listing itself.
+	// Page tokens come from the leader: they sort like the listing and
+	// keep their place as the queue moves.
 	type ranked struct {
 		rank  string
 		entry *structs.BatchQueueListEntry
@@ -50,6 +50,9 @@ func (h *httpHandler) queueJobsRequest(w http.ResponseWriter, r *http.Request) (
 	items := make([]ranked, len(reply.Entries))
 	for i, e := range reply.Entries {
 		items[i] = ranked{fmt.Sprintf("%010d", i+1), e}
+		if len(reply.Tokens) == len(reply.Entries) {
+			items[i].rank = reply.Tokens[i]
+		}
 	}
 	filterOpts := args.QueryOptions
 	filterOpts.Filter = ""

@@ -108,7 +108,7 @@ func (q *Queue) List(args *structs.BatchQueueListRequest, reply *structs.BatchQu
 				reply.Entries = append(reply.Entries, e)
 			}
 		} else {
-			reply.Entries = q.srv.batchQueue.List()
+			reply.Entries, reply.Tokens = q.srv.batchQueue.ListWithTokens()
 		}
 		return index + 1, nil
 	})

@@ -128,6 +128,10 @@ type BatchQueueListRequest struct {
 // BatchQueueListResponse is the queue listing in release order.
 type BatchQueueListResponse struct {
 	Entries []*BatchQueueListEntry
+	// Tokens are the entries' page tokens (one each, in order): strings
+	// that sort like the listing and name a place in it that stays put
+	// as the queue moves, for per_page/next_token.
+	Tokens []string
 	QueryMeta
 }
 

@@ -3,6 +3,8 @@ package batchqueue
 import (
 	"cmp"
 	"context"
+	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -471,7 +473,10 @@ func sortByRelease(entries []*structs.BatchQueueListEntry) {
 		if c := cmp.Compare(a.ReleaseTime, b.ReleaseTime); c != 0 {
 			return c
 		}
-		return cmp.Compare(key(a.Namespace, a.JobID), key(b.Namespace, b.JobID))
+		if c := cmp.Compare(a.Namespace, b.Namespace); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.JobID, b.JobID)
 	})
 }
 
@@ -533,15 +538,26 @@ func (q *Queue) Index() (uint64, <-chan struct{}) {
 // The queued line is read from the state store and sorted here, so its
 // cost falls on the reader, not on the queue's rounds.
 func (q *Queue) List() []*structs.BatchQueueListEntry {
+	entries, _ := q.ListWithTokens()
+	return entries
+}
+
+// ListWithTokens is List with each entry's page token: a string that
+// sorts like the listing and stays put as the queue moves, so a client
+// paging through a queue that releases or loses entries between pages
+// neither skips nor repeats one. A queued entry's token is its sort key,
+// a released one's its release time; names are hex-encoded so that the
+// separators sort below every name byte.
+func (q *Queue) ListWithTokens() ([]*structs.BatchQueueListEntry, []string) {
 	v := q.current()
 	out := make([]*structs.BatchQueueListEntry, 0, len(v.released))
 	if v.store == nil || !v.settings.Enabled {
-		return out
+		return out, nil
 	}
 	rows, err := v.store.BatchQueueEntries(nil)
 	if err != nil {
 		q.cfg.Logger.Error("batch queue listing failed", "error", err)
-		return out
+		return out, nil
 	}
 	known := make(map[string]*structs.BatchQueueListEntry, len(v.released))
 	for _, e := range v.released {
@@ -567,13 +583,22 @@ func (q *Queue) List() []*structs.BatchQueueListEntry {
 		}
 		return 1
 	})
+	tokens := make([]string, 0, len(queued)+len(released))
 	for i, e := range queued {
 		le := listEntry(e, structs.BatchQueueStatusQueued, "")
 		le.Position = i + 1
 		out = append(out, le)
+		prio := 0
+		if v.settings.Order == structs.BatchQueueOrderPriority {
+			prio = math.MaxInt32 - e.Priority
+		}
+		tokens = append(tokens, fmt.Sprintf("q-%010d-%020d-%x-%x", prio, e.EnqueueIndex, e.Namespace, e.JobID))
 	}
 	sortByRelease(released)
-	return append(out, released...)
+	for _, e := range released {
+		tokens = append(tokens, fmt.Sprintf("r-%020d-%x-%x", e.ReleaseTime, e.Namespace, e.JobID))
+	}
+	return append(out, released...), tokens
 }
 
 // Lookup returns one job's entry, or nil when the job is not in the

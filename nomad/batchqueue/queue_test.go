@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -233,6 +234,10 @@ func TestQueue_Order(t *testing.T) {
 				}
 				must.Eq(t, structs.BatchQueueStatusPlacing, h.q.Lookup(structs.DefaultNamespace, "first").Status)
 				must.Nil(t, h.q.Lookup(structs.DefaultNamespace, "nope"))
+				// Page tokens sort like the listing, queued before released.
+				entries, tokens := h.q.ListWithTokens()
+				must.Eq(t, len(entries), len(tokens))
+				must.True(t, slices.IsSorted(tokens), must.Sprintf("tokens out of order: %q", tokens))
 				h.place("first", 0, 1)
 				for _, id := range tc.want {
 					got := h.releasedJobs()
