@@ -1,7 +1,12 @@
 package agent
 
 import (
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -254,4 +259,50 @@ func TestBatchQueue_PagesKeepTheirPlace(t *testing.T) {
 	third, token := page(token)
 	must.Eq(t, []string{"p5", "gate"}, third)
 	must.Eq(t, "", token)
+}
+
+// The queue's series are new, so they follow Prometheus naming: counters
+// end in _total and durations are seconds. Each is listed on the metrics
+// page with its type.
+func TestBatchQueue_PrometheusNames(t *testing.T) {
+	a, c := queueAgent(t, structs.BatchQueueOrderFIFO, time.Minute)
+	qRegister(t, c, rawJob("m1", 50, "1", 32))
+	allocOf(t, c, "m1", 10*time.Second)
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool { return queueEntry(t, c, "m1") == nil }),
+		wait.Timeout(10*time.Second), wait.Gap(20*time.Millisecond)))
+
+	resp, err := http.Get(a.HTTPAddr() + "/v1/metrics?format=prometheus")
+	must.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	must.NoError(t, err)
+	types := map[string]string{}
+	for _, line := range strings.Split(string(body), "\n") {
+		if f := strings.Fields(line); len(f) == 4 && f[0] == "#" && f[1] == "TYPE" {
+			types[f[2]] = f[3]
+		}
+	}
+	page, err := os.ReadFile(filepath.Join("..", "website", "metrics.md"))
+	must.NoError(t, err)
+	want := map[string]string{
+		"nomad_nomad_batch_queue_depth":                  "gauge",
+		"nomad_nomad_batch_queue_enqueued_total":         "counter",
+		"nomad_nomad_batch_queue_released_total":         "counter",
+		"nomad_nomad_batch_queue_placed_total":           "counter",
+		"nomad_nomad_batch_queue_wait_time_seconds":      "summary",
+		"nomad_nomad_batch_queue_placement_time_seconds": "summary",
+	}
+	for name, typ := range want {
+		must.Eq(t, typ, types[name], must.Sprintf("%s in the scrape", name))
+		must.StrContains(t, string(page), "| `"+name+"` | "+typ+" |")
+	}
+	for name := range types {
+		if strings.Contains(name, "batch_queue") {
+			_, ok := want[name]
+			must.True(t, ok || strings.HasSuffix(name, "_total"), must.Sprintf("unexpected queue series %s", name))
+		}
+	}
+	s := scrape(t, a)
+	must.Eq(t, "1", s["nomad_nomad_batch_queue_placed_total"])
+	must.Eq(t, "0", s[`nomad_nomad_batch_queue_depth{status="queued"}`])
 }

@@ -88,6 +88,17 @@ type Queue struct {
 	srv *Server
 }
 
+// resetStaleIndex answers at once a blocking query whose index is ahead
+// of this leader's queue index. The index is leader-local, so it starts
+// again after a leadership change; a client holding the old leader's
+// index would otherwise wait out its whole wait time and miss every
+// change meanwhile.
+func (q *Queue) resetStaleIndex(opts *structs.QueryOptions) {
+	if index, _ := q.srv.batchQueue.Index(); opts.MinQueryIndex > index+1 {
+		opts.MinQueryIndex = 0
+	}
+}
+
 // List returns the queue entries: queued ones in release order with their
 // position, then the released ones.
 func (q *Queue) List(args *structs.BatchQueueListRequest, reply *structs.BatchQueueListResponse) error {
@@ -95,6 +106,7 @@ func (q *Queue) List(args *structs.BatchQueueListRequest, reply *structs.BatchQu
 	if done, err := q.srv.forward("Queue.List", args.QueryOptions, args, reply); done {
 		return err
 	}
+	q.resetStaleIndex(&args.QueryOptions)
 	return q.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, _ *state.StateStore) (uint64, error) {
 		index, ch := q.srv.batchQueue.Index()
 		ws.Add(ch)
@@ -121,6 +133,7 @@ func (q *Queue) Status(args *structs.BatchQueueListRequest, reply *structs.Batch
 	if done, err := q.srv.forward("Queue.Status", args.QueryOptions, args, reply); done {
 		return err
 	}
+	q.resetStaleIndex(&args.QueryOptions)
 	return q.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, _ *state.StateStore) (uint64, error) {
 		index, ch := q.srv.batchQueue.Index()
 		ws.Add(ch)

@@ -132,3 +132,29 @@ func TestSchedulerConfigSeedDoesNotOverwrite(t *testing.T) {
 	must.NoError(t, err)
 	must.Eq(t, cfg.BatchQueue, got.BatchQueue)
 }
+
+// The queue index is leader-local and starts again on a new leader. A
+// blocking read holding an index from the old leader is answered at once
+// with the new leader's index, not after its whole wait.
+func TestBatchQueue_BlockingReadAfterIndexReset(t *testing.T) {
+	s := testServer(t, nil)
+	waitForLeader(t, s)
+	idx, _ := s.batchQueue.Index()
+	for _, method := range []string{"Queue.List", "Queue.Status"} {
+		args := &structs.BatchQueueListRequest{QueryOptions: structs.QueryOptions{
+			MinQueryIndex: idx + 1000, MaxQueryTime: int64(time.Minute)}}
+		start := time.Now()
+		var meta structs.QueryMeta
+		if method == "Queue.List" {
+			var reply structs.BatchQueueListResponse
+			must.NoError(t, s.RPC(method, args, &reply))
+			meta = reply.QueryMeta
+		} else {
+			var reply structs.BatchQueueStatusResponse
+			must.NoError(t, s.RPC(method, args, &reply))
+			meta = reply.QueryMeta
+		}
+		must.Less(t, 30*time.Second, time.Since(start), must.Sprintf("%s waited for an index this leader never had", method))
+		must.Less(t, idx+1000, meta.Index)
+	}
+}

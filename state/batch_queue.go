@@ -361,6 +361,10 @@ func (tx *writeTxn) batchQueueJobChanged(job *structs.Job) error {
 	switch {
 	case job.Stop:
 		return tx.removeBatchQueueEntry(entry, "job stopped while queued")
+	case job.Type != structs.JobTypeBatch:
+		// Its new eval is not a batch eval and went to the broker; the
+		// held one is stale.
+		return tx.removeBatchQueueEntry(entry, fmt.Sprintf("job re-registered as a %s job while queued", job.Type))
 	case entry.Released() && job.Version != entry.Release.JobVersion:
 		return tx.removeBatchQueueEntry(entry, "")
 	}

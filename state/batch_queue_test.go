@@ -126,3 +126,30 @@ func TestBatchQueue_Feed(t *testing.T) {
 	must.NoError(t, err)
 	must.Eq(t, BatchQueueStats{ID: TableBatchQueue, Queued: 2, Enqueued: 3, Removed: 1}, stats)
 }
+
+// Re-registering a queued batch job as another type takes it out of the
+// queue and cancels the held eval in the same write.
+func TestBatchQueue_TypeChangeLeavesQueue(t *testing.T) {
+	s := testStore(t)
+	cfg := structs.DefaultSchedulerConfiguration()
+	cfg.BatchQueue.Enabled = true
+	must.NoError(t, s.SchedulerSetConfig(1, cfg))
+	job := mockBatchJob("a")
+	held := mockEval(job, structs.EvalStatusPending)
+	must.NoError(t, s.UpsertJobWithEval(2, job, held))
+	must.True(t, s.BatchQueueHoldsEval(held))
+
+	svc := mockJob("a")
+	svcEval := mockEval(svc, structs.EvalStatusPending)
+	must.NoError(t, s.UpsertJobWithEval(3, svc, svcEval))
+	e, err := s.BatchQueueEntryByJob(nil, structs.DefaultNamespace, "a")
+	must.NoError(t, err)
+	must.Nil(t, e)
+	got, err := s.EvalByID(nil, held.ID)
+	must.NoError(t, err)
+	must.Eq(t, structs.EvalStatusCancelled, got.Status)
+	must.False(t, s.BatchQueueHoldsEval(svcEval))
+	stats, err := s.BatchQueueStats(nil)
+	must.NoError(t, err)
+	must.Eq(t, BatchQueueStats{ID: TableBatchQueue, Enqueued: 1, Removed: 1}, stats)
+}

@@ -39,12 +39,12 @@ func TestQueue_Metrics(t *testing.T) {
 				got[c.Name] += c.Sum
 			}
 		}
-		must.Eq(t, 3, got["nomad.batch_queue.enqueued"])
-		must.Eq(t, 3, got["nomad.batch_queue.released"])
-		must.Eq(t, 1, got["nomad.batch_queue.placed"])
-		must.Eq(t, 1, got["nomad.batch_queue.constrained"])
-		must.Eq(t, 1, got["nomad.batch_queue.stalled"])
-		must.Eq(t, 0, got["nomad.batch_queue.removed"])
+		must.Eq(t, 3, got["nomad.batch_queue.enqueued_total"])
+		must.Eq(t, 3, got["nomad.batch_queue.released_total"])
+		must.Eq(t, 1, got["nomad.batch_queue.placed_total"])
+		must.Eq(t, 1, got["nomad.batch_queue.constrained_total"])
+		must.Eq(t, 1, got["nomad.batch_queue.stalled_total"])
+		must.Eq(t, 0, got["nomad.batch_queue.removed_total"])
 		// The depth gauge is read from Status at scrape time.
 		depth := h.q.Status().Depth
 		must.Eq(t, 1, depth[structs.BatchQueueStatusStalled])
@@ -65,7 +65,30 @@ func TestQueue_Metrics(t *testing.T) {
 				got[c.Name] += c.Sum
 			}
 		}
-		must.Eq(t, 5, got["nomad.batch_queue.enqueued"])
-		must.Eq(t, 1, got["nomad.batch_queue.removed"])
+		must.Eq(t, 5, got["nomad.batch_queue.enqueued_total"])
+		must.Eq(t, 1, got["nomad.batch_queue.removed_total"])
+
+		// Switching the queue off drains it: b (constrained), c
+		// (stalled), d (placing) and f (queued) count as removed.
+		h.register(batchJob("f", 50, 1))
+		synctest.Wait()
+		off := cfg(structs.BatchQueueOrderFIFO, 1, time.Minute)
+		off.Enabled = false
+		h.setConfig(off)
+		h.write(func(i uint64) error { _, err := h.st.BatchQueueDrain(i); return err })
+		synctest.Wait()
+		got = map[string]float64{}
+		samples := map[string]int{}
+		for _, iv := range sink.Data() {
+			for _, c := range iv.Counters {
+				got[c.Name] += c.Sum
+			}
+			for _, sm := range iv.Samples {
+				samples[sm.Name] += sm.Count
+			}
+		}
+		must.Eq(t, 5, got["nomad.batch_queue.removed_total"])
+		must.Eq(t, 4, samples["nomad.batch_queue.wait_time_seconds"]) // a, b, c, d released
+		must.Eq(t, 1, samples["nomad.batch_queue.placement_time_seconds"])
 	})
 }

@@ -325,6 +325,7 @@ func (r *runner) rebuild(st *state.StateStore, ws memdb.WatchSet) error {
 	// Rows fed from here on may also be in the table read below; readNew
 	// skips those at or below the highest index the read saw.
 	r.q.takeFed(ws)
+	sameStore := r.st == st
 	r.st = st
 	r.heap = NewHeap(r.settings.Order, nil)
 	r.released = make(map[string]*tracked)
@@ -334,9 +335,17 @@ func (r *runner) rebuild(st *state.StateStore, ws memdb.WatchSet) error {
 		return err
 	}
 	r.tableIndex = idx
-	if r.stats, err = st.BatchQueueStats(nil); err != nil {
+	stats, err := st.BatchQueueStats(nil)
+	if err != nil {
 		return err
 	}
+	if sameStore {
+		// A settings change, switching the queue off included (its drain
+		// counts as removals): count what changed since the last read.
+		// A new term or a restored store starts from the stored totals.
+		r.countChanges(stats)
+	}
+	r.stats = stats
 	if !r.settings.Enabled {
 		return nil
 	}
@@ -374,26 +383,32 @@ func (r *runner) readNew(ws memdb.WatchSet) (bool, error) {
 		return false, err
 	}
 	r.tableIndex = idx
-	if !r.settings.Enabled {
-		return true, nil
-	}
 	stats, err := r.st.BatchQueueStats(nil)
 	if err != nil {
 		return false, err
 	}
-	for range stats.Enqueued - min(stats.Enqueued, r.stats.Enqueued) {
-		r.q.incr("enqueued")
-	}
-	for range stats.Removed - min(stats.Removed, r.stats.Removed) {
-		r.q.incr("removed")
-	}
+	r.countChanges(stats)
 	r.stats = stats
+	if !r.settings.Enabled {
+		return true, nil
+	}
 	// Lazy deletion leaves stopped and purged rows in the heap until they
 	// reach its top; when they outnumber the live ones, drop them all.
 	if r.heap.Len() > 2*stats.Queued+1024 {
 		return true, r.compact()
 	}
 	return true, nil
+}
+
+// countChanges emits the enqueue and removal counters for what the
+// stored totals gained since the last read.
+func (r *runner) countChanges(stats state.BatchQueueStats) {
+	for range stats.Enqueued - min(stats.Enqueued, r.stats.Enqueued) {
+		r.q.incr("enqueued")
+	}
+	for range stats.Removed - min(stats.Removed, r.stats.Removed) {
+		r.q.incr("removed")
+	}
 }
 
 // compact rebuilds the heap from the table's queued rows.
@@ -404,6 +419,9 @@ func (r *runner) compact() error {
 	}
 	queued := make([]*structs.BatchQueueEntry, 0, r.stats.Queued)
 	for _, e := range rows {
+		// Rows still waiting in the feed are in this read: skip them
+		// when they arrive.
+		r.maxEnqueue = max(r.maxEnqueue, e.EnqueueIndex)
 		if !e.Released() && r.released[key(e.Namespace, e.JobID)] == nil {
 			queued = append(queued, e)
 		}
@@ -513,15 +531,18 @@ func (q *Queue) current() view {
 	return q.view
 }
 
+// The queue's series are new, so they follow Prometheus naming: counters
+// end in _total and durations are seconds, named so.
+
 func (q *Queue) incr(name string) {
 	if q.cfg.Metrics != nil {
-		q.cfg.Metrics.IncrCounter([]string{"nomad", "batch_queue", name}, 1)
+		q.cfg.Metrics.IncrCounter([]string{"nomad", "batch_queue", name + "_total"}, 1)
 	}
 }
 
 func (q *Queue) sample(name string, d time.Duration) {
 	if q.cfg.Metrics != nil {
-		q.cfg.Metrics.AddSample([]string{"nomad", "batch_queue", name}, float32(d.Milliseconds()))
+		q.cfg.Metrics.AddSample([]string{"nomad", "batch_queue", name + "_seconds"}, float32(d.Seconds()))
 	}
 }
 

@@ -148,12 +148,17 @@ func (h *harness) place(id string, first, n int) {
 
 // infeasible writes the scheduler's verdict: the job's group fits no node.
 func (h *harness) infeasible(id string) {
+	h.evalDone(id, map[string]*structs.AllocMetric{"g": {Infeasible: true, InfeasibleReason: "missing drivers"}})
+}
+
+// evalDone writes a completed eval of the job with the scheduler's
+// failures (nil: everything it wanted was placed).
+func (h *harness) evalDone(id string, failed map[string]*structs.AllocMetric) {
 	now := time.Now().UnixNano()
 	ev := &structs.Evaluation{
 		ID: structs.GenerateUUID(), Namespace: structs.DefaultNamespace, Priority: 50, Type: structs.JobTypeBatch,
 		TriggeredBy: structs.EvalTriggerJobRegister, JobID: id, Status: structs.EvalStatusComplete,
-		FailedTGAllocs: map[string]*structs.AllocMetric{"g": {Infeasible: true, InfeasibleReason: "missing drivers"}},
-		CreateTime:     now, ModifyTime: now,
+		FailedTGAllocs: failed, CreateTime: now, ModifyTime: now,
 	}
 	h.write(func(i uint64) error { return h.st.UpsertEvals(i, []*structs.Evaluation{ev}) })
 }
@@ -553,5 +558,64 @@ func TestQueue_CommitErrorAfterApply(t *testing.T) {
 		must.Eq(t, structs.BatchQueueStatusQueued, s)
 		h.place("b", 0, 1)
 		must.Eq(t, []string{"a", "b", "c"}, h.releasedJobs())
+	})
+}
+
+// A released job the scheduler has nothing to place for (a re-run of a
+// finished batch job: its allocs completed before) is placed as soon as
+// its eval completes without failures.
+func TestQueue_NothingToPlace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, cfg(structs.BatchQueueOrderFIFO, 1, time.Hour))
+		defer h.stop()
+		h.register(batchJob("a", 50, 1))
+		h.register(batchJob("b", 50, 1))
+		must.Eq(t, []string{"a"}, h.releasedJobs())
+		h.evalDone("a", nil)
+		must.Eq(t, []string{"a", "b"}, h.releasedJobs())
+		s, _ := h.status("a")
+		must.Eq(t, "", s)
+	})
+}
+
+// A replacement of an already placed alloc is not progress: it does not
+// move the stall clock.
+func TestQueue_ReplacementsDoNotMoveStallClock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, cfg(structs.BatchQueueOrderFIFO, 1, time.Minute))
+		defer h.stop()
+		h.register(batchJob("a", 50, 2))
+		h.register(batchJob("b", 50, 1))
+		must.Eq(t, []string{"a"}, h.releasedJobs())
+		time.Sleep(10 * time.Second)
+		h.place("a", 0, 1)
+		time.Sleep(40 * time.Second)
+		h.place("a", 0, 1) // a replacement of a.g[0]
+		time.Sleep(21 * time.Second)
+		must.Eq(t, []string{"a", "b"}, h.releasedJobs())
+		s, _ := h.status("a")
+		must.Eq(t, structs.BatchQueueStatusStalled, s)
+	})
+}
+
+// Once constrained, a workload keeps no slot, even when a later eval
+// fails only for want of capacity.
+func TestQueue_ConstrainedIsSticky(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, cfg(structs.BatchQueueOrderFIFO, 1, time.Hour))
+		defer h.stop()
+		h.register(batchJob("a", 50, 2))
+		h.register(batchJob("b", 50, 1))
+		h.register(batchJob("c", 50, 1))
+		must.Eq(t, []string{"a"}, h.releasedJobs())
+		h.infeasible("a")
+		must.Eq(t, []string{"a", "b"}, h.releasedJobs())
+		h.place("a", 0, 1) // a node with the driver joined; one fits
+		h.evalDone("a", map[string]*structs.AllocMetric{"g": {NodesExhausted: 1}})
+		s, reason := h.status("a")
+		must.Eq(t, structs.BatchQueueStatusConstrained, s)
+		must.StrContains(t, reason, "missing drivers")
+		must.Eq(t, 1, h.q.Status().Depth[structs.BatchQueueStatusPlacing])
+		must.Eq(t, []string{"a", "b"}, h.releasedJobs())
 	})
 }

@@ -34,27 +34,33 @@ func Judge(e *structs.BatchQueueEntry, job *structs.Job, evals []*structs.Evalua
 		return Verdict{Placed: true}
 	}
 	// Distinct alloc names per group: replacements and reschedules of an
-	// already placed alloc carry the same name, so they do not count twice.
-	placed := make(map[string]map[string]struct{})
-	var created []int64
+	// already placed alloc carry the same name, so they count once, at
+	// the first placement of the name.
+	placed := make(map[string]map[string]int64)
 	for _, a := range allocs {
 		if a.Job == nil || a.Job.Version != rel.JobVersion || a.CreateIndex < rel.Index {
 			continue
 		}
-		created = append(created, a.CreateTime)
-		if placed[a.TaskGroup] == nil {
-			placed[a.TaskGroup] = make(map[string]struct{})
+		names := placed[a.TaskGroup]
+		if names == nil {
+			names = make(map[string]int64)
+			placed[a.TaskGroup] = names
 		}
-		placed[a.TaskGroup][a.Name] = struct{}{}
+		if t, ok := names[a.Name]; !ok || a.CreateTime < t {
+			names[a.Name] = a.CreateTime
+		}
 	}
 	done := true
+	var created []int64
 	for _, tg := range job.TaskGroups {
 		if len(placed[tg.Name]) < tg.Count {
 			done = false
-			break
+		}
+		for _, t := range placed[tg.Name] {
+			created = append(created, t)
 		}
 	}
-	if done {
+	if done || schedulerDone(rel, evals) {
 		return Verdict{Placed: true}
 	}
 	if reason := constrained(e, evals); reason != "" {
@@ -84,25 +90,48 @@ func Judge(e *structs.BatchQueueEntry, job *structs.Job, evals []*structs.Evalua
 	return Verdict{Status: structs.BatchQueueStatusPlacing, Deadline: deadline}
 }
 
-// constrained returns the scheduler's infeasibility reasons from the
-// newest eval of the job written since the release, or "".
-func constrained(e *structs.BatchQueueEntry, evals []*structs.Evaluation) string {
+// schedulerDone reports whether the scheduler has nothing left to place
+// for the workload: no eval written since the release is pending or
+// blocked, and the newest one it completed failed no group. That covers a
+// job whose wanted allocs were placed before (a re-run of a finished
+// batch job wants nothing new) as well as one placed now.
+func schedulerDone(rel *structs.BatchQueueRelease, evals []*structs.Evaluation) bool {
 	var latest *structs.Evaluation
 	for _, ev := range evals {
-		if ev.ModifyIndex < e.Release.Index || len(ev.FailedTGAllocs) == 0 {
+		if ev.ModifyIndex < rel.Index {
 			continue
 		}
-		if latest == nil || ev.ModifyIndex > latest.ModifyIndex {
-			latest = ev
+		switch ev.Status {
+		case structs.EvalStatusPending, structs.EvalStatusBlocked:
+			return false
+		case structs.EvalStatusComplete:
+			if latest == nil || ev.ModifyIndex > latest.ModifyIndex {
+				latest = ev
+			}
 		}
 	}
-	if latest == nil {
-		return ""
-	}
+	return latest != nil && len(latest.FailedTGAllocs) == 0
+}
+
+// constrained returns the scheduler's infeasibility reasons from the
+// newest eval since the release that found a group infeasible, or "".
+// Once constrained, a workload stays so until it is placed: a later eval
+// that fails for want of capacity does not give it a slot back.
+func constrained(e *structs.BatchQueueEntry, evals []*structs.Evaluation) string {
+	var latest *structs.Evaluation
 	var reasons []string
-	for tg, m := range latest.FailedTGAllocs {
-		if m != nil && m.Infeasible {
-			reasons = append(reasons, fmt.Sprintf("group %q: %s", tg, m.InfeasibleReason))
+	for _, ev := range evals {
+		if ev.ModifyIndex < e.Release.Index || (latest != nil && ev.ModifyIndex <= latest.ModifyIndex) {
+			continue
+		}
+		var r []string
+		for tg, m := range ev.FailedTGAllocs {
+			if m != nil && m.Infeasible {
+				r = append(r, fmt.Sprintf("group %q: %s", tg, m.InfeasibleReason))
+			}
+		}
+		if len(r) > 0 {
+			latest, reasons = ev, r
 		}
 	}
 	sort.Strings(reasons)
