@@ -227,9 +227,8 @@ func TestBatchQueue_LiveJobUpdateBypassesQueue(t *testing.T) {
 
 }
 
-// A client paging through the listing while the queue moves neither
-// skips nor repeats an entry: the page token names a place in the line,
-// not a rank.
+// A client paging through the listing while the queue moves does not
+// skip an entry: the page token names a place in the line, not a rank.
 func TestBatchQueue_PagesKeepTheirPlace(t *testing.T) {
 	_, c := queueAgent(t, structs.BatchQueueOrderFIFO, time.Minute)
 	gate(t, c)

@@ -566,7 +566,8 @@ func (q *Queue) List() []*structs.BatchQueueListEntry {
 // ListWithTokens is List with each entry's page token: a string that
 // sorts like the listing and stays put as the queue moves, so a client
 // paging through a queue that releases or loses entries between pages
-// neither skips nor repeats one. A queued entry's token is its sort key,
+// skips none (one released in between moves to the released part and
+// can show twice). A queued entry's token is its sort key,
 // a released one's its release time; names are hex-encoded so that the
 // separators sort below every name byte.
 func (q *Queue) ListWithTokens() ([]*structs.BatchQueueListEntry, []string) {
