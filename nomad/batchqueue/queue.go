@@ -438,7 +438,13 @@ func (r *runner) compact() error {
 func (r *runner) judge(t *tracked, now time.Time) (bool, error) {
 	e := t.entry
 	tws := memdb.NewWatchSet()
-	row, err := r.st.BatchQueueEntryByJob(tws, e.Namespace, e.JobID)
+	// One snapshot for the four reads, so the verdict sees one Raft
+	// index (a job stopped between two reads is not judged placed).
+	snap, err := r.st.Snapshot()
+	if err != nil {
+		return true, err
+	}
+	row, err := snap.BatchQueueEntryByJob(tws, e.Namespace, e.JobID)
 	if err != nil {
 		return true, err
 	}
@@ -451,15 +457,15 @@ func (r *runner) judge(t *tracked, now time.Time) (bool, error) {
 		}
 		return false, nil
 	}
-	job, err := r.st.JobByID(tws, row.Namespace, row.JobID)
+	job, err := snap.JobByID(tws, row.Namespace, row.JobID)
 	if err != nil {
 		return true, err
 	}
-	evals, err := r.st.EvalsByJob(tws, row.Namespace, row.JobID)
+	evals, err := snap.EvalsByJob(tws, row.Namespace, row.JobID)
 	if err != nil {
 		return true, err
 	}
-	allocs, err := r.st.AllocsByJob(tws, row.Namespace, row.JobID, true)
+	allocs, err := snap.AllocsByJob(tws, row.Namespace, row.JobID, true)
 	if err != nil {
 		return true, err
 	}
