@@ -43,14 +43,6 @@ func (h *Heap) Len() int { return len(h.entries) }
 // Push adds an entry.
 func (h *Heap) Push(e *structs.BatchQueueEntry) { heap.Push((*heapImpl)(h), e) }
 
-// Peek returns the next entry to release without removing it, or nil.
-func (h *Heap) Peek() *structs.BatchQueueEntry {
-	if len(h.entries) == 0 {
-		return nil
-	}
-	return h.entries[0]
-}
-
 // Pop removes and returns the next entry to release, or nil.
 func (h *Heap) Pop() *structs.BatchQueueEntry {
 	if len(h.entries) == 0 {

@@ -158,7 +158,7 @@ type runner struct {
 	settings structs.BatchQueueConfig
 
 	heap       *Heap
-	maxEnqueue uint64 // highest EnqueueIndex read into the heap
+	maxEnqueue uint64 // highest EnqueueIndex of the last full read: fed rows at or below it were in that read
 	tableIndex uint64 // the queue table's index at the last read
 	stats      state.BatchQueueStats
 
