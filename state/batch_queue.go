@@ -45,8 +45,9 @@ type BatchQueueStats struct {
 	Released int // rows released and not yet placed or removed
 
 	// Enqueued counts every row ever added; Removed every row that left
-	// without being placed (job stopped, purged or re-registered with a
-	// new version after its release, or the queue switched off).
+	// without being placed (job stopped, purged, re-registered as another
+	// type or, after its release, with a new version, or the queue
+	// switched off).
 	Enqueued uint64
 	Removed  uint64
 }

@@ -18,11 +18,18 @@ func populateBatchQueue(t testing.TB, s *StateStore) {
 	must.NoError(t, s.UpsertJobWithEval(9, queued, mockEval(queued, structs.EvalStatusPending)))
 }
 
-func TestBatchQueue_RoutingAndSameEntryCancels(t *testing.T) {
+// queueOnStore is a store with the batch queue switched on at index 1.
+func queueOnStore(t *testing.T) *StateStore {
+	t.Helper()
 	s := testStore(t)
 	cfg := structs.DefaultSchedulerConfiguration()
 	cfg.BatchQueue.Enabled = true
 	must.NoError(t, s.SchedulerSetConfig(1, cfg))
+	return s
+}
+
+func TestBatchQueue_RoutingAndSameEntryCancels(t *testing.T) {
+	s := queueOnStore(t)
 
 	job := mockBatchJob("a")
 	first := mockEval(job, structs.EvalStatusPending)
@@ -93,7 +100,7 @@ func TestBatchQueue_RoutingAndSameEntryCancels(t *testing.T) {
 // and only new rows: a replacement or a removal is seen through the
 // table's watch.
 func TestBatchQueue_Feed(t *testing.T) {
-	s := testStore(t)
+	s := queueOnStore(t)
 	var fed [][]string
 	s.SetBatchQueueFeed(func(rows []*structs.BatchQueueEntry) {
 		var ids []string
@@ -102,9 +109,6 @@ func TestBatchQueue_Feed(t *testing.T) {
 		}
 		fed = append(fed, ids)
 	})
-	cfg := structs.DefaultSchedulerConfiguration()
-	cfg.BatchQueue.Enabled = true
-	must.NoError(t, s.SchedulerSetConfig(1, cfg))
 	for i, id := range []string{"z", "b", "y"} {
 		j := mockBatchJob(id)
 		must.NoError(t, s.UpsertJobWithEval(uint64(300+i*100), j, mockEval(j, structs.EvalStatusPending)))
@@ -130,10 +134,7 @@ func TestBatchQueue_Feed(t *testing.T) {
 // Re-registering a queued batch job as another type takes it out of the
 // queue and cancels the held eval in the same write.
 func TestBatchQueue_TypeChangeLeavesQueue(t *testing.T) {
-	s := testStore(t)
-	cfg := structs.DefaultSchedulerConfiguration()
-	cfg.BatchQueue.Enabled = true
-	must.NoError(t, s.SchedulerSetConfig(1, cfg))
+	s := queueOnStore(t)
 	job := mockBatchJob("a")
 	held := mockEval(job, structs.EvalStatusPending)
 	must.NoError(t, s.UpsertJobWithEval(2, job, held))

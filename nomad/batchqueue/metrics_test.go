@@ -22,9 +22,7 @@ func TestQueue_Metrics(t *testing.T) {
 
 		h := newHarness(t, cfg(structs.BatchQueueOrderFIFO, 1, time.Minute), m)
 		defer h.stop()
-		h.register(batchJob("a", 50, 1))
-		h.register(batchJob("b", 50, 1))
-		h.register(batchJob("c", 50, 1))
+		h.registerAll("a", "b", "c")
 		must.Eq(t, []string{"a"}, h.releasedJobs())
 		h.place("a", 0, 1)
 		must.Eq(t, []string{"a", "b"}, h.releasedJobs())
@@ -52,8 +50,7 @@ func TestQueue_Metrics(t *testing.T) {
 		must.Eq(t, 0, depth[structs.BatchQueueStatusQueued])
 
 		// A queued job stopped counts as removed.
-		h.register(batchJob("d", 50, 1))
-		h.register(batchJob("e", 50, 1))
+		h.registerAll("d", "e")
 		synctest.Wait()
 		must.Eq(t, 1, h.q.Status().Depth[structs.BatchQueueStatusQueued]) // d placing, e queued
 		h.stopJob("e")

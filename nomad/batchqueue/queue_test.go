@@ -130,6 +130,13 @@ func (h *harness) register(job *structs.Job) string {
 	return eval.ID
 }
 
+// registerAll registers one-alloc batch jobs of priority 50, in order.
+func (h *harness) registerAll(ids ...string) {
+	for _, id := range ids {
+		h.register(batchJob(id, 50, 1))
+	}
+}
+
 // place writes n allocs of the job's current version, named from first.
 func (h *harness) place(id string, first, n int) {
 	job, err := h.st.JobByID(nil, structs.DefaultNamespace, id)
@@ -277,8 +284,7 @@ func TestQueue_Constrained(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, cfg(structs.BatchQueueOrderFIFO, 1, time.Hour))
 		defer h.stop()
-		h.register(batchJob("a", 50, 1))
-		h.register(batchJob("b", 50, 1))
+		h.registerAll("a", "b")
 		must.Eq(t, []string{"a"}, h.releasedJobs())
 		h.infeasible("a")
 		must.Eq(t, []string{"a", "b"}, h.releasedJobs())
@@ -297,8 +303,7 @@ func TestQueue_Stalled(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			h := newHarness(t, cfg(structs.BatchQueueOrderFIFO, 1, time.Minute))
 			defer h.stop()
-			h.register(batchJob("a", 50, 1))
-			h.register(batchJob("b", 50, 1))
+			h.registerAll("a", "b")
 			must.Eq(t, []string{"a"}, h.releasedJobs())
 			time.Sleep(59 * time.Second)
 			must.Eq(t, []string{"a"}, h.releasedJobs())
@@ -381,8 +386,7 @@ func TestQueue_Stop(t *testing.T) {
 		defer h.stop()
 		h.register(batchJob("a", 50, 1))
 		evB := h.register(batchJob("b", 50, 1))
-		h.register(batchJob("c", 50, 1))
-		h.register(batchJob("d", 50, 1))
+		h.registerAll("c", "d")
 		must.Eq(t, []string{"a"}, h.releasedJobs())
 
 		h.stopJob("b") // while queued
@@ -468,8 +472,7 @@ func TestQueue_LiveAllocBypasses(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, cfg(structs.BatchQueueOrderFIFO, 1, time.Hour))
 		defer h.stop()
-		h.register(batchJob("a", 50, 1))
-		h.register(batchJob("b", 50, 1))
+		h.registerAll("a", "b")
 		must.Eq(t, []string{"a"}, h.releasedJobs())
 		h.place("a", 0, 1)
 		must.Eq(t, []string{"a", "b"}, h.releasedJobs())
@@ -519,8 +522,7 @@ func TestQueue_StalledIsSticky(t *testing.T) {
 		h := newHarness(t, cfg(structs.BatchQueueOrderFIFO, 1, time.Minute))
 		defer h.stop()
 		h.register(batchJob("a", 50, 3))
-		h.register(batchJob("b", 50, 1))
-		h.register(batchJob("c", 50, 1))
+		h.registerAll("b", "c")
 		time.Sleep(61 * time.Second)
 		must.Eq(t, []string{"a", "b"}, h.releasedJobs())
 		h.place("a", 0, 1) // one of three, after the stall
@@ -568,8 +570,7 @@ func TestQueue_NothingToPlace(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, cfg(structs.BatchQueueOrderFIFO, 1, time.Hour))
 		defer h.stop()
-		h.register(batchJob("a", 50, 1))
-		h.register(batchJob("b", 50, 1))
+		h.registerAll("a", "b")
 		must.Eq(t, []string{"a"}, h.releasedJobs())
 		h.evalDone("a", nil)
 		must.Eq(t, []string{"a", "b"}, h.releasedJobs())
@@ -605,8 +606,7 @@ func TestQueue_ConstrainedIsSticky(t *testing.T) {
 		h := newHarness(t, cfg(structs.BatchQueueOrderFIFO, 1, time.Hour))
 		defer h.stop()
 		h.register(batchJob("a", 50, 2))
-		h.register(batchJob("b", 50, 1))
-		h.register(batchJob("c", 50, 1))
+		h.registerAll("b", "c")
 		must.Eq(t, []string{"a"}, h.releasedJobs())
 		h.infeasible("a")
 		must.Eq(t, []string{"a", "b"}, h.releasedJobs())
