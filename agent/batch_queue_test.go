@@ -267,8 +267,11 @@ func TestBatchQueue_PrometheusNames(t *testing.T) {
 	a, c := queueAgent(t, structs.BatchQueueOrderFIFO, time.Minute)
 	qRegister(t, c, rawJob("m1", 50, "1", 32))
 	allocOf(t, c, "m1", 10*time.Second)
-	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool { return queueEntry(t, c, "m1") == nil }),
-		wait.Timeout(10*time.Second), wait.Gap(20*time.Millisecond)))
+	// The leader counts the placement once its Raft commit returns, a
+	// moment after the entry leaves the listing: wait for the counter.
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
+		return queueEntry(t, c, "m1") == nil && scrape(t, a)["nomad_nomad_batch_queue_placed_total"] == "1"
+	}), wait.Timeout(10*time.Second), wait.Gap(20*time.Millisecond)))
 
 	resp, err := http.Get(a.HTTPAddr() + "/v1/metrics?format=prometheus")
 	must.NoError(t, err)
