@@ -10,7 +10,7 @@ TEST_FLAGS := -count=1 -race -p 1 -timeout 20m
 
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: all build test test-prometheus e2e-long demo bench fmt lint clean
+.PHONY: all build test test-prometheus e2e-long demo bench compat fmt lint clean
 
 all: build
 
@@ -21,7 +21,7 @@ build:
 ## test: lint, then every package's tests under the race detector, then
 ## the metrics against a real Prometheus.
 test: lint
-	$(GO) test $(TEST_FLAGS) ./...
+	GO=$(GO) ./scripts/test.sh $(TEST_FLAGS) ./...
 	$(MAKE) test-prometheus
 
 ## test-prometheus: scrape a dev agent with a real Prometheus (installs
@@ -29,13 +29,20 @@ test: lint
 test-prometheus:
 	GO=$(GO) ./scripts/test-prometheus.sh
 
-## e2e-long: the long scenarios (failover, soak, scale) plus every other test.
+## e2e-long: the long scenarios (failover, soak, scale) plus every other test,
+## then the official api module's suite (make compat).
 e2e-long:
 	NOMADQ_E2E_LONG=1 $(GO) test -count=1 -p 1 -timeout 60m ./...
+	$(MAKE) compat
 
 ## demo: build bin/nomad and show what it does with the example jobs.
 demo: build
 	./scripts/demo.sh
+
+## compat: run the official api module's own test suite against bin/nomad
+## and print pass/fail per test family (see website/compat.md).
+compat:
+	GO=$(GO) ./scripts/compat.sh
 
 ## bench: run every benchmark once with memory figures.
 bench:

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -28,7 +29,10 @@ type Agent struct {
 	logOutput io.Writer
 
 	server *nomad.Server
-	client NodeClient
+
+	// aclResolver caches token resolutions on agents without a server.
+	aclResolver aclResolver
+	client      NodeClient
 
 	// telemetry holds the agent's own metrics sinks and Prometheus
 	// registry (agent/metrics.go).
@@ -39,6 +43,7 @@ type Agent struct {
 	httpAddr     string
 
 	shutdownOnce sync.Once
+	shutDown     atomic.Bool
 	shutdownErr  error
 }
 
@@ -101,6 +106,9 @@ func (a *Agent) serverConfig() (*nomad.Config, error) {
 	cfg := a.config
 	sc := nomad.DefaultConfig()
 	sc.NodeName = cfg.Name
+	sc.ACLEnabled = cfg.ACL.Enabled
+	sc.ACLTokenMinExpirationTTL = cfg.ACL.TokenMinExpirationTTL
+	sc.ACLTokenMaxExpirationTTL = cfg.ACL.TokenMaxExpirationTTL
 	sc.Region = cfg.Region
 	sc.Datacenter = cfg.Datacenter
 	sc.DevMode = cfg.DevMode
@@ -148,6 +156,11 @@ func (a *Agent) serverConfig() (*nomad.Config, error) {
 	if cfg.Server.NumSchedulers > 0 {
 		sc.NumSchedulers = cfg.Server.NumSchedulers
 	}
+	if cfg.Server.EventBufferSize < 0 {
+		return nil, fmt.Errorf("server.event_buffer_size = %d: must be 0 (the default, 100) or more", cfg.Server.EventBufferSize)
+	}
+	sc.DisableEventBroker = cfg.Server.DisableEventBroker
+	sc.EventBufferSize = cfg.Server.EventBufferSize
 	if cfg.Server.DefaultSchedulerConfig != nil {
 		c := *cfg.Server.DefaultSchedulerConfig
 		c.BatchQueue.Canonicalize()
@@ -281,6 +294,7 @@ func (a *Agent) rpc(method string, args, reply any) error {
 // Shutdown stops the HTTP API, the client and the server, in that order.
 func (a *Agent) Shutdown() error {
 	a.shutdownOnce.Do(func() {
+		a.shutDown.Store(true)
 		var errs structs.MultiError
 		if a.httpServer != nil {
 			_ = a.httpServer.Close()
@@ -294,6 +308,18 @@ func (a *Agent) Shutdown() error {
 		a.shutdownErr = errs.ErrorOrNil()
 	})
 	return a.shutdownErr
+}
+
+// ShutdownKillingTasks stops the agent like Shutdown, but first kills
+// every task its client runs, as a dev agent always does. Tests use it so
+// that an agent on a data dir leaves no task running behind it.
+func (a *Agent) ShutdownKillingTasks() error {
+	// An agent already shut down left its tasks to the next agent on its
+	// data dir (a restart test); that agent kills them.
+	if d, ok := a.client.(interface{ Destroy() }); ok && a.client != nil && !a.shutDown.Load() {
+		d.Destroy()
+	}
+	return a.Shutdown()
 }
 
 // MetricsSink is where the agent's metrics go: its in-memory sink, which

@@ -287,20 +287,35 @@ func TestBatchQueue_PrometheusNames(t *testing.T) {
 	page, err := os.ReadFile(filepath.Join("..", "website", "metrics.md"))
 	must.NoError(t, err)
 	want := map[string]string{
-		"nomad_nomad_batch_queue_depth":                  "gauge",
-		"nomad_nomad_batch_queue_enqueued_total":         "counter",
-		"nomad_nomad_batch_queue_released_total":         "counter",
-		"nomad_nomad_batch_queue_placed_total":           "counter",
-		"nomad_nomad_batch_queue_wait_time_seconds":      "summary",
-		"nomad_nomad_batch_queue_placement_time_seconds": "summary",
+		"nomad_nomad_batch_queue_depth":                   "gauge",
+		"nomad_nomad_batch_queue_enqueued_total":          "counter",
+		"nomad_nomad_batch_queue_released_total":          "counter",
+		"nomad_nomad_batch_queue_placed_total":            "counter",
+		"nomad_nomad_batch_queue_wait_time_seconds":       "summary",
+		"nomad_nomad_batch_queue_placement_time_seconds":  "summary",
+		"nomad_nomad_batch_queue_reservation_age_seconds": "gauge",
+	}
+	// Series by namespace exist only while a namespace queues or runs.
+	optional := map[string]string{
+		"nomad_nomad_batch_queue_share":  "gauge",
+		"nomad_nomad_batch_queue_queued": "gauge",
 	}
 	for name, typ := range want {
 		must.Eq(t, typ, types[name], must.Sprintf("%s in the scrape", name))
 		must.StrContains(t, string(page), "| `"+name+"` | "+typ+" |")
 	}
+	for name, typ := range optional {
+		if got, ok := types[name]; ok {
+			must.Eq(t, typ, got, must.Sprintf("%s in the scrape", name))
+		}
+		must.StrContains(t, string(page), "| `"+name+"` | "+typ+" |")
+	}
 	for name := range types {
 		if strings.Contains(name, "batch_queue") {
 			_, ok := want[name]
+			if _, opt := optional[name]; opt {
+				ok = true
+			}
 			must.True(t, ok || strings.HasSuffix(name, "_total"), must.Sprintf("unexpected queue series %s", name))
 		}
 	}

@@ -1,18 +1,23 @@
 package agent
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"strconv"
 	"strings"
 
 	"github.com/nomadq/nomadq/client"
+	"github.com/nomadq/nomadq/client/allocdir"
+	"github.com/nomadq/nomadq/client/drivers"
 )
 
 // NodeClient is the node agent (client/) as the agent runs it.
 type NodeClient interface {
 	NodeID() string
+	NodeSecret() string
 	Shutdown() error
 }
 
@@ -28,6 +33,13 @@ type clientEndpoints interface {
 	Logs(allocID, task, logType, origin string, offset int64, follow bool) (io.ReadCloser, error)
 	// Stats is the "client" section of /v1/agent/self.
 	Stats() map[string]string
+	// RestartAlloc, SignalAlloc and ExecAlloc act on the tasks of an
+	// alloc this node runs.
+	RestartAlloc(allocID, task string, allTasks bool) error
+	SignalAlloc(allocID, task, signal string) error
+	ExecAlloc(ctx context.Context, allocID, task string, opts *drivers.ExecOptions) (int, error)
+	// AllocDir is the directory of an alloc this node runs.
+	AllocDir(allocID string) (*allocdir.AllocDir, error)
 }
 
 // newNodeClient starts the node agent (client/) for the agent: in
@@ -80,9 +92,17 @@ func newNodeClient(a *Agent, rpc RPCer, servers []string, dataDir string) (NodeC
 		Region:     cfg.Region,
 		HTTPAddr:   httpAddr,
 		Options:    options,
-		DevMode:    cfg.DevMode,
-		Servers:    servers,
-		Logger:     a.logger,
+		ChrootEnv:  cfg.Client.ChrootEnv,
+		// Tasks are reached where the agent is: the advertised RPC
+		// address, unless network_interface names an interface.
+		NetworkInterface: cfg.Client.NetworkInterface,
+		AdvertiseIP:      advertisedHost(cfg.AdvertiseAddrs.HTTP, httpAddr),
+		MinDynamicPort:   cfg.Client.MinDynamicPort,
+		MaxDynamicPort:   cfg.Client.MaxDynamicPort,
+		HostVolumes:      cfg.Client.HostVolumes,
+		DevMode:          cfg.DevMode,
+		Servers:          servers,
+		Logger:           a.logger,
 		// The client's gauges (max_run_duration) go to this agent's sinks.
 		Metrics:         a.telemetry.metrics,
 		MetricsInterval: cfg.Telemetry.CollectionIntervalDur,
@@ -109,6 +129,10 @@ type nodeClient struct {
 
 func (n *nodeClient) NodeID() string { return n.c.NodeID() }
 
+// NodeSecret is the node's secret, which authenticates its calls when
+// ACLs are on.
+func (n *nodeClient) NodeSecret() string { return n.c.Node().SecretID }
+
 func (n *nodeClient) Shutdown() error {
 	if n.tempDir == "" {
 		n.c.Shutdown()
@@ -118,6 +142,9 @@ func (n *nodeClient) Shutdown() error {
 	n.c.Destroy()
 	return os.RemoveAll(n.tempDir)
 }
+
+// Destroy kills every task of the client and stops it.
+func (n *nodeClient) Destroy() { n.c.Destroy() }
 
 func (n *nodeClient) AllocStats(allocID string) (any, error) { return n.c.AllocStats(allocID) }
 
@@ -129,10 +156,48 @@ func (n *nodeClient) Logs(allocID, task, logType, origin string, offset int64, f
 	return n.c.LogReader(allocID, task, logType, origin, offset, follow)
 }
 
+func (n *nodeClient) RestartAlloc(allocID, task string, allTasks bool) error {
+	return n.c.RestartAlloc(allocID, task, allTasks)
+}
+
+func (n *nodeClient) SignalAlloc(allocID, task, signal string) error {
+	return n.c.SignalAlloc(allocID, task, signal)
+}
+
+func (n *nodeClient) ExecAlloc(ctx context.Context, allocID, task string, opts *drivers.ExecOptions) (int, error) {
+	return n.c.ExecAlloc(ctx, allocID, task, opts)
+}
+
+func (n *nodeClient) AllocDir(allocID string) (*allocdir.AllocDir, error) {
+	ar, err := n.c.AllocRunner(allocID)
+	if err != nil {
+		return nil, err
+	}
+	return ar.AllocDir(), nil
+}
+
 func (n *nodeClient) Stats() map[string]string {
 	node := n.c.Node()
 	return map[string]string{
 		"node_id":       node.ID,
 		"known_servers": "1",
 	}
+}
+
+// RPC makes a client-only agent's HTTP API reach the servers (Agent.rpc).
+func (n *nodeClient) RPC(method string, args, reply any) error { return n.c.RPC(method, args, reply) }
+
+// advertisedHost is the host part of the advertised HTTP address, or of
+// the address the HTTP listener is reached at when none is advertised.
+func advertisedHost(advertised, listener string) string {
+	for _, a := range []string{advertised, listener} {
+		if a == "" {
+			continue
+		}
+		if h, _, err := net.SplitHostPort(a); err == nil {
+			return h
+		}
+		return a
+	}
+	return ""
 }

@@ -284,9 +284,13 @@ func TestCompat_SchedulerConfigKeepsBatchQueue(t *testing.T) {
 
 	// The official client knows no BatchQueue: its write must keep ours.
 	cfg.SchedulerConfig.SchedulerAlgorithm = api.SchedulerAlgorithmSpread
+	cfg.SchedulerConfig.NodeLimitForFeasibilityChecks = 123
 	upd, _, err := c.Operator().SchedulerSetConfiguration(cfg.SchedulerConfig, nil)
 	must.NoError(t, err)
 	must.True(t, upd.Updated)
+	stored, _, err := c.Operator().SchedulerGetConfiguration(nil)
+	must.NoError(t, err)
+	must.Eq(t, uint(123), stored.SchedulerConfig.NodeLimitForFeasibilityChecks)
 
 	var raw struct {
 		SchedulerConfig struct {
@@ -296,6 +300,7 @@ func TestCompat_SchedulerConfigKeepsBatchQueue(t *testing.T) {
 				Order                string
 				ConcurrentPlacements int
 				WorkloadTimeout      int64
+				Backfill             bool
 			}
 		}
 	}
@@ -315,6 +320,24 @@ func TestCompat_SchedulerConfigKeepsBatchQueue(t *testing.T) {
 	must.NoError(t, err)
 	must.Eq(t, "fifo", raw.SchedulerConfig.BatchQueue.Order)
 	must.Eq(t, 4, raw.SchedulerConfig.BatchQueue.ConcurrentPlacements)
+	must.False(t, raw.SchedulerConfig.BatchQueue.Backfill) // fifo's default
+
+	// The fair order turns backfill on unless the body says otherwise.
+	for _, tc := range []struct {
+		body map[string]any
+		want bool
+	}{
+		{map[string]any{"Enabled": true, "Order": "fair"}, true},
+		{map[string]any{"Enabled": true, "Order": "fair", "Backfill": false}, false},
+		{map[string]any{"Enabled": true, "Order": "fifo", "Backfill": true}, true},
+	} {
+		_, err = c.Raw().Write("/v1/operator/scheduler/configuration", map[string]any{"BatchQueue": tc.body}, nil, nil)
+		must.NoError(t, err)
+		_, err = c.Raw().Query("/v1/operator/scheduler/configuration", &raw, nil)
+		must.NoError(t, err)
+		must.Eq(t, tc.body["Order"].(string), raw.SchedulerConfig.BatchQueue.Order)
+		must.Eq(t, tc.want, raw.SchedulerConfig.BatchQueue.Backfill, must.Sprintf("body %v", tc.body))
+	}
 }
 
 func TestCompat_SearchAndBlockingQueries(t *testing.T) {
@@ -366,10 +389,17 @@ func TestCompat_SearchAndBlockingQueries(t *testing.T) {
 	}
 
 	// A blocking query that sees no change returns at the wait time with
-	// the same index.
-	_, qm3, err := c.Jobs().Info("wake-up", &api.QueryOptions{WaitIndex: 1 << 40, WaitTime: 100 * time.Millisecond})
+	// the same index. search-me is dead, so nothing changes it.
+	_, before, err := c.Jobs().Info("search-me", nil)
 	must.NoError(t, err)
-	must.Positive(t, qm3.LastIndex)
+	const blockFor = 500 * time.Millisecond
+	startBlock := time.Now()
+	_, qm3, err := c.Jobs().Info("search-me", &api.QueryOptions{WaitIndex: before.LastIndex, WaitTime: blockFor})
+	must.NoError(t, err)
+	must.Eq(t, before.LastIndex, qm3.LastIndex)
+	// A generous floor only: the server may add jitter and the machine may
+	// be slow, but an answer well before the wait did not block.
+	must.GreaterEq(t, blockFor*3/4, time.Since(startBlock))
 
 	// Pagination.
 	page, qmp, err := c.Jobs().List(&api.QueryOptions{PerPage: 1})

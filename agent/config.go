@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -35,6 +36,9 @@ type Config struct {
 	BindAddr   string
 	LogLevel   string
 	LogJSON    bool
+	// EnableDebug opens the agent's debug endpoints (/v1/agent/pprof/,
+	// /v1/agent/host) when ACLs are off; -dev turns it on, as Nomad's.
+	EnableDebug bool
 
 	Ports          *Ports
 	Addresses      *Addresses
@@ -44,6 +48,7 @@ type Config struct {
 	Client    *ClientConfig
 	Plugins   []*PluginConfig
 	Telemetry *Telemetry
+	ACL       *ACLConfig
 
 	// UI is what the CLI reads to decide whether to print web UI hints;
 	// nomadq has no web UI, so hints are off.
@@ -57,6 +62,28 @@ type Config struct {
 
 	// Files lists the config files that were loaded, in order.
 	Files []string
+}
+
+// ACLConfig is the acl block: whether requests must carry a token, and
+// how long an agent keeps what it resolved.
+type ACLConfig struct {
+	Enabled bool
+	// TokenTTL, PolicyTTL and RoleTTL bound how long a resolved token
+	// (with its policies and roles) is cached by an agent that is not a
+	// server; servers resolve from their own state on every request.
+	TokenTTL  time.Duration
+	PolicyTTL time.Duration
+	RoleTTL   time.Duration
+	// TokenMinExpirationTTL and TokenMaxExpirationTTL bound the
+	// ExpirationTTL of new tokens.
+	TokenMinExpirationTTL time.Duration
+	TokenMaxExpirationTTL time.Duration
+}
+
+// DefaultACLConfig returns Nomad's defaults for the acl block.
+func DefaultACLConfig() *ACLConfig {
+	return &ACLConfig{TokenTTL: 30 * time.Second, PolicyTTL: 30 * time.Second, RoleTTL: 30 * time.Second,
+		TokenMinExpirationTTL: structs.MinACLTokenExpirationTTL, TokenMaxExpirationTTL: structs.MaxACLTokenExpirationTTL}
 }
 
 // Ports are the agent's listening ports. Port 0 picks a free port.
@@ -82,6 +109,11 @@ type ServerConfig struct {
 	RetryInterval   time.Duration
 	RetryMax        int
 
+	// DisableEventBroker is enable_event_broker = false: no event
+	// stream. EventBufferSize is event_buffer_size (0: Nomad's 100).
+	DisableEventBroker bool
+	EventBufferSize    int
+
 	// DefaultSchedulerConfig seeds the cluster's scheduler configuration
 	// at bootstrap, including the batch queue settings.
 	DefaultSchedulerConfig *structs.SchedulerConfiguration
@@ -95,6 +127,22 @@ type ClientConfig struct {
 	NodeClass string
 	Meta      map[string]string
 	Options   map[string]string
+	// ChrootEnv maps host paths to their place in exec tasks' chroots;
+	// empty means the exec driver's defaults.
+	ChrootEnv map[string]string
+
+	// MinDynamicPort and MaxDynamicPort bound the host ports the
+	// scheduler gives dynamic ports on this node; 0 means Nomad's
+	// default (20000-32000).
+	MinDynamicPort int
+	MaxDynamicPort int
+	// NetworkInterface names the interface whose first address tasks
+	// are reached at (NOMAD_IP_<label>); "" means the address the agent
+	// advertises.
+	NetworkInterface string
+	// HostVolumes are the host_volume blocks: directories jobs may
+	// mount, by name.
+	HostVolumes []*structs.ClientHostVolumeConfig
 }
 
 // PluginConfig is one plugin "<name>" { config { ... } } block.
@@ -150,8 +198,9 @@ func DefaultConfig() *Config {
 			RetryInterval:          30 * time.Second,
 			DefaultSchedulerConfig: structs.DefaultSchedulerConfiguration(),
 		},
-		Client:         &ClientConfig{NodePool: structs.DefaultNodePool, Meta: map[string]string{}, Options: map[string]string{}},
+		Client:         &ClientConfig{NodePool: structs.DefaultNodePool, Meta: map[string]string{}, Options: map[string]string{}, ChrootEnv: map[string]string{}},
 		Telemetry:      &Telemetry{CollectionInterval: "1s", CollectionIntervalDur: time.Second},
+		ACL:            DefaultACLConfig(),
 		UI:             &UIConfig{},
 		MaxRequestBody: DefaultMaxRequestBody,
 	}
@@ -162,6 +211,7 @@ func DefaultConfig() *Config {
 func DevConfig() *Config {
 	c := DefaultConfig()
 	c.DevMode = true
+	c.EnableDebug = true
 	c.BindAddr = "127.0.0.1"
 	c.LogLevel = "DEBUG"
 	c.Server.Enabled = true
@@ -218,7 +268,51 @@ func (c *Config) Validate() error {
 			errs.Add(fmt.Errorf("server.default_scheduler_config: %w", err))
 		}
 	}
+	// A bad pool would only fail at registration, after the agent started.
+	if pool := c.Client.NodePool; c.Client.Enabled && pool != "" {
+		if err := structs.ValidateNodePoolName(pool); err != nil {
+			errs.Add(fmt.Errorf("client.node_pool: %w", err))
+		} else if pool == structs.AllNodePools {
+			errs.Add(fmt.Errorf("client.node_pool %q is not allowed: node is not allowed to register in node pool %q", pool, structs.AllNodePools))
+		}
+	}
+	if c.Client.Enabled {
+		c.Client.validate(&errs)
+	}
 	return errs.ErrorOrNil()
+}
+
+func (c *ClientConfig) validate(errs *structs.MultiError) {
+	for _, p := range []struct {
+		key string
+		v   int
+	}{{"client.min_dynamic_port", c.MinDynamicPort}, {"client.max_dynamic_port", c.MaxDynamicPort}} {
+		if p.v < 0 || p.v > structs.MaxPort {
+			errs.Add(fmt.Errorf("%s %d is not allowed: must be between 1 and %d", p.key, p.v, structs.MaxPort))
+		}
+	}
+	lo, hi := c.MinDynamicPort, c.MaxDynamicPort
+	if lo == 0 {
+		lo = 20000
+	}
+	if hi == 0 {
+		hi = 32000
+	}
+	if lo > hi {
+		errs.Add(fmt.Errorf("client.min_dynamic_port %d is not allowed: must not be above max_dynamic_port %d", lo, hi))
+	}
+	seen := make(map[string]bool)
+	for _, v := range c.HostVolumes {
+		switch {
+		case seen[v.Name]:
+			errs.Add(fmt.Errorf("client.host_volume %q is defined more than once", v.Name))
+		case v.Path == "":
+			errs.Add(fmt.Errorf("client.host_volume %q path must be set", v.Name))
+		case !filepath.IsAbs(v.Path):
+			errs.Add(fmt.Errorf("client.host_volume %q path %q is not allowed: must be absolute", v.Name, v.Path))
+		}
+		seen[v.Name] = true
+	}
 }
 
 // addr returns the address a listener binds: its addresses override, or

@@ -63,41 +63,85 @@ type httpHandler struct {
 	agent  *Agent
 	logger hclog.Logger
 	routes []route
+	rules  map[string]httpRule
 }
 
 func newHTTPHandler(a *Agent) *httpHandler {
-	h := &httpHandler{agent: a, logger: a.logger.Named("http")}
+	h := &httpHandler{agent: a, logger: a.logger.Named("http"), rules: httpRules()}
 	add := func(path string, fn handlerFunc) {
 		h.routes = append(h.routes, route{path: path, prefix: strings.HasSuffix(path, "/"), h: fn})
 	}
 	add("/v1/jobs", h.jobsRequest)
 	add("/v1/jobs/parse", h.jobsParseRequest)
+	add("/v1/jobs/statuses", h.jobsStatusesRequest)
 	add("/v1/job/", h.jobSpecificRequest)
 	add("/v1/validate/job", h.validateJobRequest)
 	add("/v1/evaluations", h.evalsRequest)
+	add("/v1/evaluations/count", h.evalsCountRequest)
 	add("/v1/evaluation/", h.evalSpecificRequest)
 	add("/v1/allocations", h.allocsRequest)
 	add("/v1/allocation/", h.allocSpecificRequest)
 	add("/v1/nodes", h.nodesRequest)
+	// Node pool routes come before /v1/node/, which would take them.
+	add("/v1/node/pools", h.nodePoolsRequest)
+	add("/v1/node/pool/", h.nodePoolSpecificRequest)
 	add("/v1/node/", h.nodeSpecificRequest)
+	add("/v1/namespaces", h.namespacesRequest)
+	add("/v1/namespace", h.namespaceCreateRequest)
+	add("/v1/namespace/", h.namespaceSpecificRequest)
 	add("/v1/deployments", h.deploymentsRequest)
 	add("/v1/deployment/", h.deploymentSpecificRequest)
 	add("/v1/agent/self", h.agentSelfRequest)
 	add("/v1/agent/members", h.agentMembersRequest)
 	add("/v1/agent/health", h.agentHealthRequest)
 	add("/v1/agent/servers", h.agentServersRequest)
+	add("/v1/agent/join", h.agentJoinRequest)
+	add("/v1/agent/force-leave", h.agentForceLeaveRequest)
+	add("/v1/agent/schedulers", h.agentSchedulersRequest)
+	add("/v1/agent/schedulers/config", h.agentSchedulersConfigRequest)
+	add("/v1/agent/host", h.agentHostRequest)
+	add("/v1/agent/monitor", h.agentMonitorRequest)
+	add("/v1/agent/pprof/", h.agentPprofRequest)
+	add("/v1/operator/raft/", h.operatorRaftRequest)
+	add(snapshotPath, h.operatorSnapshotRequest)
+	add("/v1/operator/autopilot/configuration", h.autopilotConfigRequest)
+	add("/v1/operator/autopilot/health", h.autopilotHealthRequest)
+	add("/v1/search/fuzzy", h.fuzzySearchRequest)
 	add("/v1/status/leader", h.statusLeaderRequest)
 	add("/v1/status/peers", h.statusPeersRequest)
 	add("/v1/regions", h.regionsRequest)
 	add("/v1/metrics", h.metricsRequest)
 	add("/v1/operator/scheduler/configuration", h.schedulerConfigRequest)
+	add("/v1/operator/keyring/", h.keyringRequest)
+	add("/.well-known/jwks.json", h.jwksRequest)
 	add("/v1/search", h.searchRequest)
 	add("/v1/system/gc", h.systemGCRequest)
+	add("/v1/system/reconcile/summaries", h.systemReconcileSummariesRequest)
 	add("/v1/queue", h.queueStatusRequest)
 	add("/v1/queue/jobs", h.queueJobsRequest)
+	add("/v1/queue/job/", h.queueJobControlRequest)
 	add("/v1/client/allocation/", h.clientAllocRequest)
 	add("/v1/client/stats", h.clientStatsRequest)
 	add("/v1/client/fs/logs/", h.clientLogsRequest)
+	add("/v1/scaling/policies", h.scalingPoliciesRequest)
+	add("/v1/scaling/policy/", h.scalingPolicyRequest)
+	add("/v1/acl/bootstrap", h.aclBootstrapRequest)
+	add("/v1/acl/policies", h.aclPoliciesRequest)
+	add("/v1/acl/policy/", h.aclPolicySpecificRequest)
+	add("/v1/acl/tokens", h.aclTokensRequest)
+	add("/v1/acl/token", h.aclTokenCreateRequest)
+	add("/v1/acl/token/", h.aclTokenSpecificRequest)
+	add("/v1/acl/roles", h.aclRolesRequest)
+	add("/v1/acl/role", h.aclRoleCreateRequest)
+	add("/v1/acl/role/", h.aclRoleSpecificRequest)
+	for _, p := range []string{"/v1/acl/auth-methods", "/v1/acl/auth-method", "/v1/acl/auth-method/", "/v1/acl/binding-rules",
+		"/v1/acl/binding-rule", "/v1/acl/binding-rule/", "/v1/acl/oidc/", "/v1/acl/login", "/v1/acl/identity/"} {
+		add(p, h.aclNotImplementedRequest)
+	}
+	add("/v1/client/fs/", h.clientFSRequest)
+	add("/v1/vars", h.variablesListRequest)
+	add("/v1/var/", h.variableSpecificRequest)
+	add("/v1/event/stream", h.eventStreamRequest)
 	return h
 }
 
@@ -109,9 +153,10 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var fn handlerFunc
+	var routePath string
 	for _, rt := range h.routes {
 		if rt.prefix && strings.HasPrefix(path, rt.path) && len(path) > len(rt.path) || !rt.prefix && path == rt.path {
-			fn = rt.h
+			fn, routePath = rt.h, rt.path
 			defer h.agent.telemetry.observeHTTP(r.Method, rt.path, start)
 			break
 		}
@@ -120,8 +165,14 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, codedErr(http.StatusNotFound, "Invalid URL path: no endpoint %s", path))
 		return
 	}
-	if r.Body != nil {
+	// A snapshot archive is as large as the cluster's state, which the
+	// request body limit was not sized for.
+	if r.Body != nil && path != snapshotPath {
 		r.Body = http.MaxBytesReader(w, r.Body, h.agent.config.MaxRequestBody)
+	}
+	if err := h.authorizeHTTP(routePath, r); err != nil {
+		h.writeError(w, r, err)
+		return
 	}
 	obj, err := fn(w, r)
 	defer func() {
@@ -306,10 +357,10 @@ func (h *httpHandler) parseQuery(r *http.Request, q *structs.QueryOptions) error
 		q.Reverse = b
 	}
 	q.AuthToken = authToken(r)
-	if q.Filter != "" {
-		if _, err := parseFilter(q.Filter); err != nil {
-			return codedErr(http.StatusBadRequest, "Invalid filter expression: %v", err)
-		}
+	// A malformed expression is refused before any RPC; selectors are
+	// checked where the objects are (on the server, as Nomad does).
+	if _, err := structs.NewFilter(q.Filter); err != nil {
+		return codedErr(http.StatusBadRequest, "%v", err)
 	}
 	return nil
 }
@@ -374,17 +425,42 @@ func pathID(r *http.Request, prefix string) (string, string, error) {
 }
 
 // rpcError maps a server error to its HTTP status: not-found errors to
-// 404, everything else to 500.
+// 404, errors that blame the request to 400, everything else to 500.
 func rpcError(err error) error {
 	if err == nil {
 		return nil
+	}
+	if code, msg, ok := structs.CodeFromRPCCodedErr(err); ok {
+		return codedErr(code, "%s", msg)
 	}
 	msg := err.Error()
 	if strings.HasSuffix(msg, "not found") {
 		return codedErr(http.StatusNotFound, "%s", msg)
 	}
-	if strings.HasPrefix(msg, "No path to region") {
+	if strings.HasPrefix(msg, "No path to region") || strings.HasPrefix(msg, structs.FilterErrorPrefix) {
 		return codedErr(http.StatusBadRequest, "%s", msg)
 	}
+	for _, m := range requestErrorMarks {
+		if strings.Contains(msg, m) {
+			return codedErr(http.StatusBadRequest, "%s", msg)
+		}
+	}
 	return err
+}
+
+// requestErrorMarks are parts of server errors that blame the request:
+// a job in a namespace or node pool that does not exist or does not
+// allow it, and namespace or pool writes the server refuses.
+var requestErrorMarks = []string{
+	"nonexistent namespace",
+	"nonexistent node pool",
+	"are not allowed in namespace",
+	"is not allowed",
+	"Invalid namespace",
+	"invalid node pool",
+	"can not delete default namespace",
+	"has non-terminal",
+	"has nodes",
+	"must specify at least one",
+	"node pool name is empty",
 }

@@ -152,18 +152,6 @@ func (h *httpHandler) agentHealthRequest(w http.ResponseWriter, r *http.Request)
 	return handled{}, nil
 }
 
-func (h *httpHandler) agentServersRequest(w http.ResponseWriter, r *http.Request) (any, error) {
-	if r.Method != http.MethodGet {
-		return nil, methodNotAllowed()
-	}
-	servers := []string{}
-	if h.agent.server != nil {
-		servers = append(servers, h.agent.server.RPCAddr().String())
-	}
-	servers = append(servers, h.agent.config.Client.Servers...)
-	return servers, nil
-}
-
 func (h *httpHandler) statusLeaderRequest(w http.ResponseWriter, r *http.Request) (any, error) {
 	if r.Method != http.MethodGet {
 		return nil, methodNotAllowed()
@@ -197,13 +185,6 @@ func (h *httpHandler) statusPeersRequest(w http.ResponseWriter, r *http.Request)
 	return peers, nil
 }
 
-func (h *httpHandler) regionsRequest(w http.ResponseWriter, r *http.Request) (any, error) {
-	if r.Method != http.MethodGet {
-		return nil, methodNotAllowed()
-	}
-	return []string{h.agent.config.Region}, nil
-}
-
 // metricsRequest serves the agent's in-memory metrics sink, or the
 // Prometheus registry with ?format=prometheus when telemetry enables it.
 func (h *httpHandler) metricsRequest(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -226,7 +207,9 @@ func (h *httpHandler) systemGCRequest(w http.ResponseWriter, r *http.Request) (a
 		return nil, methodNotAllowed()
 	}
 	var resp structs.GenericResponse
-	if err := h.agent.rpc("System.GarbageCollect", &structs.GenericRequest{}, &resp); err != nil {
+	args := structs.GenericRequest{}
+	args.AuthToken = authToken(r)
+	if err := h.agent.rpc("System.GarbageCollect", &args, &resp); err != nil {
 		return nil, rpcError(err)
 	}
 	setIndex(w, resp.Index)

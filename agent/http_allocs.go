@@ -2,6 +2,7 @@ package agent
 
 import (
 	"net/http"
+	"strconv"
 
 	"github.com/nomadq/nomadq/structs"
 )
@@ -13,6 +14,13 @@ func (h *httpHandler) allocsRequest(w http.ResponseWriter, r *http.Request) (any
 	args := structs.AllocListRequest{}
 	if err := h.parseQuery(r, &args.QueryOptions); err != nil {
 		return nil, err
+	}
+	if v := r.URL.Query().Get("resources"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, codedErr(http.StatusBadRequest, "resources must be a bool, got %q", v)
+		}
+		args.Resources = b
 	}
 	var reply structs.AllocListResponse
 	if err := h.agent.rpc("Alloc.List", &args, &reply); err != nil {
@@ -28,10 +36,7 @@ func (h *httpHandler) allocsRequest(w http.ResponseWriter, r *http.Request) (any
 		}
 		allocs = kept
 	}
-	allocs, err := filterAndPage(&args.QueryOptions, allocs, func(a *structs.AllocListStub) string { return a.ID }, &reply.QueryMeta)
-	if err != nil {
-		return nil, err
-	}
+	allocs = page(&args.QueryOptions, allocs, func(a *structs.AllocListStub) string { return a.ID }, &reply.QueryMeta)
 	if r.URL.Query().Get("task_states") == "false" {
 		for i, a := range allocs {
 			c := *a
@@ -51,6 +56,9 @@ func (h *httpHandler) allocSpecificRequest(w http.ResponseWriter, r *http.Reques
 	if err != nil {
 		return nil, err
 	}
+	if rest == "/stop" {
+		return h.allocStopRequest(w, r, allocID)
+	}
 	if rest != "" {
 		return nil, codedErr(http.StatusNotFound, "Invalid URL path: no endpoint %s", r.URL.Path)
 	}
@@ -69,5 +77,5 @@ func (h *httpHandler) allocSpecificRequest(w http.ResponseWriter, r *http.Reques
 	if reply.Alloc == nil {
 		return nil, codedErr(http.StatusNotFound, "alloc not found")
 	}
-	return reply.Alloc, nil
+	return reply.Alloc.Sanitize(), nil
 }

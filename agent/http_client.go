@@ -23,14 +23,29 @@ func (h *httpHandler) clientAPI() (clientEndpoints, error) {
 	return ce, nil
 }
 
-// clientAllocRequest serves /v1/client/allocation/:id/stats and /checks.
+// clientAllocRequest serves /v1/client/allocation/:id/{stats,checks} from
+// this agent's client, and /restart, /signal and /exec wherever the alloc
+// runs.
 func (h *httpHandler) clientAllocRequest(w http.ResponseWriter, r *http.Request) (any, error) {
-	if r.Method != http.MethodGet {
-		return nil, methodNotAllowed()
-	}
 	allocID, rest, err := pathID(r, "/v1/client/allocation/")
 	if err != nil {
 		return nil, err
+	}
+	switch rest {
+	case "/exec":
+		return h.clientAllocExec(w, r, allocID)
+	case "/restart", "/signal":
+		t, err := h.localAlloc(w, r, allocID)
+		if t == nil {
+			return handled{}, err
+		}
+		if rest == "/restart" {
+			return h.clientAllocRestart(r, t)
+		}
+		return h.clientAllocSignal(r, t)
+	}
+	if r.Method != http.MethodGet {
+		return nil, methodNotAllowed()
 	}
 	ce, err := h.clientAPI()
 	if err != nil {
@@ -115,20 +130,14 @@ func (h *httpHandler) clientLogsRequest(w http.ResponseWriter, r *http.Request) 
 			*into = b
 		}
 	}
-	var a structs.SingleAllocResponse
-	args := structs.AllocSpecificRequest{AllocID: allocID}
-	args.AllowStale = true
-	if err := h.agent.rpc("Alloc.Get", &args, &a); err != nil {
-		return nil, rpcError(err)
+	t, err := h.localAlloc(w, r, allocID)
+	if t == nil {
+		return handled{}, err
 	}
-	if a.Alloc == nil {
-		return nil, codedErr(http.StatusNotFound, "alloc not found")
-	}
-	ce, err := h.clientAPI()
-	if err != nil {
+	if err := logsDisabled(t.alloc, task); err != nil {
 		return nil, err
 	}
-	rc, err := ce.Logs(allocID, task, logType, origin, offset, follow)
+	rc, err := t.ce.Logs(allocID, task, logType, origin, offset, follow)
 	if err != nil {
 		return nil, rpcError(err)
 	}
@@ -167,4 +176,21 @@ func (h *httpHandler) clientLogsRequest(w http.ResponseWriter, r *http.Request) 
 		}
 	}
 	return handled{}, nil
+}
+
+// logsDisabled answers a request for the logs of a task that writes none
+// (logs { disabled = true }) with a 400 that says so, rather than with an
+// empty log.
+func logsDisabled(a *structs.Allocation, task string) error {
+	if a.Job == nil {
+		return nil
+	}
+	tg := a.Job.LookupTaskGroup(a.TaskGroup)
+	if tg == nil {
+		return nil
+	}
+	if t := tg.LookupTask(task); t != nil && t.LogConfig != nil && t.LogConfig.Disabled {
+		return codedErr(http.StatusBadRequest, "task %q has no logs: its logs block sets disabled = true", task)
+	}
+	return nil
 }

@@ -9,10 +9,14 @@ import (
 )
 
 func (h *httpHandler) evalsRequest(w http.ResponseWriter, r *http.Request) (any, error) {
+	if r.Method == http.MethodDelete {
+		return h.evalsDeleteRequest(w, r)
+	}
 	if r.Method != http.MethodGet {
 		return nil, methodNotAllowed()
 	}
-	args := structs.EvalListRequest{}
+	q := r.URL.Query()
+	args := structs.EvalListRequest{FilterJobID: q.Get("job"), FilterEvalStatus: q.Get("status")}
 	if err := h.parseQuery(r, &args.QueryOptions); err != nil {
 		return nil, err
 	}
@@ -20,10 +24,7 @@ func (h *httpHandler) evalsRequest(w http.ResponseWriter, r *http.Request) (any,
 	if err := h.agent.rpc("Eval.List", &args, &reply); err != nil {
 		return nil, rpcError(err)
 	}
-	evals, err := filterAndPage(&args.QueryOptions, reply.Evaluations, func(e *structs.Evaluation) string { return e.ID }, &reply.QueryMeta)
-	if err != nil {
-		return nil, err
-	}
+	evals := page(&args.QueryOptions, reply.Evaluations, func(e *structs.Evaluation) string { return e.ID }, &reply.QueryMeta)
 	setMeta(w, &reply.QueryMeta)
 	if evals == nil {
 		evals = []*structs.Evaluation{}
@@ -125,7 +126,7 @@ func (h *httpHandler) evalGet(w http.ResponseWriter, r *http.Request, evalID str
 	}
 	out := &evalWithRelated{Evaluation: reply.Eval, RelatedEvals: []*evalStub{}}
 	jargs := structs.JobSpecificRequest{JobID: reply.Eval.JobID}
-	jargs.QueryOptions = structs.QueryOptions{Region: args.Region, Namespace: reply.Eval.Namespace, AllowStale: true}
+	jargs.QueryOptions = structs.QueryOptions{Region: args.Region, Namespace: reply.Eval.Namespace, AllowStale: true, AuthToken: args.AuthToken}
 	var jreply structs.JobEvaluationsResponse
 	if err := h.agent.rpc("Job.Evaluations", &jargs, &jreply); err != nil {
 		return nil, rpcError(err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/nomad/api"
 
+	"github.com/nomadq/nomadq/apiconv"
 	"github.com/nomadq/nomadq/jobspec"
 	"github.com/nomadq/nomadq/structs"
 )
@@ -37,10 +38,7 @@ func (h *httpHandler) jobList(w http.ResponseWriter, r *http.Request) (any, erro
 			j.JobSummary = &structs.JobSummary{JobID: j.ID, Namespace: j.Namespace, Summary: map[string]structs.TaskGroupSummary{}}
 		}
 	}
-	jobs, err := filterAndPage(&args.QueryOptions, reply.Jobs, func(j *structs.JobListStub) string { return j.ID }, &reply.QueryMeta)
-	if err != nil {
-		return nil, err
-	}
+	jobs := page(&args.QueryOptions, reply.Jobs, func(j *structs.JobListStub) string { return j.ID }, &reply.QueryMeta)
 	setMeta(w, &reply.QueryMeta)
 	if jobs == nil {
 		jobs = []*structs.JobListStub{}
@@ -48,23 +46,44 @@ func (h *httpHandler) jobList(w http.ResponseWriter, r *http.Request) (any, erro
 	return jobs, nil
 }
 
-// apiJobToStruct canonicalizes a job as the API sends it and converts it,
-// answering a 400 for what the server would reject.
-func apiJobToStruct(job *api.Job) (*structs.Job, error) {
+// setJobNamespace puts the job in the namespace Nomad picks for it: the
+// namespace query parameter (the CLI's -namespace), else the request
+// body's, else the job's own, else "default".
+func setJobNamespace(r *http.Request, job *api.Job, bodyNamespace string) {
+	ns := r.URL.Query().Get("namespace")
+	if ns == "" {
+		ns = bodyNamespace
+	}
+	if ns == "" && job.Namespace != nil {
+		ns = *job.Namespace
+	}
+	if ns == "" {
+		ns = structs.DefaultNamespace
+	}
+	job.Namespace = &ns
+}
+
+// apiJobToStruct checks, canonicalizes and converts a job as the API sends
+// it, answering a 400 for what the server would reject: a field nomadq
+// does not act on (apiconv.Check) or an invalid value. The warnings are
+// Check's, for the response.
+func apiJobToStruct(job *api.Job) (*structs.Job, []string, error) {
 	if job == nil {
-		return nil, codedErr(http.StatusBadRequest, "Job must be specified")
+		return nil, nil, codedErr(http.StatusBadRequest, "Job must be specified")
 	}
 	if job.ID == nil || *job.ID == "" {
-		return nil, codedErr(http.StatusBadRequest, "Job ID hasn't been provided")
+		return nil, nil, codedErr(http.StatusBadRequest, "Job ID hasn't been provided")
 	}
-	job.Canonicalize()
-	sj := structs.ApiJobToStructJob(job)
+	sj, warnings, err := apiconv.Convert(job)
+	if err != nil {
+		return nil, nil, codedErr(http.StatusBadRequest, "Job validation failed: %v", err)
+	}
 	check := sj.Copy()
 	check.Canonicalize()
 	if err := check.Validate(); err != nil {
-		return nil, codedErr(http.StatusBadRequest, "Job validation failed: %v", err)
+		return nil, nil, codedErr(http.StatusBadRequest, "Job validation failed: %v", err)
 	}
-	return sj, nil
+	return sj, warnings, nil
 }
 
 func (h *httpHandler) jobRegister(w http.ResponseWriter, r *http.Request, pathJobID string) (any, error) {
@@ -81,16 +100,19 @@ func (h *httpHandler) jobRegister(w http.ResponseWriter, r *http.Request, pathJo
 	if body.EvalPriority != 0 && (body.EvalPriority < structs.JobMinPriority || body.EvalPriority > structs.JobMaxPriority) {
 		return nil, codedErr(http.StatusBadRequest, "Eval priority must be between %d and %d, got %d", structs.JobMinPriority, structs.JobMaxPriority, body.EvalPriority)
 	}
-	job, err := apiJobToStruct(body.Job)
+	setJobNamespace(r, body.Job, body.Namespace)
+	job, warnings, err := apiJobToStruct(body.Job)
 	if err != nil {
 		return nil, err
 	}
 	args := structs.JobRegisterRequest{
-		Job:            job,
-		EnforceIndex:   body.EnforceIndex,
-		JobModifyIndex: body.JobModifyIndex,
-		EvalPriority:   body.EvalPriority,
-		PreserveCounts: body.PreserveCounts,
+		Job:               job,
+		EnforceIndex:      body.EnforceIndex,
+		JobModifyIndex:    body.JobModifyIndex,
+		EvalPriority:      body.EvalPriority,
+		PreserveCounts:    body.PreserveCounts,
+		PreserveResources: body.PreserveResources,
+		Submission:        apiSubmissionToStruct(body.Submission),
 	}
 	h.parseWrite(r, &args.WriteRequest)
 	if job.Namespace != "" {
@@ -103,9 +125,7 @@ func (h *httpHandler) jobRegister(w http.ResponseWriter, r *http.Request, pathJo
 		}
 		return nil, rpcError(err)
 	}
-	if warn := job.Warnings(); warn != nil && reply.Warnings == "" {
-		reply.Warnings = warn.Error()
-	}
+	reply.Warnings = strings.TrimSpace(apiconv.Warnings(warnings, job) + "\n" + reply.Warnings)
 	setIndex(w, reply.Index)
 	return reply, nil
 }
@@ -115,7 +135,7 @@ func (h *httpHandler) jobSpecificRequest(w http.ResponseWriter, r *http.Request)
 	if err != nil {
 		return nil, err
 	}
-	if jobID == "" {
+	if jobID == "" && rest != "/scale" {
 		return nil, codedErr(http.StatusNotFound, "job not found")
 	}
 	switch rest {
@@ -149,6 +169,14 @@ func (h *httpHandler) jobSpecificRequest(w http.ResponseWriter, r *http.Request)
 		return h.jobLatestDeployment(w, r, jobID)
 	case "/deployments":
 		return h.jobDeployments(w, r, jobID)
+	case "/revert":
+		return h.jobRevert(w, r, jobID)
+	case "/stable":
+		return h.jobStable(w, r, jobID)
+	case "/scale":
+		return h.jobScale(w, r, jobID)
+	case "/submission":
+		return h.jobSubmission(w, r, jobID)
 	}
 	return nil, codedErr(http.StatusNotFound, "Invalid URL path: no endpoint %s", r.URL.Path)
 }
@@ -192,6 +220,7 @@ func (h *httpHandler) jobDeregister(w http.ResponseWriter, r *http.Request, jobI
 		if p != 0 && (p < structs.JobMinPriority || p > structs.JobMaxPriority) {
 			return nil, codedErr(http.StatusBadRequest, "Eval priority must be between %d and %d, got %d", structs.JobMinPriority, structs.JobMaxPriority, p)
 		}
+		args.EvalPriority = p
 	}
 	var reply structs.JobDeregisterResponse
 	if err := h.agent.rpc("Job.Deregister", &args, &reply); err != nil {
@@ -276,6 +305,13 @@ func (h *httpHandler) jobVersions(w http.ResponseWriter, r *http.Request, jobID 
 	if err := h.parseQuery(r, &args.QueryOptions); err != nil {
 		return nil, err
 	}
+	// Version tags are not implemented, so neither is diffing against a
+	// tagged or chosen version.
+	for _, name := range []string{"diff_tag", "diff_version"} {
+		if v := r.URL.Query().Get(name); v != "" {
+			return nil, codedErr(http.StatusBadRequest, "Query parameter %q (%q) is not supported by nomadq: diffs are between consecutive versions", name, v)
+		}
+	}
 	if s := r.URL.Query().Get("diffs"); s != "" {
 		b, err := strconv.ParseBool(s)
 		if err != nil {
@@ -308,7 +344,8 @@ func (h *httpHandler) jobPlan(w http.ResponseWriter, r *http.Request, jobID stri
 	if body.Job.ID == nil || *body.Job.ID != jobID {
 		return nil, codedErr(http.StatusBadRequest, "Job ID does not match")
 	}
-	job, err := apiJobToStruct(body.Job)
+	setJobNamespace(r, body.Job, body.Namespace)
+	job, warnings, err := apiJobToStruct(body.Job)
 	if err != nil {
 		return nil, err
 	}
@@ -321,6 +358,8 @@ func (h *httpHandler) jobPlan(w http.ResponseWriter, r *http.Request, jobID stri
 	if err := h.agent.rpc("Job.Plan", &args, &reply); err != nil {
 		return nil, rpcError(err)
 	}
+	// The server adds the job's own advice; Check's comes first.
+	reply.Warnings = strings.TrimSpace(apiconv.Warnings(warnings, nil) + "\n" + reply.Warnings)
 	setIndex(w, reply.Index)
 	return reply, nil
 }
@@ -429,23 +468,19 @@ func (h *httpHandler) validateJobRequest(w http.ResponseWriter, r *http.Request)
 		return nil, codedErr(http.StatusBadRequest, "Job must be specified")
 	}
 	resp := &api.JobValidateResponse{DriverConfigValidated: false, ValidationErrors: []string{}}
+	var errs structs.MultiError
+	warnings, err := apiconv.Check(body.Job)
+	errs.Add(err)
 	body.Job.Canonicalize()
-	sj := structs.ApiJobToStructJob(body.Job)
+	sj := apiconv.Job(body.Job)
 	sj.Canonicalize()
-	if err := sj.Validate(); err != nil {
+	errs.Add(sj.Validate())
+	if err := errs.ErrorOrNil(); err != nil {
 		resp.Error = err.Error()
-		var me *structs.MultiError
-		if m, ok := err.(*structs.MultiError); ok {
-			me = m
-			for _, e := range me.Errors {
-				resp.ValidationErrors = append(resp.ValidationErrors, e.Error())
-			}
-		} else {
-			resp.ValidationErrors = append(resp.ValidationErrors, err.Error())
+		for _, e := range errs.Errors {
+			resp.ValidationErrors = append(resp.ValidationErrors, e.Error())
 		}
 	}
-	if w := sj.Warnings(); w != nil {
-		resp.Warnings = w.Error()
-	}
+	resp.Warnings = apiconv.Warnings(warnings, sj)
 	return resp, nil
 }

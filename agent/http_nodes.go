@@ -2,7 +2,6 @@ package agent
 
 import (
 	"bytes"
-	"encoding/json"
 	"net"
 	"net/http"
 	"sort"
@@ -30,7 +29,7 @@ type nodeListStub struct {
 	Drivers               map[string]*structs.DriverInfo
 	NodeResources         *structs.NodeResources
 	ReservedResources     *structs.NodeReservedResources
-	LastDrain             any
+	LastDrain             *structs.DrainMetadata
 	CreateIndex           uint64
 	ModifyIndex           uint64
 }
@@ -50,15 +49,32 @@ func (h *httpHandler) nodesRequest(w http.ResponseWriter, r *http.Request) (any,
 	if err := h.agent.rpc("Node.List", &args, &reply); err != nil {
 		return nil, rpcError(err)
 	}
-	stubs := make([]*nodeListStub, 0, len(reply.Nodes))
-	for _, n := range reply.Nodes {
+	stubs, err := h.nodeStubs(reply.Nodes, args.Region, args.AuthToken, withResources, withOS)
+	if err != nil {
+		return nil, err
+	}
+	// Node.List has applied the filter to the whole nodes; only paging is left.
+	stubs = page(&args.QueryOptions, stubs, func(n *nodeListStub) string { return n.ID }, &reply.QueryMeta)
+	setMeta(w, &reply.QueryMeta)
+	if stubs == nil {
+		stubs = []*nodeListStub{}
+	}
+	return stubs, nil
+}
+
+// nodeStubs turns the server's node stubs into the API's list view,
+// ordered by ID, with the address (and, when asked, the resources and
+// attributes) read from each full node.
+func (h *httpHandler) nodeStubs(nodes []*structs.NodeListStub, region, token string, withResources, withOS bool) ([]*nodeListStub, error) {
+	stubs := make([]*nodeListStub, 0, len(nodes))
+	for _, n := range nodes {
 		s := &nodeListStub{
 			ID: n.ID, Datacenter: n.Datacenter, Name: n.Name, NodeClass: n.NodeClass, NodePool: n.NodePool,
 			Version: n.Version, Drain: n.Drain, SchedulingEligibility: n.SchedulingEligibility, Status: n.Status,
-			StatusDescription: n.StatusDescription, Drivers: n.Drivers, CreateIndex: n.CreateIndex, ModifyIndex: n.ModifyIndex,
+			StatusDescription: n.StatusDescription, Drivers: n.Drivers, LastDrain: n.LastDrain, CreateIndex: n.CreateIndex, ModifyIndex: n.ModifyIndex,
 		}
 		// The list stub lacks the address and resources; read the node.
-		full, err := h.node(n.ID, args.Region)
+		full, err := h.node(n.ID, region, token)
 		if err != nil {
 			return nil, err
 		}
@@ -74,20 +90,12 @@ func (h *httpHandler) nodesRequest(w http.ResponseWriter, r *http.Request) (any,
 		stubs = append(stubs, s)
 	}
 	sort.Slice(stubs, func(a, b int) bool { return stubs[a].ID < stubs[b].ID })
-	stubs, err := filterAndPage(&args.QueryOptions, stubs, func(n *nodeListStub) string { return n.ID }, &reply.QueryMeta)
-	if err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	if stubs == nil {
-		stubs = []*nodeListStub{}
-	}
 	return stubs, nil
 }
 
-func (h *httpHandler) node(id, region string) (*structs.Node, error) {
+func (h *httpHandler) node(id, region, token string) (*structs.Node, error) {
 	args := structs.NodeSpecificRequest{NodeID: id}
-	args.Region, args.AllowStale = region, true
+	args.Region, args.AllowStale, args.AuthToken = region, true, token
 	var reply structs.SingleNodeResponse
 	if err := h.agent.rpc("Node.Get", &args, &reply); err != nil {
 		return nil, rpcError(err)
@@ -106,6 +114,18 @@ func (h *httpHandler) nodeSpecificRequest(w http.ResponseWriter, r *http.Request
 	nodeID, rest, err := pathID(r, "/v1/node/")
 	if err != nil {
 		return nil, err
+	}
+	write := map[string]func() (any, error){
+		"/drain":       func() (any, error) { return h.nodeDrain(w, r, nodeID) },
+		"/eligibility": func() (any, error) { return h.nodeEligibility(w, r, nodeID) },
+		"/evaluate":    func() (any, error) { return h.nodeEvaluate(w, r, nodeID, "Node.Evaluate") },
+		"/purge":       func() (any, error) { return h.nodeEvaluate(w, r, nodeID, "Node.Deregister") },
+	}
+	if fn, ok := write[rest]; ok {
+		if !isWrite(r) {
+			return nil, methodNotAllowed()
+		}
+		return fn()
 	}
 	if r.Method != http.MethodGet {
 		return nil, methodNotAllowed()
@@ -135,24 +155,14 @@ func (h *httpHandler) nodeGet(w http.ResponseWriter, r *http.Request, nodeID str
 	return nodeView(reply.Node)
 }
 
-// nodeView is the node as Nomad's API shows it: without its SecretID and
-// with the computed Drain flag.
+// nodeView is the node as Nomad's API shows it; the JSON handle's node
+// extension empties SecretID and adds the computed Drain flag.
 func nodeView(n *structs.Node) (any, error) {
 	var buf bytes.Buffer
 	if err := codec.NewEncoder(&buf, structs.JsonHandle).Encode(n); err != nil {
 		return nil, err
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(buf.Bytes(), &m); err != nil {
-		return nil, err
-	}
-	delete(m, "SecretID")
-	m["Drain"] = json.RawMessage("false")
-	out, err := json.Marshal(m)
-	if err != nil {
-		return nil, err
-	}
-	return rawJSON(out), nil
+	return rawJSON(buf.Bytes()), nil
 }
 
 func (h *httpHandler) nodeAllocations(w http.ResponseWriter, r *http.Request, nodeID string) (any, error) {
@@ -160,25 +170,14 @@ func (h *httpHandler) nodeAllocations(w http.ResponseWriter, r *http.Request, no
 	if err := h.parseQuery(r, &args.QueryOptions); err != nil {
 		return nil, err
 	}
-	var ids structs.NodeClientAllocsResponse
-	if err := h.agent.rpc("Node.GetClientAllocs", &args, &ids); err != nil {
+	var reply structs.NodeAllocsResponse
+	if err := h.agent.rpc("Node.GetAllocs", &args, &reply); err != nil {
 		return nil, rpcError(err)
 	}
-	get := structs.AllocsGetRequest{}
-	get.Region, get.AllowStale = args.Region, args.AllowStale
-	for id := range ids.Allocs {
-		get.AllocIDs = append(get.AllocIDs, id)
+	setMeta(w, &reply.QueryMeta)
+	allocs := make([]*structs.Allocation, len(reply.Allocs))
+	for i, a := range reply.Allocs {
+		allocs[i] = a.Sanitize()
 	}
-	sort.Strings(get.AllocIDs)
-	var reply structs.AllocsGetResponse
-	if len(get.AllocIDs) > 0 {
-		if err := h.agent.rpc("Alloc.GetAllocs", &get, &reply); err != nil {
-			return nil, rpcError(err)
-		}
-	}
-	setMeta(w, &ids.QueryMeta)
-	if reply.Allocs == nil {
-		reply.Allocs = []*structs.Allocation{}
-	}
-	return reply.Allocs, nil
+	return allocs, nil
 }

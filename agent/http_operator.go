@@ -21,6 +21,7 @@ type schedulerConfigBody struct {
 	MemoryOversubscriptionEnabled bool
 	RejectJobRegistration         bool
 	PauseEvalBroker               bool
+	NodeLimitForFeasibilityChecks uint
 	BatchQueue                    *batchQueueBody
 }
 
@@ -31,6 +32,8 @@ type batchQueueBody struct {
 	// WorkloadTimeout is nanoseconds on the wire; a duration string
 	// ("5m") is accepted too.
 	WorkloadTimeout json.RawMessage
+	// Backfill absent takes the order's default.
+	Backfill *bool
 }
 
 func (b *batchQueueBody) toConfig() (structs.BatchQueueConfig, error) {
@@ -67,6 +70,10 @@ func (b *batchQueueBody) toConfig() (structs.BatchQueueConfig, error) {
 		}
 	}
 	c.Canonicalize()
+	c.Backfill = structs.DefaultBatchQueueBackfill(c.Order)
+	if b.Backfill != nil {
+		c.Backfill = *b.Backfill
+	}
 	return c, nil
 }
 
@@ -113,6 +120,7 @@ func (h *httpHandler) schedulerSetConfig(w http.ResponseWriter, r *http.Request)
 	cfg.MemoryOversubscriptionEnabled = body.MemoryOversubscriptionEnabled
 	cfg.RejectJobRegistration = body.RejectJobRegistration
 	cfg.PauseEvalBroker = body.PauseEvalBroker
+	cfg.NodeLimitForFeasibilityChecks = body.NodeLimitForFeasibilityChecks
 	if body.BatchQueue != nil {
 		bq, err := body.BatchQueue.toConfig()
 		if err != nil {
@@ -123,6 +131,7 @@ func (h *httpHandler) schedulerSetConfig(w http.ResponseWriter, r *http.Request)
 		// The official client knows no BatchQueue: keep the stored one.
 		get := structs.GenericRequest{}
 		get.Region = args.Region
+		get.AuthToken = args.AuthToken
 		var cur structs.SchedulerConfigurationResponse
 		if err := h.agent.rpc("Operator.SchedulerGetConfiguration", &get, &cur); err != nil {
 			return nil, rpcError(err)

@@ -3,6 +3,7 @@ package agent
 import (
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/nomadq/nomadq/structs"
 )
@@ -54,16 +55,46 @@ func (h *httpHandler) queueJobsRequest(w http.ResponseWriter, r *http.Request) (
 			items[i].rank = reply.Tokens[i]
 		}
 	}
-	filterOpts := args.QueryOptions
-	filterOpts.Filter = ""
-	page, err := filterAndPage(&filterOpts, items, func(it ranked) string { return it.rank }, &reply.QueryMeta)
+	// The leader answers the whole line; the filter applies to the
+	// entries as they are listed, before paging.
+	filter, err := structs.NewFilter(args.Filter)
 	if err != nil {
-		return nil, err
+		return nil, codedErr(http.StatusBadRequest, "%v", err)
 	}
+	items, err = structs.KeepMatching(filter, items, func(it ranked) any { return it.entry })
+	if err != nil {
+		return nil, codedErr(http.StatusBadRequest, "%v", err)
+	}
+	items = page(&args.QueryOptions, items, func(it ranked) string { return it.rank }, &reply.QueryMeta)
 	setMeta(w, &reply.QueryMeta)
-	out := make([]*structs.BatchQueueListEntry, 0, len(page))
-	for _, it := range page {
+	out := make([]*structs.BatchQueueListEntry, 0, len(items))
+	for _, it := range items {
 		out = append(out, it.entry)
 	}
 	return out, nil
+}
+
+// queueJobControlRequest serves PUT (or POST) /v1/queue/job/:id/hold,
+// /release and /top (with ?namespace=): an operator's control of a
+// queued job, applied through Raft. The answer is {"Index": N}.
+func (h *httpHandler) queueJobControlRequest(w http.ResponseWriter, r *http.Request) (any, error) {
+	if !isWrite(r) {
+		return nil, methodNotAllowed()
+	}
+	jobID, rest, err := pathID(r, "/v1/queue/job/")
+	if err != nil {
+		return nil, err
+	}
+	op := strings.TrimPrefix(rest, "/")
+	if jobID == "" || op == "" {
+		return nil, codedErr(http.StatusNotFound, "Use /v1/queue/job/<job>/hold, /release or /top")
+	}
+	args := structs.BatchQueueControlRequest{JobID: jobID, Op: op}
+	h.parseWrite(r, &args.WriteRequest)
+	var reply structs.BatchQueueControlResponse
+	if err := h.agent.rpc("Queue.Control", &args, &reply); err != nil {
+		return nil, rpcError(err)
+	}
+	setIndex(w, reply.Index)
+	return reply, nil
 }

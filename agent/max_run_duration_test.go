@@ -187,17 +187,6 @@ func TestMaxRunDuration_EndToEnd(t *testing.T) {
 		for _, al := range allocs {
 			ids[al.ID] = al.Name
 		}
-		first := scrapeMaxRun(t, a)
-		time.Sleep(300 * time.Millisecond)
-		second := scrapeMaxRun(t, a)
-		for id := range ids {
-			if _, ended := second.remaining[id]; !ended {
-				continue // index 0 may already be gone
-			}
-			must.Eq(t, 60.0, first.configured[id])
-			must.Less(t, first.remaining[id], second.remaining[id])
-			must.Positive(t, second.remaining[id])
-		}
 		var done, live string
 		for id, name := range ids {
 			if strings.HasSuffix(name, "[0]") {
@@ -205,6 +194,22 @@ func TestMaxRunDuration_EndToEnd(t *testing.T) {
 			} else {
 				live = id
 			}
+		}
+		// Remaining time is read at scrape time: watch it go down.
+		first := scrapeMaxRun(t, a)
+		var second maxRunScrape
+		must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
+			second = scrapeMaxRun(t, a)
+			r, ok := second.remaining[live]
+			return ok && r < first.remaining[live]
+		}), wait.Timeout(10*time.Second), wait.Gap(50*time.Millisecond)))
+		for id := range ids {
+			if _, ended := second.remaining[id]; !ended {
+				continue // index 0 may already be gone
+			}
+			must.Eq(t, 60.0, first.configured[id])
+			must.Less(t, first.remaining[id], second.remaining[id])
+			must.Positive(t, second.remaining[id])
 		}
 		must.MapContainsKey(t, first.remaining, live)
 		must.MapContainsKey(t, first.remaining, done)
@@ -223,6 +228,24 @@ func TestMaxRunDuration_EndToEnd(t *testing.T) {
 		_, _, err := c.Jobs().Deregister("mrd-metrics", false, nil)
 		must.NoError(t, err)
 	})
+}
+
+// allocRunsUntil watches the alloc with blocking queries until the clock
+// passes until, failing as soon as it is seen not running: a kill that
+// should not happen shows at once, and no sleep guesses when to look.
+func allocRunsUntil(t *testing.T, c *api.Client, allocID string, until time.Time) {
+	t.Helper()
+	var index uint64
+	for {
+		left := time.Until(until)
+		alloc, qm, err := c.Allocations().Info(allocID, &api.QueryOptions{WaitIndex: index, WaitTime: max(left, time.Millisecond)})
+		must.NoError(t, err)
+		must.Eq(t, "running", alloc.ClientStatus, must.Sprintf("alloc %s before %v", allocID, until))
+		if left <= 0 {
+			return
+		}
+		index = qm.LastIndex
+	}
 }
 
 // jsonMaxRunGauge checks that the agent's in-memory sink, which
@@ -313,8 +336,8 @@ func TestMaxRunDuration_InPlaceUpdate(t *testing.T) {
 
 			job.TaskGroups[0].MaxRunDuration = new(time.Minute)
 			register(t, c, job)
-			// Past the old deadline, and by a margin.
-			time.Sleep(time.Until(time.Unix(0, orig.CreateTime).Add(6 * time.Second)))
+			// Past the old deadline, and by a margin, it still runs.
+			allocRunsUntil(t, c, orig.ID, time.Unix(0, orig.CreateTime).Add(6*time.Second))
 			allocs, _, err = c.Jobs().Allocations("mrd-inplace", true, nil)
 			must.NoError(t, err)
 			must.SliceLen(t, 1, allocs, must.Sprint(maxRunSummary(allocs)))

@@ -20,6 +20,9 @@ var (
 	planQueueDepth = newLiveGauge("Plans waiting for the plan applier.", nil, "nomad", "plan", "queue_depth")
 	heartbeats     = newLiveGauge("Nodes whose heartbeat the leader tracks.", nil, "nomad", "heartbeat", "active")
 	batchQueue     = newLiveGauge("Entries in the batch job queue by status.", []string{"status"}, "nomad", "batch_queue", "depth")
+	queueResAge    = newLiveGauge("Seconds the batch queue's current reservation has been held, 0 when none.", nil, "nomad", "batch_queue", "reservation_age_seconds")
+	queueNSDepth   = newLiveGauge("Queued entries in the batch job queue by namespace.", []string{"namespace"}, "nomad", "batch_queue", "queued")
+	queueShare     = newLiveGauge("A namespace's weighted dominant share of the cluster, as the batch queue's fair order sees it.", []string{"namespace"}, "nomad", "batch_queue", "share")
 )
 
 // jobStatusGauges count registered jobs by status.
@@ -54,7 +57,7 @@ func serverGauges(srv *nomad.Server, perJob bool) *liveCollector {
 		summary[i] = newLiveGauge("Allocations of non-dead jobs in the "+st+" state, from the job summaries.", labels, "nomad", "job_summary", st)
 	}
 	c := &liveCollector{gauges: append([]*liveGauge{brokerReady, brokerUnacked, brokerBlocked, brokerWaiting, brokerFailed,
-		blockedTotal, blockedEscaped, planQueueDepth, heartbeats, batchQueue}, summary...)}
+		blockedTotal, blockedEscaped, planQueueDepth, heartbeats, batchQueue, queueResAge, queueNSDepth, queueShare}, summary...)}
 	for _, g := range jobStatusGauges {
 		c.gauges = append(c.gauges, g)
 	}
@@ -79,6 +82,13 @@ func serverGauges(srv *nomad.Server, perJob bool) *liveCollector {
 		emit(heartbeats, float64(srv.HeartbeatsActive()))
 		for status, n := range srv.BatchQueueDepth() {
 			emit(batchQueue, float64(n), status)
+		}
+		emit(queueResAge, srv.BatchQueueReservationAge().Seconds())
+		for ns, n := range srv.BatchQueueQueuedByNamespace() {
+			emit(queueNSDepth, float64(n), ns)
+		}
+		for ns, share := range srv.BatchQueueShares() {
+			emit(queueShare, share, ns)
 		}
 
 		snap, err := srv.State().Snapshot()
@@ -160,6 +170,14 @@ var maxRunTimeouts = func() *liveGauge {
 	return g
 }()
 
+// oomKills counts tasks the kernel killed for their memory limit on this
+// client since the agent started; Nomad's client.allocs.oom_killed.
+var oomKills = func() *liveGauge {
+	g := newLiveGauge("Tasks the kernel killed for exceeding their memory limit on this client since the agent started.", nodeLabels, "client", "allocs", "oom_killed")
+	g.counter = true
+	return g
+}()
+
 // clientGauges reads the client's allocs and node resources
 // (telemetry.publish_node_metrics).
 func clientGauges(c *client.Client) *liveCollector {
@@ -171,7 +189,7 @@ func clientGauges(c *client.Client) *liveCollector {
 		timeouts float64
 	)
 	return &liveCollector{
-		gauges: []*liveGauge{allocsPending, allocsRunning, allocsTerminal, maxRunTimeouts,
+		gauges: []*liveGauge{allocsPending, allocsRunning, allocsTerminal, maxRunTimeouts, oomKills,
 			allocatedCPU, allocatedMemory, allocatedDisk, unallocatedCPU, unallocatedMemory, unallocatedDisk},
 		read: func(emit func(*liveGauge, float64, ...string)) {
 			s := c.MetricsSnapshot()
@@ -192,6 +210,7 @@ func clientGauges(c *client.Client) *liveCollector {
 			emit(allocsRunning, float64(by[structs.AllocClientStatusRunning]), lv...)
 			emit(allocsTerminal, float64(by[structs.AllocClientStatusComplete]+by[structs.AllocClientStatusFailed]+by[structs.AllocClientStatusLost]), lv...)
 			emit(maxRunTimeouts, total, lv...)
+			emit(oomKills, float64(s.OOMKills), lv...)
 			emit(allocatedCPU, float64(s.Allocated.CPU), lv...)
 			emit(allocatedMemory, float64(s.Allocated.MemoryMB), lv...)
 			emit(allocatedDisk, float64(s.Allocated.DiskMB), lv...)

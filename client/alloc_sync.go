@@ -95,7 +95,7 @@ func (s *allocSync) flush(ctx context.Context) error {
 	for _, a := range batch {
 		a.NodeID = s.c.node.ID
 	}
-	req := &structs.AllocUpdateRequest{Alloc: batch, WriteRequest: structs.WriteRequest{Region: s.c.cfg.Region}}
+	req := &structs.AllocUpdateRequest{Alloc: batch, WriteRequest: structs.WriteRequest{Region: s.c.cfg.Region, AuthToken: s.c.node.SecretID}}
 	var resp structs.GenericResponse
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()

@@ -31,6 +31,7 @@ func (c *Client) watchAllocs() {
 			SecretID: c.node.SecretID,
 			QueryOptions: structs.QueryOptions{
 				Region:        c.cfg.Region,
+				AuthToken:     c.node.SecretID,
 				MinQueryIndex: index,
 				MaxQueryTime:  int64(allocWatchTime),
 			},
@@ -84,7 +85,7 @@ func (c *Client) watchAllocs() {
 }
 
 func (c *Client) fetchAllocs(ids []string) ([]*structs.Allocation, error) {
-	req := &structs.AllocsGetRequest{AllocIDs: ids, QueryOptions: structs.QueryOptions{Region: c.cfg.Region}}
+	req := &structs.AllocsGetRequest{AllocIDs: ids, QueryOptions: structs.QueryOptions{Region: c.cfg.Region, AuthToken: c.node.SecretID}}
 	var resp structs.AllocsGetResponse
 	ctx, cancel := context.WithTimeout(c.ctx, 30*time.Second)
 	defer cancel()

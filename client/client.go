@@ -11,11 +11,13 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/nomadq/nomadq/client/allocrunner"
 	"github.com/nomadq/nomadq/client/drivers"
+	execdriver "github.com/nomadq/nomadq/client/drivers/exec"
 	"github.com/nomadq/nomadq/client/drivers/mock"
 	"github.com/nomadq/nomadq/client/drivers/rawexec"
 	"github.com/nomadq/nomadq/client/state"
@@ -42,6 +44,10 @@ type Client struct {
 	registeredOnce sync.Once
 	// heartbeatTTL is only touched by the heartbeat goroutine.
 	heartbeatTTL time.Duration
+
+	// oomKills counts tasks the kernel killed for their memory limit
+	// since the client started.
+	oomKills atomic.Uint64
 
 	mu      sync.Mutex
 	runners map[string]*allocrunner.AllocRunner
@@ -95,12 +101,20 @@ func NewClient(cfg Config) (*Client, error) {
 	if c.drivers == nil {
 		c.drivers = map[string]drivers.Driver{
 			rawexec.Name: rawexec.New(rawexec.Options{Enabled: cfg.DevMode || cfg.optionBool("driver.raw_exec.enable")}),
+			// exec needs no enabling, as in Nomad: it fingerprints itself
+			// undetected where it cannot isolate tasks.
+			execdriver.Name: execdriver.New(execdriver.Options{ChrootEnv: cfg.ChrootEnv}),
 		}
 		if cfg.DevMode || cfg.optionBool("driver.mock_driver.enable") {
 			c.drivers[mock.Name] = mock.New()
 		}
 	}
 	c.node = buildNode(&c.cfg, id, secret, fingerprintHost(cfg.AllocDir, cfg.Version), c.drivers)
+	if err := fingerprintNetworkAndVolumes(&c.cfg, c.node); err != nil {
+		c.cancel()
+		db.Close()
+		return nil, fmt.Errorf("client: %w", err)
+	}
 	c.sync = newAllocSync(c)
 
 	if err := c.restore(); err != nil {
@@ -163,6 +177,7 @@ func (c *Client) addRunner(alloc *structs.Allocation, restored *state.AllocRecor
 		Node:         c.node,
 		Region:       c.cfg.Region,
 		OnUpdate:     c.sync.update,
+		OnOOMKill:    func() { c.oomKills.Add(1) },
 		ExtraHooks:   c.cfg.ExtraAllocHooks,
 		Restored:     restored,
 	})

@@ -41,8 +41,24 @@ type Config struct {
 	// Options are Nomad's client options, e.g. "driver.raw_exec.enable"
 	// = "1" or "driver.mock_driver.enable" = "true".
 	Options map[string]string
+	// ChrootEnv maps host paths to their place in exec tasks' chroots;
+	// empty means the exec driver's defaults.
+	ChrootEnv map[string]string
 	// DevMode enables raw_exec and mock_driver, as a -dev agent does.
 	DevMode bool
+
+	// NetworkInterface names the interface whose first address the
+	// node's tasks are reached at; "" means AdvertiseIP.
+	NetworkInterface string
+	// AdvertiseIP is the address the agent advertises; tasks are reached
+	// there when NetworkInterface is empty ("" means 127.0.0.1).
+	AdvertiseIP string
+	// MinDynamicPort and MaxDynamicPort bound dynamic host ports; 0
+	// means 20000 and 32000.
+	MinDynamicPort int
+	MaxDynamicPort int
+	// HostVolumes are directories jobs may mount, by name.
+	HostVolumes []*structs.ClientHostVolumeConfig
 
 	// Servers are server RPC addresses ("host:4647"), used in turn.
 	Servers []string

@@ -21,6 +21,7 @@ import (
 // hostFacts is what the fingerprint measured.
 type hostFacts struct {
 	cores     int
+	coreIDs   []uint16
 	mhz       int
 	memBytes  uint64
 	diskFree  uint64
@@ -31,7 +32,7 @@ type hostFacts struct {
 // fingerprintHost reads CPU, memory, disk and OS facts. diskPath is where
 // alloc dirs live; its filesystem is the node's disk.
 func fingerprintHost(diskPath, version string) hostFacts {
-	f := hostFacts{cores: runtime.NumCPU(), attrs: make(map[string]string)}
+	f := hostFacts{cores: runtime.NumCPU(), coreIDs: cpuSet(), attrs: make(map[string]string)}
 	f.mhz = cpuMHz()
 	f.memBytes = memTotal()
 	var st syscall.Statfs_t
@@ -211,7 +212,11 @@ func buildNode(cfg *Config, id, secret string, facts hostFacts, ds map[string]dr
 		NodeClass:  cfg.NodeClass,
 		NodePool:   cfg.NodePool,
 		NodeResources: &structs.NodeResources{
-			Cpu:    structs.NodeCpuResources{CpuShares: int64(facts.cores * facts.mhz), TotalCpuCores: uint16(facts.cores)},
+			Cpu: structs.NodeCpuResources{
+				CpuShares:          int64(facts.cores * facts.mhz),
+				TotalCpuCores:      uint16(facts.cores),
+				ReservableCpuCores: facts.coreIDs,
+			},
 			Memory: structs.NodeMemoryResources{MemoryMB: memMB},
 			Disk:   structs.NodeDiskResources{DiskMB: int64(facts.diskFree >> 20)},
 			// Nomad's default dynamic port range.
@@ -261,6 +266,10 @@ func computedClass(n *structs.Node) string {
 	for _, k := range slices.Sorted(maps.Keys(n.Drivers)) {
 		d := n.Drivers[k]
 		w("driver", k, strconv.FormatBool(d.Detected), strconv.FormatBool(d.Healthy))
+	}
+	// Host volumes decide feasibility too (scheduler/host_volume_checker.go).
+	for _, k := range slices.Sorted(maps.Keys(n.HostVolumes)) {
+		w("host_volume", k, strconv.FormatBool(n.HostVolumes[k].ReadOnly))
 	}
 	return "v1:" + hex.EncodeToString(h.Sum(nil))[:20]
 }

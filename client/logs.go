@@ -24,8 +24,12 @@ func (c *Client) LogReader(allocID, task, logType, origin string, offset int64, 
 	if err != nil {
 		return nil, err
 	}
-	if ar.TaskRunner(task) == nil {
+	tr := ar.TaskRunner(task)
+	if tr == nil {
 		return nil, fmt.Errorf("unknown task %q in allocation %q", task, allocID)
+	}
+	if lc := tr.Task().LogConfig; lc != nil && lc.Disabled {
+		return nil, fmt.Errorf("task %q has no logs: its logs block sets disabled = true", task)
 	}
 	if logType != "stdout" && logType != "stderr" {
 		return nil, fmt.Errorf("invalid log type %q: must be stdout or stderr", logType)

@@ -16,37 +16,49 @@ import (
 
 // An agent shutdown is never a timeout: the task outlives its deadline
 // while no client runs. The next client on the same data dir finds the
-// deadline passed and kills the alloc at once, with the timeout status.
+// deadline passed and kills the alloc before anything else, with the
+// timeout status.
 func TestClient_MaxRunDuration_ShutdownThenExpiredOnRestore(t *testing.T) {
 	srv := testServer(t)
 	dataDir := t.TempDir()
 	r := reaper(t)
 	c1 := testClient(t, srv, dataDir, nil)
-	script := `echo "$NOMAD_ALLOC_DEADLINE" > "$NOMAD_TASK_DIR/deadline"; echo $$ >> "$NOMAD_TASK_DIR/pids"; exec sleep 600`
+	// The task itself is the witness that it outlived its deadline: it
+	// writes "outlived" only once a full second past the deadline (whose
+	// variable is truncated to the second) has gone by, so a client that
+	// wrongly kept its timer across the shutdown kills it first.
+	script := `echo "$NOMAD_ALLOC_DEADLINE" > "$NOMAD_TASK_DIR/deadline"; echo $$ >> "$NOMAD_TASK_DIR/pids"
+end=$(( $(date -d "$NOMAD_ALLOC_DEADLINE" +%s) + 1 ))
+while [ "$(date +%s)" -le "$end" ]; do sleep 0.1; done
+echo yes > "$NOMAD_TASK_DIR/outlived"
+exec sleep 600`
 	job := batchJob("mrd-restore", shTask("main", script))
-	job.TaskGroups[0].MaxRunDuration = new(2 * time.Second)
+	job.TaskGroups[0].MaxRunDuration = new(3 * time.Second)
 	register(t, srv, job)
 	a := serverAlloc(t, srv, "mrd-restore", 20*time.Second, status(structs.AllocClientStatusRunning))
 	local := allocdir.New(c1.cfg.AllocDir, a.ID).LocalDir("main")
-	pid, _ := strconv.Atoi(strings.TrimSpace(waitFile(t, filepath.Join(local, "pids"), func(s string) bool { return strings.HasSuffix(s, "\n") })))
+	lineDone := func(s string) bool { return strings.HasSuffix(s, "\n") }
+	pid, _ := strconv.Atoi(strings.TrimSpace(waitFile(t, filepath.Join(local, "pids"), lineDone)))
 	r.add(pid)
-	dl := strings.TrimSpace(waitFile(t, filepath.Join(local, "deadline"), func(s string) bool { return strings.HasSuffix(s, "\n") }))
-	deadline := time.Unix(0, a.CreateTime).Add(2 * time.Second)
+	dl := strings.TrimSpace(waitFile(t, filepath.Join(local, "deadline"), lineDone))
+	deadline := time.Unix(0, a.CreateTime).Add(3 * time.Second)
 	must.Eq(t, deadline.UTC().Format(time.RFC3339), dl)
 
 	c1.Shutdown()
-	time.Sleep(time.Until(deadline.Add(500 * time.Millisecond)))
+	waitFile(t, filepath.Join(local, "outlived"), lineDone)
 	must.NoError(t, syscall.Kill(pid, 0)) // still running: shutdown did not time it out
 
 	restarted := time.Now()
 	c2 := testClient(t, srv, dataDir, nil)
 	must.Eq(t, c1.NodeID(), c2.NodeID())
 	a = serverAlloc(t, srv, "mrd-restore", 10*time.Second, status(structs.AllocClientStatusComplete))
-	must.Less(t, 3*time.Second, time.Since(restarted))
 	must.Eq(t, "allocation exceeded max_run_duration", a.ClientDescription)
 	ts := a.TaskStates["main"]
 	must.Eq(t, uint64(0), ts.Restarts)
-	must.Eq(t, "allocation exceeded max_run_duration", findEvent(ts, structs.TaskKilling).DisplayMessage)
+	killing := findEvent(ts, structs.TaskKilling)
+	must.Eq(t, "allocation exceeded max_run_duration", killing.DisplayMessage)
+	// The kill came from the restored client, not from the first one.
+	must.False(t, time.Unix(0, killing.Time).Before(restarted))
 	must.ErrorIs(t, syscall.Kill(pid, 0), syscall.ESRCH)
 }
 

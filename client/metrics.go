@@ -18,6 +18,10 @@ type MetricsSnapshot struct {
 	// max_run_duration ended.
 	MaxRunTimedOut []string
 
+	// OOMKills counts the tasks the kernel killed for their memory limit
+	// since the client started.
+	OOMKills uint64
+
 	// AllocsByStatus counts the client's allocs by client status
 	// (pending, running, complete, failed, lost).
 	AllocsByStatus map[string]int
@@ -38,6 +42,7 @@ func (c *Client) MetricsSnapshot() MetricsSnapshot {
 		NodeClass:      node.NodeClass,
 		AllocsByStatus: make(map[string]int),
 		Capacity:       node.Comparable(),
+		OOMKills:       c.oomKills.Load(),
 	}
 	for _, ar := range c.allRunners() {
 		status, desc := ar.ClientStatus()

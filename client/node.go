@@ -59,7 +59,7 @@ func isUnknownNode(err error) bool {
 
 // register sends the node to the servers.
 func (c *Client) register() bool {
-	req := &structs.NodeRegisterRequest{Node: c.node, WriteRequest: structs.WriteRequest{Region: c.cfg.Region}}
+	req := &structs.NodeRegisterRequest{Node: c.node, WriteRequest: structs.WriteRequest{Region: c.cfg.Region, AuthToken: c.node.SecretID}}
 	var resp structs.NodeUpdateResponse
 	ctx, cancel := context.WithTimeout(c.ctx, 30*time.Second)
 	defer cancel()
@@ -77,7 +77,7 @@ func (c *Client) register() bool {
 }
 
 func (c *Client) heartbeat() (time.Duration, error) {
-	req := &structs.NodeUpdateStatusRequest{NodeID: c.node.ID, Status: structs.NodeStatusReady, WriteRequest: structs.WriteRequest{Region: c.cfg.Region}}
+	req := &structs.NodeUpdateStatusRequest{NodeID: c.node.ID, Status: structs.NodeStatusReady, WriteRequest: structs.WriteRequest{Region: c.cfg.Region, AuthToken: c.node.SecretID}}
 	var resp structs.NodeUpdateResponse
 	ctx, cancel := context.WithTimeout(c.ctx, 30*time.Second)
 	defer cancel()

@@ -9,12 +9,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nomadq/nomadq/nomad"
+	"github.com/nomadq/nomadq/msgpackrpc"
 	"github.com/nomadq/nomadq/structs"
 )
 
-// RPC is how the client reaches the servers. nomad.RPCClient (msgpack
-// over TCP) and InProcessRPC (for an agent running a server too) are RPCs.
+// RPC is how the client reaches the servers: over msgpack RPC on TCP
+// (through a msgpackrpc.Pool), or InProcessRPC for an agent running a
+// server too.
 type RPC interface {
 	Call(ctx context.Context, method string, args, reply any) error
 }
@@ -78,30 +79,24 @@ func roundTripNew(v any) (any, error) {
 // serverList is an RPC over several servers: calls go to the current one
 // and move on to the next after a failure.
 type serverList struct {
-	mu      sync.Mutex
-	addrs   []string
-	clients map[string]*nomad.RPCClient
-	cur     int
-	timeout time.Duration
+	pool *msgpackrpc.Pool
+
+	mu    sync.Mutex
+	addrs []string
+	cur   int
 }
 
 func newServerList(addrs []string, timeout time.Duration) *serverList {
-	return &serverList{addrs: append([]string(nil), addrs...), clients: make(map[string]*nomad.RPCClient), timeout: timeout}
+	return &serverList{pool: msgpackrpc.NewPool(timeout), addrs: append([]string(nil), addrs...)}
 }
 
-func (s *serverList) current() (string, *nomad.RPCClient, error) {
+func (s *serverList) current() (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.addrs) == 0 {
-		return "", nil, errors.New("no servers known")
+		return "", errors.New("no servers known")
 	}
-	addr := s.addrs[s.cur%len(s.addrs)]
-	c, ok := s.clients[addr]
-	if !ok {
-		c = nomad.NewRPCClient(addr, s.timeout)
-		s.clients[addr] = c
-	}
-	return addr, c, nil
+	return s.addrs[s.cur%len(s.addrs)], nil
 }
 
 // failed moves to the next server if addr is still the current one.
@@ -139,11 +134,11 @@ func (s *serverList) Call(ctx context.Context, method string, args, reply any) e
 	s.mu.Unlock()
 	var lastErr error
 	for i := 0; i < max(n, 1); i++ {
-		addr, c, err := s.current()
+		addr, err := s.current()
 		if err != nil {
 			return err
 		}
-		err = c.Call(ctx, method, args, reply)
+		err = s.pool.Call(ctx, addr, method, args, reply)
 		if err == nil || !isTransportError(err) || ctx.Err() != nil {
 			return err
 		}
@@ -153,13 +148,7 @@ func (s *serverList) Call(ctx context.Context, method string, args, reply any) e
 	return lastErr
 }
 
-func (s *serverList) close() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, c := range s.clients {
-		c.Close()
-	}
-}
+func (s *serverList) close() { s.pool.Shutdown() }
 
 // isTransportError tells a failure to reach a server from an answer.
 func isTransportError(err error) bool {

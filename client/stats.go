@@ -37,6 +37,11 @@ func (c *Client) AllocStats(allocID string) (*api.AllocResourceUsage, error) {
 			m.RSS = u.RSS
 			m.Usage = u.RSS
 			m.Measured = []string{"RSS"}
+			if u.Usage > 0 {
+				// A cgroup measured the task: usage counts page cache too.
+				m.Usage, m.MaxUsage = u.Usage, u.MaxUsage
+				m.Measured = []string{"RSS", "Usage", "Max Usage"}
+			}
 			cpu.Percent = u.Percent
 			cpu.TotalTicks = u.Percent / 100 * mhz
 			cpu.UserMode = u.UserTicks

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/nomadq/nomadq/client/drivers/rawexec"
+	"github.com/nomadq/nomadq/client/drivers/executor"
 	"github.com/nomadq/nomadq/nomad"
 	"github.com/nomadq/nomadq/structs"
 	"github.com/shoenig/test/must"
@@ -21,7 +21,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	if rawexec.MaybeRunWaiter() {
+	if executor.MaybeRun() {
 		return
 	}
 	os.Exit(m.Run())

@@ -90,6 +90,9 @@ func runAllocStatus(args []string, s Streams) int {
 		return code
 	}
 	fmt.Fprintln(s.Stdout, formatAllocBasic(alloc, verbose))
+	if addrs := formatAllocAddresses(alloc); addrs != "" {
+		fmt.Fprintf(s.Stdout, "\n%s\n", addrs)
+	}
 	if verbose && alloc.Metrics != nil {
 		fmt.Fprintf(s.Stdout, "\nPlacement Metrics\n%s", formatAllocMetrics(alloc.Metrics, true, "  "))
 	}
@@ -180,7 +183,11 @@ func formatTaskStates(a *api.Allocation, usage *api.AllocResourceUsage, verbose 
 		fmt.Fprintf(&b, "\nTask %q is %q\n", task, state)
 		if res, ok := a.TaskResources[task]; ok && res != nil {
 			b.WriteString("Task Resources:\n")
-			rows := []string{"CPU|Memory|Disk|Addresses"}
+			cpuHeader := "CPU"
+			if res.Cores != nil && *res.Cores > 0 {
+				cpuHeader = fmt.Sprintf("CPU (%d cores)", *res.Cores)
+			}
+			rows := []string{cpuHeader + "|Memory|Disk|Addresses"}
 			cpu, mem := 0, 0
 			if res.CPU != nil {
 				cpu = *res.CPU

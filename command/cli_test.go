@@ -13,7 +13,8 @@ import (
 	"github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
 
-	"github.com/nomadq/nomadq/agent"
+	"github.com/nomadq/nomadq/agent/agenttest"
+	"github.com/nomadq/nomadq/client/drivers/executor"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
@@ -30,7 +31,7 @@ var normalizers = []struct {
 	{regexp.MustCompile(`127\.0\.0\.1:\d+`), "127.0.0.1:<PORT>"},
 	{regexp.MustCompile(`-check-index \d+`), "-check-index <N>"},
 	{regexp.MustCompile(`Job Modify Index: \d+`), "Job Modify Index: <N>"},
-	{regexp.MustCompile(`test-agent-\d+`), "<NODE>"},
+	{regexp.MustCompile(`local-agent-\d+`), "<NODE>"},
 	{regexp.MustCompile(`(?m)(127\.0\.0\.1 +)\d+`), "${1}<PORT>"},
 	{regexp.MustCompile(`  +`), "  "},
 	// Whether the monitor's first poll sees the eval pending is a race.
@@ -98,7 +99,7 @@ func waitJobDead(t *testing.T, addr, job string) {
 
 func TestCLI(t *testing.T) {
 	monitorPollInterval = 20 * time.Millisecond
-	a := agent.NewTestAgent(t, nil)
+	a := agenttest.New(t, nil)
 	addr := a.HTTPAddr()
 
 	code, out, errOut := cli(t, addr, "job", "run", "testdata/mock.nomad.hcl")
@@ -172,6 +173,28 @@ func TestCLI(t *testing.T) {
 		code, out, errOut = cli(t, addr, "eval", "list")
 		must.Eq(t, 0, code, must.Sprint(errOut))
 		golden(t, "eval_list", out)
+		// -job, -status and -filter all reach the server and combine.
+		for _, args := range [][]string{
+			{"-job", "mock", "-filter", `TriggeredBy == "job-register"`},
+			{"-job", "mock", "-status", "complete"},
+		} {
+			code, out, errOut = cli(t, addr, append([]string{"eval", "list"}, args...)...)
+			must.Eq(t, 0, code, must.Sprint(errOut))
+			golden(t, "eval_list", out)
+		}
+		for _, args := range [][]string{
+			{"-job", "mock", "-filter", `TriggeredBy == "node-update"`},
+			{"-job", "other"},
+			{"-status", "pending"},
+		} {
+			code, out, errOut = cli(t, addr, append([]string{"eval", "list"}, args...)...)
+			must.Eq(t, 0, code, must.Sprint(errOut))
+			must.Eq(t, "No evals found\n", out, must.Sprint(args))
+		}
+		code, _, errOut = cli(t, addr, "eval", "list", "-filter", `Nope == "x"`)
+		must.Eq(t, 1, code)
+		must.StrContains(t, errOut, `Invalid filter expression`)
+		must.StrContains(t, errOut, `"Nope"`)
 		code, out, _ = cli(t, addr, "eval", "status", "-json", allocs[0].EvalID)
 		must.Eq(t, 0, code)
 		must.StrContains(t, out, `"TriggeredBy": "job-register"`)
@@ -183,7 +206,12 @@ func TestCLI(t *testing.T) {
 		code, out, errOut = cli(t, addr, "node", "status", "-self")
 		must.Eq(t, 0, code, must.Sprint(errOut))
 		must.Eq(t, "", errOut)
-		must.StrContains(t, out, "Driver Status   = mock_driver,raw_exec")
+		// exec is detected only where the agent may isolate tasks.
+		wantDrivers := "mock_driver,raw_exec"
+		if executor.CgroupsUsable() == nil {
+			wantDrivers = "exec,mock_driver,raw_exec"
+		}
+		must.StrContains(t, out, "Driver Status   = "+wantDrivers)
 		must.StrContains(t, out, "Allocated Resources")
 		code, out, _ = cli(t, addr, "node", "status", "-t", "{{.Status}}", a.Client().NodeID()[:6])
 		must.Eq(t, 0, code)
@@ -219,6 +247,22 @@ func TestCLI(t *testing.T) {
 		code, out, _ = cli(t, addr, "operator", "scheduler", "get-config", "-t", "{{.BatchQueue.Enabled}} {{.BatchQueue.Order}}")
 		must.Eq(t, 0, code)
 		must.Eq(t, "false priority\n", out)
+		// A new order brings its backfill default; the flag says otherwise.
+		for _, tc := range []struct {
+			args []string
+			want string
+		}{
+			{[]string{"-batch-queue-order", "fair"}, "fair true\n"},
+			{[]string{"-batch-queue-backfill=false"}, "fair false\n"},
+			{[]string{"-batch-queue-order", "fifo", "-batch-queue-backfill=true"}, "fifo true\n"},
+			{[]string{"-batch-queue-order", "priority"}, "priority true\n"},
+		} {
+			code, _, errOut = cli(t, addr, append([]string{"operator", "scheduler", "set-config"}, tc.args...)...)
+			must.Eq(t, 0, code, must.Sprint(errOut))
+			code, out, _ = cli(t, addr, "operator", "scheduler", "get-config", "-t", "{{.BatchQueue.Order}} {{.BatchQueue.Backfill}}")
+			must.Eq(t, 0, code)
+			must.Eq(t, tc.want, out, must.Sprint(tc.args))
+		}
 		code, _, errOut = cli(t, addr, "operator", "scheduler", "set-config", "-batch-queue-order", "random")
 		must.Eq(t, 1, code)
 		must.StrContains(t, errOut, "400")

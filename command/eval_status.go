@@ -160,7 +160,7 @@ func runEvalList(args []string, s Streams) int {
 	fs.StringVar(&status, "status", "", "Only show evaluations with this status")
 	fs.IntVar(&perPage, "per-page", 0, "How many results to show per page")
 	fs.StringVar(&token, "page-token", "", "Where to start pagination")
-	fs.StringVar(&filter, "filter", "", "Filter expression (nomadq's subset of go-bexpr)")
+	fs.StringVar(&filter, "filter", "", "Filter expression (go-bexpr, as on Nomad)")
 	if err := fs.Parse(args); err != nil {
 		return 1
 	}
@@ -173,26 +173,19 @@ func runEvalList(args []string, s Streams) int {
 		fmt.Fprintln(s.Stderr, err)
 		return 1
 	}
-	q := &api.QueryOptions{PerPage: int32(perPage), NextToken: token, Filter: filter}
-	var evals []*api.Evaluation
-	var qm *api.QueryMeta
+	// -job and -status go to the server with the filter, as Nomad's CLI
+	// sends them, so they apply before paging and together with -filter.
+	q := &api.QueryOptions{PerPage: int32(perPage), NextToken: token, Filter: filter, Params: map[string]string{}}
 	if job != "" {
-		evals, qm, err = client.Jobs().Evaluations(job, q)
-	} else {
-		evals, qm, err = client.Evaluations().List(q)
+		q.Params["job"] = job
 	}
+	if status != "" {
+		q.Params["status"] = status
+	}
+	evals, qm, err := client.Evaluations().List(q)
 	if err != nil {
 		fmt.Fprintf(s.Stderr, "Error querying evaluations: %v\n", err)
 		return 1
-	}
-	if status != "" {
-		kept := evals[:0]
-		for _, e := range evals {
-			if e.Status == status {
-				kept = append(kept, e)
-			}
-		}
-		evals = kept
 	}
 	if done, code := outputFormat(s.Stdout, s.Stderr, asJSON, tmpl, evals); done {
 		return code

@@ -22,15 +22,27 @@ type apiFlags struct {
 	address   string
 	region    string
 	namespace string
+	token     string
 }
 
 func (f *apiFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.address, "address", "", "The address of the Nomad server (overrides NOMAD_ADDR)")
 	fs.StringVar(&f.region, "region", "", "The region of the Nomad servers to forward commands to (overrides NOMAD_REGION)")
 	fs.StringVar(&f.namespace, "namespace", "", "The target namespace for queries and actions (overrides NOMAD_NAMESPACE)")
+	fs.StringVar(&f.token, "token", "", "The SecretID of an ACL token to use to authenticate API requests with (overrides NOMAD_TOKEN)")
 }
 
 func (f *apiFlags) client() (*api.Client, error) {
+	c, err := api.NewClient(f.config())
+	if err != nil {
+		return nil, fmt.Errorf("error initializing client: %w", err)
+	}
+	return c, nil
+}
+
+// config is the client configuration the other commands use: the
+// environment, then the flags.
+func (f *apiFlags) config() *api.Config {
 	cfg := api.DefaultConfig()
 	if f.address != "" {
 		cfg.Address = f.address
@@ -41,11 +53,10 @@ func (f *apiFlags) client() (*api.Client, error) {
 	if f.namespace != "" {
 		cfg.Namespace = f.namespace
 	}
-	c, err := api.NewClient(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("error initializing client: %w", err)
+	if f.token != "" {
+		cfg.SecretID = f.token
 	}
-	return c, nil
+	return cfg
 }
 
 // newFlagSet returns a flag set that reports errors to w and does not exit.
@@ -69,4 +80,23 @@ func isSet(fs *flag.FlagSet, name string) bool {
 		}
 	})
 	return set
+}
+
+// parseNoArgs parses the flags of a command that takes no arguments and
+// builds its API client; on a parse error, an argument or a client error
+// it prints the problem and reports false.
+func parseNoArgs(fs *flag.FlagSet, af *apiFlags, args []string, s Streams) (*api.Client, bool) {
+	if err := fs.Parse(args); err != nil {
+		return nil, false
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintln(s.Stderr, "This command takes no arguments")
+		return nil, false
+	}
+	client, err := af.client()
+	if err != nil {
+		fmt.Fprintln(s.Stderr, err)
+		return nil, false
+	}
+	return client, true
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/shoenig/test/must"
 
-	"github.com/nomadq/nomadq/agent"
+	"github.com/nomadq/nomadq/agent/agenttest"
 )
 
 const paramJobHCL = `
@@ -71,7 +71,7 @@ func writeFile(t *testing.T, dir, name, content string) string {
 
 func TestCLIDispatchAndPeriodic(t *testing.T) {
 	monitorPollInterval = 20 * time.Millisecond
-	a := agent.NewTestAgent(t, nil)
+	a := agenttest.New(t, nil)
 	addr := a.HTTPAddr()
 	dir := t.TempDir()
 

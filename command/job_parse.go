@@ -8,8 +8,8 @@ import (
 	"os"
 
 	"github.com/hashicorp/nomad/api"
+	"github.com/nomadq/nomadq/apiconv"
 	"github.com/nomadq/nomadq/jobspec"
-	"github.com/nomadq/nomadq/structs"
 )
 
 // jobFileFlags are the flags of every command that reads a job file.
@@ -57,15 +57,23 @@ func (f *jobFileFlags) parse(path string, stdin io.Reader) (*api.Job, error) {
 	return job, nil
 }
 
-// validateJob applies the server's defaults to a copy of the parsed job and
-// runs the server's validation on it, so errors show before any request.
-func validateJob(job *api.Job) error {
+// validateJob checks a copy of the parsed job as the server would, so
+// errors show before any request: apiconv.Check refuses the fields nomadq
+// does not act on, then the server's defaults and validation run. It
+// returns the warnings the server would answer with, also when it refuses
+// the job.
+func validateJob(job *api.Job) (string, error) {
 	cp, err := copyAPIJob(job)
 	if err != nil {
-		return err
+		return "", err
 	}
-	cp.Canonicalize()
-	sj := structs.ApiJobToStructJob(cp)
+	sj, warnings, err := apiconv.Convert(cp)
+	if err != nil {
+		return apiconv.Warnings(warnings, nil), err
+	}
 	sj.Canonicalize()
-	return sj.Validate()
+	if err := sj.Validate(); err != nil {
+		return "", err
+	}
+	return apiconv.Warnings(warnings, sj), nil
 }

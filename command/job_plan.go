@@ -1,7 +1,9 @@
 package command
 
 import (
+	"encoding/json"
 	"fmt"
+	"net/url"
 	"sort"
 	"strings"
 
@@ -45,7 +47,7 @@ func runJobPlan(args []string, s Streams) int {
 		fmt.Fprintln(s.Stderr, err)
 		return 255
 	}
-	if err := validateJob(job); err != nil {
+	if _, err := validateJob(job); err != nil {
 		fmt.Fprintf(s.Stderr, "Job validation errors:\n%s\n", err)
 		return 255
 	}
@@ -60,7 +62,7 @@ func runJobPlan(args []string, s Streams) int {
 	if job.Namespace != nil && *job.Namespace != "" {
 		client.SetNamespace(*job.Namespace)
 	}
-	resp, _, err := client.Jobs().Plan(job, diff, nil)
+	resp, reasons, err := planJob(client, job, diff)
 	if err != nil {
 		fmt.Fprintf(s.Stderr, "Error during plan: %s\n", err)
 		return 255
@@ -70,7 +72,7 @@ func runJobPlan(args []string, s Streams) int {
 		fmt.Fprintln(s.Stdout)
 	}
 	fmt.Fprintln(s.Stdout, "Scheduler dry-run:")
-	fmt.Fprintln(s.Stdout, formatDryRun(resp))
+	fmt.Fprintln(s.Stdout, formatDryRun(resp, reasons))
 	if resp.Warnings != "" {
 		fmt.Fprintf(s.Stdout, "\nJob Warnings:\n%s\n", resp.Warnings)
 	}
@@ -99,7 +101,38 @@ func planExitCode(resp *api.JobPlanResponse) int {
 	return 0
 }
 
-func formatDryRun(resp *api.JobPlanResponse) string {
+// planJob asks the server for a dry run, as api.Jobs.Plan does, and also
+// returns the reason nomadq gives for each group no node can take
+// (InfeasibleReason, which api.AllocationMetric does not carry): it names
+// what is missing, such as a driver no node offers.
+func planJob(client *api.Client, job *api.Job, diff bool) (*api.JobPlanResponse, map[string]string, error) {
+	var raw json.RawMessage
+	req := &api.JobPlanRequest{Job: job, Diff: diff}
+	if _, err := client.Raw().Write("/v1/job/"+url.PathEscape(*job.ID)+"/plan", req, &raw, nil); err != nil {
+		return nil, nil, err
+	}
+	var resp api.JobPlanResponse
+	if err := json.Unmarshal(raw, &resp); err != nil {
+		return nil, nil, err
+	}
+	var extra struct {
+		FailedTGAllocs map[string]struct{ InfeasibleReason string }
+	}
+	if err := json.Unmarshal(raw, &extra); err != nil {
+		return nil, nil, err
+	}
+	reasons := make(map[string]string, len(extra.FailedTGAllocs))
+	for tg, m := range extra.FailedTGAllocs {
+		if m.InfeasibleReason != "" {
+			reasons[tg] = m.InfeasibleReason
+		}
+	}
+	return &resp, reasons, nil
+}
+
+// formatDryRun renders the scheduler part of a plan; reasons are the
+// groups' infeasibility reasons (see planJob).
+func formatDryRun(resp *api.JobPlanResponse, reasons map[string]string) string {
 	var b strings.Builder
 	if len(resp.FailedTGAllocs) == 0 {
 		b.WriteString("- All tasks successfully allocated.")
@@ -112,6 +145,9 @@ func formatDryRun(resp *api.JobPlanResponse) string {
 				noun += "s"
 			}
 			fmt.Fprintf(&b, "\n  Task Group %q (failed to place %d %s):\n%s", tg, m.CoalescedFailures+1, noun, strings.TrimRight(formatAllocMetrics(m, false, "    "), "\n"))
+			if r := reasons[tg]; r != "" {
+				fmt.Fprintf(&b, "\n    * Infeasible: %s", r)
+			}
 		}
 	}
 	if !resp.NextPeriodicLaunch.IsZero() {

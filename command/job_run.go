@@ -54,7 +54,7 @@ func runJobRun(args []string, s Streams) int {
 		fmt.Fprintln(s.Stdout, string(buf))
 		return 0
 	}
-	if err := validateJob(job); err != nil {
+	if _, err := validateJob(job); err != nil {
 		fmt.Fprintf(s.Stderr, "Job validation errors:\n%s\n", err)
 		return 1
 	}

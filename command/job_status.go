@@ -149,8 +149,12 @@ func formatJobStatus(c *api.Client, job *api.Job, q *api.QueryOptions, verbose, 
 	}
 	rows = append(rows, parentStatusRows(job, time.Now())...)
 	if *job.Type == "batch" && *job.Status == "pending" {
-		if pos := queuePosition(c, *job.Namespace, *job.ID); pos > 0 {
-			rows = append(rows, fmt.Sprintf("Batch Queue|queued at position %d", pos))
+		if pos, start := queueWait(c, *job.Namespace, *job.ID); pos > 0 {
+			row := fmt.Sprintf("Batch Queue|queued at position %d", pos)
+			if start > 0 {
+				row += ", estimated start " + estimatedStart(start, time.Now())
+			}
+			rows = append(rows, row)
 		}
 	}
 	b.WriteString(formatKV(rows))

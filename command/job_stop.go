@@ -98,8 +98,12 @@ func runJobInspect(args []string, s Streams) int {
 	fs.BoolVar(&asJSON, "json", false, "Output the job in its JSON format (the default)")
 	fs.StringVar(&tmpl, "t", "", "Format and display the job using a Go template")
 	fs.Int64Var(&version, "version", -1, "Display the job at the given version")
-	fs.Bool("hcl", false, "Display the original job submission (not supported by nomadq)")
+	hcl := fs.Bool("hcl", false, "Display the original job submission (not supported by nomadq)")
 	if err := fs.Parse(args); err != nil {
+		return 1
+	}
+	if *hcl {
+		fmt.Fprintln(s.Stderr, "-hcl is not supported by nomadq: the CLI does not send the job file's source with a registration; use -json")
 		return 1
 	}
 	client, err := af.client()

@@ -31,7 +31,11 @@ func runJobValidate(args []string, s Streams) int {
 		fmt.Fprintln(s.Stderr, err)
 		return 1
 	}
-	if err := validateJob(job); err != nil {
+	warnings, err := validateJob(job)
+	if warnings != "" {
+		fmt.Fprintf(s.Stdout, "Job Warnings:\n%s\n\n", warnings)
+	}
+	if err != nil {
 		fmt.Fprintf(s.Stderr, "Job validation errors:\n%s\n", err)
 		return 1
 	}

@@ -165,7 +165,7 @@ func formatNode(n *api.Node, verbose bool) string {
 		"Node Pool|" + n.NodePool,
 		"Class|" + orNone(n.NodeClass),
 		"DC|" + n.Datacenter,
-		fmt.Sprintf("Drain|%v", n.Drain),
+		"Drain|" + formatDrain(n),
 		"Eligibility|" + n.SchedulingEligibility,
 		"Status|" + n.Status,
 		"CSI Controllers|<none>",
@@ -233,4 +233,27 @@ func formatNodeResources(n *api.Node, allocs []*api.Allocation) string {
 		fmt.Sprintf("%d/%d MHz|%s/%s|%s/%s", cpu, totalCPU, humanBytes(uint64(mem)*mib), humanBytes(uint64(totalMem)*mib), humanBytes(uint64(disk)*mib), humanBytes(uint64(totalDisk)*mib)),
 	}
 	return formatList(rows)
+}
+
+// formatDrain is the node's Drain row: "false", or "true" with the
+// deadline ("force drain", "no deadline" or the time) and whether system
+// jobs are left, as Nomad shows it.
+func formatDrain(n *api.Node) string {
+	d := n.DrainStrategy
+	if d == nil {
+		return fmt.Sprint(n.Drain)
+	}
+	parts := []string{"true"}
+	switch {
+	case d.Deadline < 0:
+		parts = append(parts, "force drain")
+	case d.ForceDeadline.IsZero():
+		parts = append(parts, "no deadline")
+	default:
+		parts = append(parts, formatTime(d.ForceDeadline)+" deadline")
+	}
+	if d.IgnoreSystemJobs {
+		parts = append(parts, "ignoring system jobs")
+	}
+	return strings.Join(parts, "; ")
 }

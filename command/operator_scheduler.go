@@ -18,6 +18,9 @@ type schedulerConfig struct {
 	MemoryOversubscriptionEnabled bool
 	RejectJobRegistration         bool
 	PauseEvalBroker               bool
+	// NodeLimitForFeasibilityChecks has no flag; it is carried so that
+	// set-config keeps the stored value.
+	NodeLimitForFeasibilityChecks uint
 	BatchQueue                    batchQueueConfig
 	CreateIndex                   uint64
 	ModifyIndex                   uint64
@@ -28,6 +31,7 @@ type batchQueueConfig struct {
 	Order                string
 	ConcurrentPlacements int
 	WorkloadTimeout      time.Duration
+	Backfill             bool
 }
 
 type schedulerConfigResponse struct {
@@ -107,6 +111,7 @@ func runSchedulerGetConfig(args []string, s Streams) int {
 		"Order|" + c.BatchQueue.Order,
 		fmt.Sprintf("Concurrent Placements|%d", c.BatchQueue.ConcurrentPlacements),
 		"Workload Timeout|" + c.BatchQueue.WorkloadTimeout.String(),
+		fmt.Sprintf("Backfill|%v", c.BatchQueue.Backfill),
 	}))
 	return 0
 }
@@ -141,7 +146,7 @@ func runSchedulerSetConfig(args []string, s Streams) int {
 		algorithm, bqOrder, bqTimeout      string
 		memOversub, rejectJobs, pauseEval  boolFlag
 		prSystem, prSysBatch, prBatch, prS boolFlag
-		bqEnabled                          boolFlag
+		bqEnabled, bqBackfill              boolFlag
 		bqConcurrent                       int
 		checkIndex                         uint64
 	)
@@ -156,7 +161,8 @@ func runSchedulerSetConfig(args []string, s Streams) int {
 	fs.Var(&prBatch, "preempt-batch-scheduler", "Whether batch jobs may preempt")
 	fs.Var(&prS, "preempt-service-scheduler", "Whether service jobs may preempt")
 	fs.Var(&bqEnabled, "batch-queue-enabled", "Whether the batch job queue is enabled")
-	fs.StringVar(&bqOrder, "batch-queue-order", "", `The batch queue order: "fifo" or "priority"`)
+	fs.StringVar(&bqOrder, "batch-queue-order", "", `The batch queue order: "fifo", "priority" or "fair"`)
+	fs.Var(&bqBackfill, "batch-queue-backfill", "Whether jobs with a max_run_duration may run ahead of a job waiting for capacity (default: on for the priority and fair orders)")
 	fs.IntVar(&bqConcurrent, "batch-queue-concurrent-placements", 0, "How many queued batch jobs may be placing at once (at least 1)")
 	fs.StringVar(&bqTimeout, "batch-queue-workload-timeout", "", `How long the queue waits for a released job to be placed (for example "5m")`)
 	fs.Uint64Var(&checkIndex, "check-index", 0, "Only update if the configuration's modify index matches")
@@ -196,6 +202,11 @@ func runSchedulerSetConfig(args []string, s Streams) int {
 	}
 	if bqOrder != "" {
 		c.BatchQueue.Order = bqOrder
+		// A new order brings its backfill default unless the flag says.
+		c.BatchQueue.Backfill = bqOrder == "fair" || bqOrder == "priority"
+	}
+	if bqBackfill.set {
+		c.BatchQueue.Backfill = bqBackfill.value
 	}
 	if isSet(fs, "batch-queue-concurrent-placements") {
 		if bqConcurrent < 1 {

@@ -20,6 +20,8 @@ type queueEntry struct {
 	Reason      string
 	EnqueueTime int64
 	ReleaseTime int64
+	// EstimatedStart is unix nanoseconds, 0 when unknown.
+	EstimatedStart int64
 }
 
 // queueStatusBody is the body of GET /v1/queue.
@@ -29,6 +31,7 @@ type queueStatusBody struct {
 		Order                string
 		ConcurrentPlacements int
 		WorkloadTimeout      time.Duration
+		Backfill             bool
 	}
 	Depth   map[string]int
 	Placing []queueEntry
@@ -72,6 +75,7 @@ func runQueueStatus(args []string, s Streams) int {
 		"Order|" + body.Config.Order,
 		"Concurrent Placements|" + strconv.Itoa(body.Config.ConcurrentPlacements),
 		"Workload Timeout|" + body.Config.WorkloadTimeout.String(),
+		"Backfill|" + strconv.FormatBool(body.Config.Backfill),
 		"Queued|" + strconv.Itoa(body.Depth["queued"]),
 		"Placing|" + strconv.Itoa(body.Depth["placing"]),
 		"Stalled|" + strconv.Itoa(body.Depth["stalled"]),
@@ -133,7 +137,8 @@ func listQueue(client *api.Client) ([]queueEntry, error) {
 }
 
 func formatQueueEntries(entries []queueEntry) string {
-	rows := []string{"Position|Namespace|Job ID|Priority|Status|Enqueued|Released|Reason"}
+	rows := []string{"Position|Namespace|Job ID|Priority|Status|Enqueued|Released|Est. Start|Reason"}
+	now := time.Now()
 	for _, e := range entries {
 		pos, released := "-", "-"
 		if e.Position > 0 {
@@ -142,27 +147,48 @@ func formatQueueEntries(entries []queueEntry) string {
 		if e.ReleaseTime > 0 {
 			released = formatUnixNano(e.ReleaseTime)
 		}
-		rows = append(rows, fmt.Sprintf("%s|%s|%s|%d|%s|%s|%s|%s", pos, e.Namespace, e.JobID, e.Priority,
-			e.Status, formatUnixNano(e.EnqueueTime), released, orNone(e.Reason)))
+		rows = append(rows, fmt.Sprintf("%s|%s|%s|%d|%s|%s|%s|%s|%s", pos, e.Namespace, e.JobID, e.Priority,
+			e.Status, formatUnixNano(e.EnqueueTime), released, estimatedStart(e.EstimatedStart, now), orNone(e.Reason)))
 	}
 	return formatList(rows)
+}
+
+// estimatedStart shows an estimate relative to now: "-" when unknown,
+// "now" when due, "in 4m0s" otherwise.
+func estimatedStart(ns int64, now time.Time) string {
+	if ns == 0 {
+		return "-"
+	}
+	d := time.Unix(0, ns).Sub(now).Round(time.Second)
+	if d <= 0 {
+		return "now"
+	}
+	return "in " + d.String()
 }
 
 // queuePosition returns the job's position in the batch queue, 0 when it
 // does not wait there (or the queue cannot be read).
 func queuePosition(client *api.Client, namespace, jobID string) int {
+	pos, _ := queueWait(client, namespace, jobID)
+	return pos
+}
+
+// queueWait returns the job's position in the batch queue and its
+// estimated start (unix nanoseconds, 0 when unknown); position 0 when it
+// does not wait there (or the queue cannot be read).
+func queueWait(client *api.Client, namespace, jobID string) (int, int64) {
 	if namespace == "" {
 		namespace = "default"
 	}
 	var entries []queueEntry
 	_, err := client.Raw().Query("/v1/queue/jobs", &entries, &api.QueryOptions{Namespace: namespace, Params: map[string]string{"job_id": jobID}})
 	if err != nil {
-		return 0
+		return 0, 0
 	}
 	for _, e := range entries {
 		if e.JobID == jobID && e.Namespace == namespace {
-			return e.Position
+			return e.Position, e.EstimatedStart
 		}
 	}
-	return 0
+	return 0, 0
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/shoenig/test/wait"
 
 	"github.com/nomadq/nomadq/agent"
+	"github.com/nomadq/nomadq/agent/agenttest"
 	"github.com/nomadq/nomadq/structs"
 )
 
@@ -27,7 +28,7 @@ func sleepJob(id string, memMB int) *api.Job {
 }
 
 func TestQueueCommands(t *testing.T) {
-	a := agent.NewTestAgent(t, func(c *agent.Config) {
+	a := agenttest.New(t, func(c *agent.Config) {
 		c.Server.DefaultSchedulerConfig.BatchQueue = structs.BatchQueueConfig{
 			Enabled: true, Order: structs.BatchQueueOrderFIFO, ConcurrentPlacements: 1, WorkloadTimeout: time.Hour,
 		}
@@ -65,6 +66,7 @@ func TestQueueCommands(t *testing.T) {
 	code, out, errOut := cli(t, addr, "queue", "jobs")
 	must.Eq(t, 0, code, must.Sprint(errOut))
 	must.StrContains(t, out, "Position")
+	must.StrContains(t, out, "Est. Start")
 	must.RegexMatch(t, regexp.MustCompile(`(?m)^1 +default +waiter +50 +queued`), out)
 	must.RegexMatch(t, regexp.MustCompile(`(?m)^- +default +gate +50 +placing`), out)
 
@@ -77,4 +79,39 @@ func TestQueueCommands(t *testing.T) {
 	code, out, errOut = cli(t, addr, "job", "status", "waiter")
 	must.Eq(t, 0, code, must.Sprint(errOut))
 	must.RegexMatch(t, regexp.MustCompile(`Batch Queue +\= queued at position 1`), out)
+
+	// Operator controls.
+	code, out, errOut = cli(t, addr, "queue", "hold", "waiter")
+	must.Eq(t, 0, code, must.Sprint(errOut))
+	must.Eq(t, "Job \"waiter\" held in the batch queue\n", out)
+	_, out, _ = cli(t, addr, "queue", "jobs")
+	must.RegexMatch(t, regexp.MustCompile(`(?m)^1 +default +waiter +50 +queued .*Held$`), out)
+	code, out, errOut = cli(t, addr, "queue", "release", "waiter")
+	must.Eq(t, 0, code, must.Sprint(errOut))
+	must.Eq(t, "Job \"waiter\" released in the batch queue\n", out)
+	code, _, errOut = cli(t, addr, "queue", "top", "gate")
+	must.Eq(t, 1, code)
+	must.StrContains(t, errOut, `job "gate" in namespace "default" is not waiting in the batch queue`)
+	code, _, errOut = cli(t, addr, "queue", "top")
+	must.Eq(t, 1, code)
+	must.StrContains(t, errOut, "This command takes one argument: <job>")
+}
+
+func TestEstimatedStart(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	cases := []struct {
+		name string
+		at   int64
+		want string
+	}{
+		{"unknown", 0, "-"},
+		{"due", now.Add(-time.Second).UnixNano(), "now"},
+		{"ahead", now.Add(4 * time.Minute).UnixNano(), "in 4m0s"},
+		{"rounded to seconds", now.Add(90*time.Second + 400*time.Millisecond).UnixNano(), "in 1m30s"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			must.Eq(t, tc.want, estimatedStart(tc.at, now))
+		})
+	}
 }

@@ -67,6 +67,7 @@ type agentProc struct {
 	name    string
 	cmd     *exec.Cmd
 	config  string
+	flags   []string // after -config, e.g. -dev
 	dataDir string
 	http    string
 	rpc     string
@@ -138,7 +139,7 @@ func startAgent(t *testing.T, spec agentSpec) *agentProc {
 
 func (a *agentProc) start(t *testing.T) {
 	t.Helper()
-	cmd := exec.Command(nomadBin, "agent", "-config", a.config)
+	cmd := exec.Command(nomadBin, append([]string{"agent", "-config", a.config}, a.flags...)...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	out, err := cmd.StdoutPipe()
 	must.NoError(t, err)

@@ -16,18 +16,7 @@ import (
 // kill is on both survivors.
 func TestFailover_SIGKILLLeader(t *testing.T) {
 	longTests(t)
-	ports := freePorts(t, 9)
-	var agents []*agentProc
-	var joinAddr []string
-	for i := range 3 {
-		joinAddr = append(joinAddr, fmt.Sprintf("127.0.0.1:%d", ports[3*i+2]))
-	}
-	for i := range 3 {
-		agents = append(agents, startAgent(t, agentSpec{
-			name: fmt.Sprintf("server-%d", i), server: true, expect: 3, join: joinAddr,
-			dataDir: t.TempDir(), http: ports[3*i], rpc: ports[3*i+1], serf: ports[3*i+2],
-		}))
-	}
+	agents := startServers(t, freePorts(t, 9))
 	leader := waitLeader(t, agents)
 	t.Logf("leader is %s", leader.name)
 
@@ -83,6 +72,23 @@ func TestFailover_SIGKILLLeader(t *testing.T) {
 			return nil
 		})
 	}
+}
+
+// startServers starts three server agents on ports (http, rpc and serf
+// of each, in turn) that join each other.
+func startServers(t *testing.T, ports []int) []*agentProc {
+	var joinAddr []string
+	for i := range 3 {
+		joinAddr = append(joinAddr, fmt.Sprintf("127.0.0.1:%d", ports[3*i+2]))
+	}
+	var agents []*agentProc
+	for i := range 3 {
+		agents = append(agents, startAgent(t, agentSpec{
+			name: fmt.Sprintf("server-%d", i), server: true, expect: 3, join: joinAddr,
+			dataDir: t.TempDir(), http: ports[3*i], rpc: ports[3*i+1], serf: ports[3*i+2],
+		}))
+	}
+	return agents
 }
 
 // waitLeader waits until every agent names the same leader and returns it.

@@ -313,15 +313,28 @@ func (d *decoder) decodeLabeledMap(blocks hcl.Blocks, fv reflect.Value) hcl.Diag
 		fv.Set(reflect.MakeMap(t))
 	}
 	var diags hcl.Diagnostics
+	first := map[string]*hcl.Block{}
 	for _, b := range blocks {
+		// The schema gives every block of a labeled map its label.
+		label := b.Labels[0]
+		if prev := first[label]; prev != nil {
+			// A map keeps one block per label: the second would silently
+			// replace the first.
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  fmt.Sprintf("Duplicate %s block %q", b.Type, label),
+				Detail:   fmt.Sprintf("Only one %s block may be labeled %q; another was defined at %s.", b.Type, label, prev.DefRange),
+				Subject:  b.DefRange.Ptr(),
+			})
+			continue
+		}
+		first[label] = b
 		ev := reflect.New(structElem(t.Elem()))
 		diags = append(diags, d.decodeBlockInto(b, ev.Elem())...)
 		if t.Elem().Kind() != reflect.Pointer {
 			ev = ev.Elem()
 		}
-		if len(b.Labels) > 0 {
-			fv.SetMapIndex(reflect.ValueOf(b.Labels[0]), ev)
-		}
+		fv.SetMapIndex(reflect.ValueOf(label), ev)
 	}
 	return diags
 }

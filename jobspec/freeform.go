@@ -65,7 +65,17 @@ func (d *decoder) decodeFreeform(body hcl.Body, def hcl.Range) (map[string]any, 
 		for i := len(b.Labels) - 1; i >= 0; i-- {
 			entry = map[string]any{b.Labels[i]: entry}
 		}
-		list, _ := out[b.Type].([]map[string]any)
+		list, isList := out[b.Type].([]map[string]any)
+		if _, isAttr := content.Attributes[b.Type]; isAttr && !isList {
+			// The block list would replace the attribute's value.
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  fmt.Sprintf("Both an argument and a block named %q", b.Type),
+				Detail:   fmt.Sprintf("%q is set as an argument and as a block; write it one way.", b.Type),
+				Subject:  b.DefRange.Ptr(),
+			})
+			continue
+		}
 		out[b.Type] = append(list, entry.(map[string]any))
 	}
 	return out, diags

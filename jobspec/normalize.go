@@ -65,6 +65,17 @@ func normalizeTask(t *api.Task) {
 		}
 	}
 	// The unnamed (or "default") identity is the task's default identity.
+	// With more than one, all stay in Identities, where the server's check
+	// refuses them: moving one would drop the others.
+	defaults := 0
+	for _, id := range t.Identities {
+		if id.Name == "" || id.Name == "default" {
+			defaults++
+		}
+	}
+	if defaults != 1 {
+		return
+	}
 	kept := t.Identities[:0]
 	for _, id := range t.Identities {
 		if id.Name == "" || id.Name == "default" {

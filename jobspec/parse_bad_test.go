@@ -180,6 +180,16 @@ func TestParse_Bad(t *testing.T) {
 			err:  "testdata/bad/duplicate_block.nomad.hcl:6,5-12: Duplicate restart block; Only one restart block is allowed here; another was defined at testdata/bad/duplicate_block.nomad.hcl:3,5-12.",
 		},
 		{
+			name: "two volume blocks with one label",
+			file: "duplicate_volume.nomad.hcl",
+			err:  `testdata/bad/duplicate_volume.nomad.hcl:7,5-18: Duplicate volume block "data"; Only one volume block may be labeled "data"; another was defined at testdata/bad/duplicate_volume.nomad.hcl:3,5-18.`,
+		},
+		{
+			name: "config argument and block of one name",
+			file: "config_attr_and_block.nomad.hcl",
+			err:  `testdata/bad/config_attr_and_block.nomad.hcl:8,9-14: Both an argument and a block named "mount"; "mount" is set as an argument and as a block; write it one way.`,
+		},
+		{
 			name: "operator and shorthand together",
 			file: "conflicting_operators.nomad.hcl",
 			err:  "testdata/bad/conflicting_operators.nomad.hcl:5,5-12: Conflicting operators; version: only one of operator or an operator shorthand may be set; operator is set at testdata/bad/conflicting_operators.nomad.hcl:4,5-13",

@@ -617,6 +617,38 @@ func TestParse_Good(t *testing.T) {
 			},
 		},
 		{
+			name: "every template and artifact attribute",
+			file: "template_all_fields.nomad.hcl",
+			check: func(t *testing.T, job *api.Job) {
+				tk := task(t, group(t, job, "g"), "t")
+				must.Len(t, 2, tk.Artifacts)
+				git := tk.Artifacts[0]
+				must.Eq(t, "git::https://example.com/repo.git", *git.GetterSource)
+				must.Eq(t, "dir", *git.GetterMode)
+				must.Eq(t, map[string]string{"ref": "v1.2.0"}, git.GetterOptions)
+				file := tk.Artifacts[1]
+				must.Eq(t, "file", *file.GetterMode)
+				must.Eq(t, "local/tool.tar.gz", *file.RelativeDest)
+				must.True(t, file.Chown)
+				must.Eq(t, map[string]string{"archive": "false"}, file.GetterOptions)
+				must.Eq(t, map[string]string{"Authorization": "Bearer ${NOMAD_META_token}", "X-Trace": "1"}, file.GetterHeaders)
+				must.Len(t, 1, tk.Templates)
+				tmpl := tk.Templates[0]
+				must.Eq(t, `[[ env "NOMAD_TASK_NAME" ]]`, *tmpl.EmbeddedTmpl)
+				must.Eq(t, "[[", *tmpl.LeftDelim)
+				must.Eq(t, "]]", *tmpl.RightDelim)
+				must.True(t, *tmpl.ErrMissingKey)
+				must.True(t, *tmpl.Once)
+				must.Eq(t, 1000, *tmpl.Uid)
+				must.Eq(t, 1000, *tmpl.Gid)
+				must.Eq(t, "script", *tmpl.ChangeMode)
+				must.Eq(t, "/bin/reload", *tmpl.ChangeScript.Command)
+				must.Eq(t, []string{"-f"}, tmpl.ChangeScript.Args)
+				must.Eq(t, 5*time.Second, *tmpl.ChangeScript.Timeout)
+				must.True(t, *tmpl.ChangeScript.FailOnError)
+			},
+		},
+		{
 			name: "artifact with options and headers",
 			file: "artifact.nomad.hcl",
 			check: func(t *testing.T, job *api.Job) {
@@ -724,6 +756,41 @@ func TestParse_Good(t *testing.T) {
 				must.Eq(t, "consul", tk.Identities[0].Name)
 				must.Eq(t, time.Hour, tk.Identities[0].TTL)
 				must.Eq(t, []string{"consul.io"}, tk.Identities[0].Audience)
+			},
+		},
+		{
+			// Both are kept, so that the server's check can refuse them;
+			// taking one as the default identity would drop the other.
+			name: "two default identity blocks",
+			file: "two_default_identities.nomad.hcl",
+			check: func(t *testing.T, job *api.Job) {
+				tk := task(t, group(t, job, "g"), "t")
+				must.Nil(t, tk.Identity)
+				must.Len(t, 2, tk.Identities)
+				must.True(t, tk.Identities[0].Env)
+				must.True(t, tk.Identities[1].File)
+			},
+		},
+		{
+			name: "ports, host volumes, cores and stopping",
+			file: "ports_volumes.nomad.hcl",
+			check: func(t *testing.T, job *api.Job) {
+				tg := group(t, job, "web")
+				must.Eq(t, 3*time.Second, *tg.ShutdownDelay)
+				must.Eq(t, []*api.NetworkResource{{
+					Mode:          "host",
+					ReservedPorts: []api.Port{{Label: "admin", Value: 8080}},
+					DynamicPorts:  []api.Port{{Label: "http"}},
+				}}, tg.Networks)
+				must.Eq(t, map[string]*api.VolumeRequest{"certs": {Name: "certs", Type: "host", Source: "tls", ReadOnly: true}}, tg.Volumes)
+				tk := task(t, tg, "server")
+				must.Eq(t, time.Second, tk.ShutdownDelay)
+				must.Eq(t, "SIGUSR1", tk.KillSignal)
+				must.Eq(t, 20*time.Second, *tk.KillTimeout)
+				must.Eq(t, []*api.VolumeMount{{Volume: new("certs"), Destination: new("/etc/tls"), ReadOnly: new(true)}}, tk.VolumeMounts)
+				must.True(t, *tk.LogConfig.Disabled)
+				must.Eq(t, 2, *tk.Resources.Cores)
+				must.Eq(t, 256, *tk.Resources.MemoryMaxMB)
 			},
 		},
 	}

@@ -1,6 +1,10 @@
 package nomad
 
 import (
+	"github.com/nomadq/nomadq/acl"
+	"net/http"
+	"time"
+
 	memdb "github.com/hashicorp/go-memdb"
 	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
@@ -60,6 +64,10 @@ func (a *Alloc) List(args *structs.AllocListRequest, reply *structs.AllocListRes
 	if done, err := a.srv.forward("Alloc.List", args.QueryOptions, args, reply); done {
 		return err
 	}
+	filter, err := structs.NewFilter(args.Filter)
+	if err != nil {
+		return err
+	}
 	return a.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		var allocs []*structs.Allocation
 		var err error
@@ -71,10 +79,76 @@ func (a *Alloc) List(args *structs.AllocListRequest, reply *structs.AllocListRes
 		if err != nil {
 			return 0, err
 		}
+		if allocs, err = structs.KeepMatching(filter, allocs, func(a *structs.Allocation) any { return a }); err != nil {
+			return 0, err
+		}
 		reply.Allocations = make([]*structs.AllocListStub, 0, len(allocs))
 		for _, alloc := range allocs {
-			reply.Allocations = append(reply.Allocations, alloc.Stub())
+			stub := alloc.Stub()
+			if args.Resources {
+				stub.AllocatedResources = alloc.AllocatedResources
+			}
+			reply.Allocations = append(reply.Allocations, stub)
 		}
-		return maxIndex(st, "allocs")
+		// 0 while no alloc was ever written, as Nomad answers.
+		return tableIndex(st, "allocs")
 	})
+}
+
+// Stop marks an allocation to be migrated (stopped and placed again by
+// the scheduler) and creates the eval that does it, in one Raft entry.
+func (a *Alloc) Stop(args *structs.AllocStopRequest, reply *structs.AllocStopResponse) error {
+	if done, err := a.srv.forward("Alloc.Stop", args.WriteRequest, args, reply); done {
+		return err
+	}
+	if args.AllocID == "" {
+		return structs.NewErrRPCCoded(http.StatusBadRequest, "missing allocation ID")
+	}
+	if len(args.AllocID) != 36 {
+		return structs.NewErrRPCCoded(http.StatusNotFound, "alloc not found")
+	}
+	alloc, err := a.srv.State().AllocByID(nil, args.AllocID)
+	if err != nil {
+		return err
+	}
+	if alloc == nil || alloc.Job == nil {
+		return structs.NewErrRPCCoded(http.StatusNotFound, "alloc not found")
+	}
+	// The alloc's namespace, not the one the request names, decides.
+	aclObj, _, err := a.srv.ResolveACL(args.AuthToken)
+	if err != nil {
+		return err
+	}
+	if !aclObj.AllowNamespaceOperation(alloc.Namespace, acl.NamespaceCapabilityAllocLifecycle) {
+		return structs.ErrPermissionDenied
+	}
+	now := time.Now().UnixNano()
+	eval := &structs.Evaluation{
+		ID:             structs.GenerateUUID(),
+		Namespace:      alloc.Namespace,
+		Priority:       alloc.Job.Priority,
+		Type:           alloc.Job.Type,
+		TriggeredBy:    structs.EvalTriggerAllocStop,
+		JobID:          alloc.JobID,
+		JobModifyIndex: alloc.Job.JobModifyIndex,
+		Status:         structs.EvalStatusPending,
+		CreateTime:     now,
+		ModifyTime:     now,
+	}
+	req := &structs.AllocUpdateDesiredTransitionRequest{
+		Allocs: map[string]*structs.DesiredTransition{alloc.ID: {
+			Migrate:         new(true),
+			Reschedule:      new(args.Reschedule),
+			NoShutdownDelay: new(args.NoShutdownDelay),
+		}},
+		Evals:        []*structs.Evaluation{eval},
+		WriteRequest: args.WriteRequest,
+	}
+	_, index, err := a.srv.raftApply(structs.AllocUpdateDesiredTransitionRequestType, req)
+	if err != nil {
+		return err
+	}
+	reply.EvalID = eval.ID
+	reply.Index = index
+	return nil
 }

@@ -14,6 +14,13 @@ import (
 // Config is everything a server needs to start. DefaultConfig fills in
 // Nomad's defaults; the agent overrides what its config file sets.
 type Config struct {
+	// ACLEnabled makes every RPC check the caller's token (acl block).
+	ACLEnabled bool
+	// ACLTokenMinExpirationTTL and ACLTokenMaxExpirationTTL bound the
+	// ExpirationTTL of new tokens (0: Nomad's defaults).
+	ACLTokenMinExpirationTTL time.Duration
+	ACLTokenMaxExpirationTTL time.Duration
+
 	// NodeName names the server in serf and Raft; unique in the cluster.
 	NodeName   string
 	Region     string
@@ -95,6 +102,13 @@ type Config struct {
 	EvalNackInitialReenqueue time.Duration
 	EvalNackSubsequentDelay  time.Duration
 
+	// DisableEventBroker turns the event stream off (Nomad's
+	// enable_event_broker = false); EventBufferSize is how many Raft
+	// entries' events it keeps for slow readers and index= resumes (0:
+	// DefaultEventBufferSize).
+	DisableEventBroker bool
+	EventBufferSize    int
+
 	// DefaultSchedulerConfig seeds the scheduler configuration when the
 	// cluster first bootstraps.
 	DefaultSchedulerConfig *structs.SchedulerConfiguration
@@ -136,7 +150,7 @@ func DefaultConfig() *Config {
 		NodeGCInterval:           5 * time.Minute,
 		NodeGCThreshold:          24 * time.Hour,
 		EvalNackTimeout:          60 * time.Second,
-		EvalDeliveryLimit:        3,
+		EvalDeliveryLimit:        DefaultEvalDeliveryLimit,
 		EvalNackInitialReenqueue: 1 * time.Second,
 		EvalNackSubsequentDelay:  20 * time.Second,
 		DefaultSchedulerConfig:   structs.DefaultSchedulerConfiguration(),

@@ -1,6 +1,8 @@
 package nomad
 
 import (
+	"slices"
+
 	memdb "github.com/hashicorp/go-memdb"
 	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
@@ -34,6 +36,10 @@ func (e *Eval) List(args *structs.EvalListRequest, reply *structs.EvalListRespon
 	if done, err := e.srv.forward("Eval.List", args.QueryOptions, args, reply); done {
 		return err
 	}
+	filter, err := structs.NewFilter(args.Filter)
+	if err != nil {
+		return err
+	}
 	return e.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		var evals []*structs.Evaluation
 		var err error
@@ -48,11 +54,18 @@ func (e *Eval) List(args *structs.EvalListRequest, reply *structs.EvalListRespon
 		if err != nil {
 			return 0, err
 		}
+		evals = slices.DeleteFunc(evals, func(e *structs.Evaluation) bool {
+			return args.FilterJobID != "" && e.JobID != args.FilterJobID ||
+				args.FilterEvalStatus != "" && e.Status != args.FilterEvalStatus
+		})
+		if evals, err = structs.KeepMatching(filter, evals, func(e *structs.Evaluation) any { return e }); err != nil {
+			return 0, err
+		}
 		if evals == nil {
 			evals = []*structs.Evaluation{}
 		}
 		reply.Evaluations = evals
-		return maxIndex(st, "evals")
+		return tableIndex(st, "evals")
 	})
 }
 
@@ -70,6 +83,6 @@ func (e *Eval) Allocations(args *structs.EvalSpecificRequest, reply *structs.Eva
 		for _, a := range allocs {
 			reply.Allocations = append(reply.Allocations, a.Stub())
 		}
-		return maxIndex(st, "allocs")
+		return tableIndex(st, "allocs")
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	metrics "github.com/hashicorp/go-metrics"
 	"github.com/hashicorp/raft"
+	"github.com/nomadq/nomadq/nomad/batchqueue"
 	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
 )
@@ -28,6 +29,8 @@ type nomadFSM struct {
 	// batchQueueFeed receives the batch queue rows each apply added; it
 	// is set on every store the FSM builds, a restored one included.
 	batchQueueFeed func([]*structs.BatchQueueEntry)
+
+	fsmEvents
 }
 
 func newFSM(logger hclog.Logger, blocked *BlockedEvals, broker *EvalBroker) (*nomadFSM, error) {
@@ -35,7 +38,17 @@ func newFSM(logger hclog.Logger, blocked *BlockedEvals, broker *EvalBroker) (*no
 	if err != nil {
 		return nil, err
 	}
-	return &nomadFSM{logger: logger.Named("fsm"), blocked: blocked, broker: broker, state: st}, nil
+	f := &nomadFSM{logger: logger.Named("fsm"), blocked: blocked, broker: broker, state: st}
+	f.wireBatchQueue(st)
+	f.wireEvents(st)
+	return f, nil
+}
+
+// wireBatchQueue gives a store the batch queue's routing rule and feed;
+// every store the FSM builds, a restored one included, gets them.
+func (f *nomadFSM) wireBatchQueue(st *state.StateStore) {
+	st.SetBatchQueueRouter(batchqueue.Route)
+	st.SetBatchQueueFeed(f.batchQueueFeed)
 }
 
 // setBatchQueueFeed hands the rows each apply adds to the batch queue
@@ -43,7 +56,7 @@ func newFSM(logger hclog.Logger, blocked *BlockedEvals, broker *EvalBroker) (*no
 // Call it before Raft starts.
 func (f *nomadFSM) setBatchQueueFeed(fn func([]*structs.BatchQueueEntry)) {
 	f.batchQueueFeed = fn
-	f.state.SetBatchQueueFeed(fn)
+	f.wireBatchQueue(f.State())
 }
 
 // State returns the current state store; a restore replaces it.
@@ -63,6 +76,7 @@ func (f *nomadFSM) Apply(l *raft.Log) any {
 	ignorable := msgType&structs.IgnoreUnknownTypeFlag != 0
 	msgType &^= structs.IgnoreUnknownTypeFlag
 	buf := l.Data[1:]
+	defer f.publishEvents(msgType, l.Index)
 	switch msgType {
 	case structs.NodeRegisterRequestType:
 		return f.applyNodeRegister(buf, l.Index)
@@ -72,6 +86,12 @@ func (f *nomadFSM) Apply(l *raft.Log) any {
 		return f.applyNodeStatus(buf, l.Index)
 	case structs.NodeUpdateEligibilityRequestType:
 		return f.applyNodeEligibility(buf, l.Index)
+	case structs.NodeUpdateDrainRequestType:
+		return f.applyNodeDrain(buf, l.Index)
+	case structs.BatchNodeUpdateDrainRequestType:
+		return f.applyBatchNodeDrain(buf, l.Index)
+	case structs.AllocUpdateDesiredTransitionRequestType:
+		return f.applyAllocDesiredTransition(buf, l.Index)
 	case structs.JobRegisterRequestType:
 		return f.applyJobRegister(buf, l.Index)
 	case structs.JobDeregisterRequestType:
@@ -88,8 +108,37 @@ func (f *nomadFSM) Apply(l *raft.Log) any {
 		return f.applySchedulerConfig(buf, l.Index)
 	case structs.BatchQueueReleaseRequestType:
 		return f.applyBatchQueueRelease(buf, l.Index)
+	case structs.BatchQueueControlRequestType:
+		return f.applyBatchQueueControl(buf, l.Index)
 	case structs.PeriodicLaunchRequestType:
 		return f.applyPeriodicLaunch(buf, l.Index)
+	case structs.RootKeyUpsertRequestType:
+		return f.applyRootKeyUpsert(buf, l.Index)
+	case structs.RootKeyDeleteRequestType:
+		return f.applyRootKeyDelete(buf, l.Index)
+	case structs.ACLPolicyUpsertRequestType, structs.ACLPolicyDeleteRequestType, structs.ACLTokenUpsertRequestType,
+		structs.ACLTokenDeleteRequestType, structs.ACLTokenBootstrapRequestType, structs.OneTimeTokenUpsertRequestType,
+		structs.OneTimeTokenDeleteRequestType, structs.OneTimeTokenExpireRequestType, structs.ACLRolesUpsertRequestType,
+		structs.ACLRolesDeleteByIDRequestType:
+		return f.applyACL(msgType, buf, l.Index)
+	case structs.NamespaceUpsertRequestType:
+		return f.applyNamespaceUpsert(buf, l.Index)
+	case structs.NamespaceDeleteRequestType:
+		return f.applyNamespaceDelete(buf, l.Index)
+	case structs.NodePoolUpsertRequestType:
+		return f.applyNodePoolUpsert(buf, l.Index)
+	case structs.NodePoolDeleteRequestType:
+		return f.applyNodePoolDelete(buf, l.Index)
+	case structs.JobStabilityRequestType:
+		return f.applyJobStability(buf, l.Index)
+	case structs.ScalingEventRegisterRequestType:
+		return f.applyScalingEvent(buf, l.Index)
+	case structs.ReconcileJobSummariesRequestType:
+		return f.applyReconcileJobSummaries(buf, l.Index)
+	case structs.AutopilotRequestType:
+		return f.applyAutopilotConfig(buf, l.Index)
+	case structs.VarApplyStateRequestType:
+		return f.applyVariable(buf, l.Index)
 	}
 	if ignorable {
 		f.logger.Warn("ignoring unknown message type", "type", uint8(msgType), "index", l.Index)
@@ -184,7 +233,7 @@ func (f *nomadFSM) applyJobRegister(buf []byte, index uint64) any {
 	if req.Eval != nil {
 		req.Eval.JobModifyIndex = index
 	}
-	if err := f.State().UpsertJobWithEval(index, req.Job, req.Eval); err != nil {
+	if err := f.State().UpsertJobWithSubmission(index, req.Job, req.Submission, req.Eval); err != nil {
 		return err
 	}
 	if req.Eval != nil {
@@ -309,27 +358,37 @@ func (f *nomadFSM) applyPlanResults(buf []byte, index uint64) any {
 	return nil
 }
 
+// applySchedulerConfig writes the configuration; one that switches the
+// batch queue off drains the queue in the same transaction, and the evals
+// that waited in it go to the broker at once.
 func (f *nomadFSM) applySchedulerConfig(buf []byte, index uint64) any {
 	req, err := decode[structs.SchedulerSetConfigRequest](buf, structs.SchedulerConfigRequestType)
 	if err != nil {
 		return err
 	}
+	var released []*structs.Evaluation
 	if req.CAS {
-		ok, err := f.State().SchedulerCASConfig(index, req.Config.ModifyIndex, &req.Config)
+		var ok bool
+		ok, released, err = f.State().SchedulerCASConfig(index, req.Config.ModifyIndex, &req.Config)
 		if err != nil {
 			return err
 		}
-		if ok {
-			if err := f.drainBatchQueueIfOff(index); err != nil {
-				return err
-			}
-		}
+		f.enqueue(released)
 		return ok
 	}
-	if err := f.State().SchedulerSetConfig(index, &req.Config); err != nil {
+	released, err = f.State().SchedulerSetConfig(index, &req.Config)
+	if err != nil {
 		return err
 	}
-	return f.drainBatchQueueIfOff(index)
+	f.enqueue(released)
+	return nil
+}
+
+// enqueue hands evals to the broker (a no-op on followers).
+func (f *nomadFSM) enqueue(evals []*structs.Evaluation) {
+	for _, e := range evals {
+		f.broker.Enqueue(e)
+	}
 }
 
 // Snapshot captures the state for Raft; it is written out later, off the
@@ -351,7 +410,9 @@ func (f *nomadFSM) Restore(r io.ReadCloser) error {
 	if err != nil {
 		return fmt.Errorf("fsm: restore snapshot: %w", err)
 	}
-	st.SetBatchQueueFeed(f.batchQueueFeed)
+	f.wireBatchQueue(st)
+	f.wireEvents(st)
+	f.restoredEvents(st)
 	f.mu.Lock()
 	old := f.state
 	f.state = st

@@ -148,6 +148,8 @@ func (h *heartbeater) invalidate(nodeID string) {
 			Timestamp: time.Now(),
 		},
 	}
+	// The leader acts for the node here, with its own management secret.
+	req.AuthToken = h.srv.leaderACL
 	var resp structs.NodeUpdateResponse
 	if err := h.srv.RPC("Node.UpdateStatus", &req, &resp); err != nil {
 		h.srv.logger.Error(fmt.Sprintf("mark node %s down", nodeID), "error", err)

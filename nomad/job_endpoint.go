@@ -30,12 +30,24 @@ func (j *Job) Register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 	if args.EvalPriority != 0 && (args.EvalPriority < structs.JobMinPriority || args.EvalPriority > structs.JobMaxPriority) {
 		return fmt.Errorf("eval priority must be between %d and %d, got %d", structs.JobMinPriority, structs.JobMaxPriority, args.EvalPriority)
 	}
+	if err := dropOversizedSubmission(args); err != nil {
+		reply.Warnings = err.Error()
+	}
+	return j.commit(job, args, reply)
+}
 
+// commit stores an admitted job as Register does: with its submission and
+// a job-register eval in one Raft entry, or only a new eval when the spec
+// did not change. args supplies the enforce-index check, the eval
+// priority, the submission and the write request.
+func (j *Job) commit(job *structs.Job, args *structs.JobRegisterRequest, reply *structs.JobRegisterResponse) error {
 	st := j.srv.State()
 	existing, err := st.JobByID(nil, job.Namespace, job.ID)
 	if err != nil {
 		return err
 	}
+	preserveValues(existing, job, args.PreserveCounts, args.PreserveResources)
+	assignScalingPolicies(existing, job)
 	if args.EnforceIndex {
 		if err := checkEnforceIndex(existing, args.JobModifyIndex); err != nil {
 			return err
@@ -82,6 +94,7 @@ func (j *Job) Register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 	_, index, err := j.srv.raftApply(structs.JobRegisterRequestType, &structs.JobRegisterRequest{
 		Job:          job,
 		Eval:         eval,
+		Submission:   args.Submission,
 		WriteRequest: args.WriteRequest,
 	})
 	if err != nil {
@@ -117,7 +130,52 @@ func (j *Job) admit(submitted *structs.Job, namespace string) (*structs.Job, err
 	if err := job.Validate(); err != nil {
 		return nil, err
 	}
+	if err := j.checkHome(job); err != nil {
+		return nil, err
+	}
 	return job, nil
+}
+
+// checkHome refuses a job whose namespace or node pool does not exist, or
+// whose namespace does not allow its task drivers or network modes.
+func (j *Job) checkHome(job *structs.Job) error {
+	ns, err := j.srv.State().NamespaceByName(nil, job.Namespace)
+	if err != nil {
+		return err
+	}
+	if ns == nil {
+		return fmt.Errorf("job %q is in nonexistent namespace %q", job.ID, job.Namespace)
+	}
+	if err := ns.CheckCapabilities(job); err != nil {
+		return err
+	}
+	if err := j.checkMemoryMax(job); err != nil {
+		return err
+	}
+	return j.srv.checkNodePool(job.ID, job.NodePool)
+}
+
+// checkMemoryMax refuses memory_max while the scheduler configuration
+// disables memory oversubscription: the scheduler would not reserve it
+// and no driver would enforce it, so the job would run differently from
+// what it says. (Nomad registers such a job with a warning.)
+func (j *Job) checkMemoryMax(job *structs.Job) error {
+	_, cfg, err := j.srv.State().SchedulerConfig()
+	if err != nil {
+		return err
+	}
+	if cfg != nil && cfg.MemoryOversubscriptionEnabled {
+		return nil
+	}
+	var errs structs.MultiError
+	for _, tg := range job.TaskGroups {
+		for _, t := range tg.Tasks {
+			if r := t.Resources; r != nil && r.MemoryMaxMB > 0 {
+				errs.Add(fmt.Errorf("Task group %q, task %q: resources memory_max %d is not allowed: memory oversubscription is disabled in the scheduler configuration (set MemoryOversubscriptionEnabled with nomad operator scheduler set-config -memory-oversubscription=true)", tg.Name, t.Name, r.MemoryMaxMB))
+			}
+		}
+	}
+	return errs.ErrorOrNil()
 }
 
 // checkEnforceIndex answers a check-index register with Nomad's wording.
@@ -149,12 +207,19 @@ func (j *Job) Deregister(args *structs.JobDeregisterRequest, reply *structs.JobD
 	}
 	req := &structs.JobDeregisterRequest{JobID: args.JobID, Purge: args.Purge, WriteRequest: args.WriteRequest}
 	req.Namespace = ns
+	if args.EvalPriority != 0 && (args.EvalPriority < structs.JobMinPriority || args.EvalPriority > structs.JobMaxPriority) {
+		return fmt.Errorf("eval priority must be between %d and %d, got %d", structs.JobMinPriority, structs.JobMaxPriority, args.EvalPriority)
+	}
 	if !job.IsPeriodic() && !job.IsParameterized() {
 		now := time.Now().UnixNano()
+		prio := job.Priority
+		if args.EvalPriority != 0 {
+			prio = args.EvalPriority
+		}
 		req.Eval = &structs.Evaluation{
 			ID:             structs.GenerateUUID(),
 			Namespace:      ns,
-			Priority:       job.Priority,
+			Priority:       prio,
 			Type:           job.Type,
 			TriggeredBy:    structs.EvalTriggerJobDeregister,
 			JobID:          job.ID,
@@ -201,6 +266,10 @@ func (j *Job) List(args *structs.JobListRequest, reply *structs.JobListResponse)
 	if done, err := j.srv.forward("Job.List", args.QueryOptions, args, reply); done {
 		return err
 	}
+	filter, err := structs.NewFilter(args.Filter)
+	if err != nil {
+		return err
+	}
 	return j.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		var jobs []*structs.Job
 		var err error
@@ -210,6 +279,9 @@ func (j *Job) List(args *structs.JobListRequest, reply *structs.JobListResponse)
 			jobs, err = st.JobsByIDPrefix(ws, namespaceOf(args.Namespace), args.Prefix)
 		}
 		if err != nil {
+			return 0, err
+		}
+		if jobs, err = structs.KeepMatching(filter, jobs, func(j *structs.Job) any { return j }); err != nil {
 			return 0, err
 		}
 		stubs := make([]*structs.JobListStub, 0, len(jobs))
@@ -244,7 +316,7 @@ func (j *Job) Allocations(args *structs.JobSpecificRequest, reply *structs.JobAl
 		for _, a := range allocs {
 			reply.Allocations = append(reply.Allocations, a.Stub())
 		}
-		return maxIndex(st, "allocs")
+		return tableIndex(st, "allocs")
 	})
 }
 
@@ -263,7 +335,7 @@ func (j *Job) Evaluations(args *structs.JobSpecificRequest, reply *structs.JobEv
 			evals = []*structs.Evaluation{}
 		}
 		reply.Evaluations = evals
-		return maxIndex(st, "evals")
+		return tableIndex(st, "evals")
 	})
 }
 
@@ -303,4 +375,56 @@ func namespaceOf(ns string) string {
 		return structs.DefaultNamespace
 	}
 	return ns
+}
+
+// preserveValues keeps, in a job being registered again, the counts of
+// the groups and the resources of the tasks it already has, when asked:
+// an operator re-submitting a job file leaves counts set by scaling and
+// resources set by tuning as they are. New groups and tasks take what
+// the file says.
+func preserveValues(existing, job *structs.Job, counts, resources bool) {
+	if existing == nil || (!counts && !resources) {
+		return
+	}
+	for _, tg := range job.TaskGroups {
+		old := existing.LookupTaskGroup(tg.Name)
+		if old == nil {
+			continue
+		}
+		if counts {
+			tg.Count = old.Count
+		}
+		if !resources {
+			continue
+		}
+		for _, t := range tg.Tasks {
+			for _, ot := range old.Tasks {
+				if ot.Name == t.Name {
+					t.Resources = ot.Resources.Copy()
+				}
+			}
+		}
+	}
+}
+
+// assignScalingPolicies gives each group's scaling policy its target and
+// an ID, keeping the ID the group's policy had in the stored job so that
+// an autoscaler following a policy keeps following it across versions.
+func assignScalingPolicies(existing, job *structs.Job) {
+	for _, tg := range job.TaskGroups {
+		p := tg.Scaling
+		if p == nil {
+			continue
+		}
+		p.Target = structs.ScalingTarget(job.Namespace, job.ID, tg.Name)
+		p.ID = ""
+		if existing != nil {
+			if old := existing.LookupTaskGroup(tg.Name); old != nil && old.Scaling != nil {
+				p.ID = old.Scaling.ID
+			}
+		}
+		if p.ID == "" {
+			p.ID = structs.GenerateUUID()
+		}
+	}
 }

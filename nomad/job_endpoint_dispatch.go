@@ -27,6 +27,11 @@ func (j *Job) Dispatch(args *structs.JobDispatchRequest, reply *structs.JobDispa
 	}
 	ns := namespaceOf(args.Namespace)
 	st := j.srv.State()
+	if exists, err := st.NamespaceByName(nil, ns); err != nil {
+		return err
+	} else if exists == nil {
+		return fmt.Errorf("job %q is in nonexistent namespace %q", args.JobID, ns)
+	}
 	parent, err := st.JobByID(nil, ns, args.JobID)
 	if err != nil {
 		return err

@@ -48,11 +48,16 @@ func (s *Server) establishLeadership() {
 	if err := s.initSchedulerConfig(); err != nil {
 		s.logger.Error("failed to store the default scheduler configuration", "error", err)
 	}
+	if err := s.initKeyring(); err != nil {
+		s.logger.Error("failed to create the root keyring", "error", err)
+	}
+	if err := s.restoreVariableLocks(); err != nil {
+		s.logger.Error("failed to restore variable lock leases", "error", err)
+	}
 
 	s.planQueue.SetEnabled(true)
-	s.evalBroker.SetEnabled(true)
-	s.blockedEvals.SetEnabled(true)
-	if err := s.restoreEvals(); err != nil {
+	// The broker starts paused when the scheduler configuration says so.
+	if err := s.syncEvalBrokerPauseLocked(); err != nil {
 		s.logger.Error("failed to restore evaluations", "error", err)
 	}
 	if err := s.heartbeats.initialize(); err != nil {
@@ -77,12 +82,18 @@ func (s *Server) revokeLeadership() {
 		return
 	}
 	s.leaderCancel()
+	// Answer queued plans before waiting for the loops: the applier may
+	// already have returned, and a worker waiting on a plan it queued
+	// after that would otherwise keep the worker pool, and so this wait,
+	// from ever ending.
+	s.planQueue.SetEnabled(false)
 	<-s.leaderDone
 	s.leaderCancel, s.leaderDone = nil, nil
 	s.evalBroker.SetEnabled(false)
 	s.blockedEvals.SetEnabled(false)
 	s.planQueue.SetEnabled(false)
 	s.heartbeats.clear()
+	s.varLocks.setEnabled(false)
 	s.logger.Info("cluster leadership lost")
 }
 

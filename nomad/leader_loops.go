@@ -2,6 +2,7 @@ package nomad
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/nomadq/nomadq/structs"
@@ -17,9 +18,10 @@ func (s *Server) leaderLoops() []func(context.Context) {
 		s.reapCancelableEvals,
 		s.runBatchQueue,
 		s.runPeriodicDispatcher,
-	}
-	for i := 0; i < s.config.NumSchedulers; i++ {
-		loops = append(loops, s.newWorker(i).run)
+		s.publishRootKeys,
+		s.workerPool.run,
+		s.autopilotLoop,
+		s.runNodeDrainer,
 	}
 	return loops
 }
@@ -90,25 +92,7 @@ func (s *Server) reapFailedEvals(ctx context.Context) {
 		if eval == nil {
 			continue
 		}
-		now := time.Now()
-		failed := eval.Copy()
-		failed.Status = structs.EvalStatusFailed
-		failed.StatusDescription = "evaluation reached delivery limit (3)"
-		failed.ModifyTime = now.UnixNano()
-		followup := &structs.Evaluation{
-			ID:           structs.GenerateUUID(),
-			Namespace:    eval.Namespace,
-			Priority:     eval.Priority,
-			Type:         eval.Type,
-			TriggeredBy:  structs.EvalTriggerFailedFollowUp,
-			JobID:        eval.JobID,
-			PreviousEval: eval.ID,
-			Status:       structs.EvalStatusPending,
-			Wait:         time.Minute,
-			CreateTime:   now.UnixNano(),
-			ModifyTime:   now.UnixNano(),
-		}
-		failed.NextEval = followup.ID
+		failed, followup := failedDelivery(eval, s.config.EvalDeliveryLimit, time.Now())
 		req := &structs.EvalUpdateRequest{Evals: []*structs.Evaluation{failed, followup}, EvalToken: token}
 		if _, _, err := s.raftApply(structs.EvalUpdateRequestType, req); err != nil {
 			s.logger.Error("failed to mark eval failed", "eval_id", eval.ID, "error", err)
@@ -117,6 +101,31 @@ func (s *Server) reapFailedEvals(ctx context.Context) {
 		}
 		_ = s.evalBroker.Ack(eval.ID, token)
 	}
+}
+
+// failedDelivery returns the eval marked failed after limit deliveries,
+// naming the limit the broker was configured with, and its follow-up
+// eval that retries the job a minute later.
+func failedDelivery(eval *structs.Evaluation, limit int, now time.Time) (failed, followup *structs.Evaluation) {
+	failed = eval.Copy()
+	failed.Status = structs.EvalStatusFailed
+	failed.StatusDescription = fmt.Sprintf("evaluation reached delivery limit (%d)", limit)
+	failed.ModifyTime = now.UnixNano()
+	followup = &structs.Evaluation{
+		ID:           structs.GenerateUUID(),
+		Namespace:    eval.Namespace,
+		Priority:     eval.Priority,
+		Type:         eval.Type,
+		TriggeredBy:  structs.EvalTriggerFailedFollowUp,
+		JobID:        eval.JobID,
+		PreviousEval: eval.ID,
+		Status:       structs.EvalStatusPending,
+		Wait:         time.Minute,
+		CreateTime:   now.UnixNano(),
+		ModifyTime:   now.UnixNano(),
+	}
+	failed.NextEval = followup.ID
+	return failed, followup
 }
 
 // reapDupBlockedEvals cancels blocked evals replaced by a newer one of the

@@ -51,6 +51,12 @@ func (n *Node) Register(args *structs.NodeRegisterRequest, reply *structs.NodeUp
 	if node.NodePool == "" {
 		node.NodePool = structs.DefaultNodePool
 	}
+	if err := structs.ValidateNodePoolName(node.NodePool); err != nil {
+		return fmt.Errorf("invalid node pool: %w", err)
+	}
+	if node.NodePool == structs.AllNodePools {
+		return fmt.Errorf("invalid node pool: node is not allowed to register in node pool %q", structs.AllNodePools)
+	}
 	node.StatusUpdatedAt = time.Now().Unix()
 
 	st := n.srv.State()
@@ -352,6 +358,10 @@ func (n *Node) List(args *structs.NodeListRequest, reply *structs.NodeListRespon
 	if done, err := n.srv.forward("Node.List", args.QueryOptions, args, reply); done {
 		return err
 	}
+	filter, err := structs.NewFilter(args.Filter)
+	if err != nil {
+		return err
+	}
 	return n.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		var nodes []*structs.Node
 		var err error
@@ -361,6 +371,10 @@ func (n *Node) List(args *structs.NodeListRequest, reply *structs.NodeListRespon
 			nodes, err = st.Nodes(ws)
 		}
 		if err != nil {
+			return 0, err
+		}
+		// The secret is never shown, so no filter may test it either.
+		if nodes, err = structs.KeepMatching(filter, nodes, func(n *structs.Node) any { c := *n; c.SecretID = ""; return &c }); err != nil {
 			return 0, err
 		}
 		reply.Nodes = make([]*structs.NodeListStub, 0, len(nodes))

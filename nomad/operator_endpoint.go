@@ -56,5 +56,8 @@ func (o *Operator) SchedulerSetConfiguration(args *structs.SchedulerSetConfigReq
 		reply.Updated = ok
 	}
 	reply.Index = index
+	if err := o.srv.syncEvalBrokerPause(); err != nil {
+		return fmt.Errorf("apply pause_eval_broker: %w", err)
+	}
 	return nil
 }

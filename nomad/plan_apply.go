@@ -76,6 +76,7 @@ func (s *Server) applyPlan(plan *structs.Plan) (*structs.PlanResult, error) {
 			req.AllocsStopped = append(req.AllocsStopped, c)
 		}
 	}
+	var placements []placement
 	for _, allocs := range result.NodeAllocation {
 		for _, a := range allocs {
 			existing, err := snap.AllocByID(nil, a.ID)
@@ -83,6 +84,7 @@ func (s *Server) applyPlan(plan *structs.Plan) (*structs.PlanResult, error) {
 				return nil, err
 			}
 			c := strip(a)
+			placements = append(placements, placement{planned: a, write: c, existing: existing})
 			if existing == nil {
 				// CreateTime is stamped here, once: max_run_duration
 				// deadlines are anchored to it.
@@ -93,6 +95,9 @@ func (s *Server) applyPlan(plan *structs.Plan) (*structs.PlanResult, error) {
 			a.CreateTime = c.CreateTime
 			req.AllocsUpdated = append(req.AllocsUpdated, c)
 		}
+	}
+	if err := s.signIdentities(snap, plan, placements); err != nil {
+		return nil, err
 	}
 	_, index, err := s.raftApply(structs.ApplyPlanResultsRequestType, req)
 	if err != nil {
@@ -169,11 +174,13 @@ func nodeFits(snap *state.StateSnapshot, plan *structs.Plan, nodeID string, plac
 		skip[a.ID] = true // an in-place update replaces its stored self
 	}
 	var used structs.ComparableResources
+	var holders []*structs.Allocation
 	for _, a := range existing {
 		if skip[a.ID] || a.TerminalStatus() {
 			continue
 		}
 		used.Add(a.AllocatedResources.Comparable())
+		holders = append(holders, a)
 	}
 	stored := make(map[string]bool, len(existing))
 	for _, a := range existing {
@@ -187,12 +194,18 @@ func nodeFits(snap *state.StateSnapshot, plan *structs.Plan, nodeID string, plac
 			continue // an update of a finished alloc holds nothing
 		}
 		used.Add(a.AllocatedResources.Comparable())
+		holders = append(holders, a)
 	}
 	if newPlacement && node.SchedulingEligibility != structs.NodeSchedulingEligible {
 		return false, "node is ineligible", nil
 	}
 	if ok, dim := node.Comparable().Superset(used); !ok {
 		return false, dim + " exhausted", nil
+	}
+	// Two plans evaluated against the same snapshot may each pick a
+	// free port or core; only the first to commit gets it.
+	if c := structs.HostClaimCollision(node.ReservedHostPorts(), holders); c != "" {
+		return false, c, nil
 	}
 	return true, "", nil
 }

@@ -1,7 +1,9 @@
 package nomad
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -15,8 +17,10 @@ var ErrPlanQueueDisabled = errors.New("plan queue disabled")
 
 // PlanFuture is the answer to a submitted plan.
 type PlanFuture interface {
-	// Wait blocks until the plan applier responds and returns its answer.
-	Wait() (*structs.PlanResult, error)
+	// Wait blocks until the plan applier responds and returns its answer,
+	// or until ctx ends: a submitter must never outlive its leadership
+	// waiting for an applier that has already stopped.
+	Wait(ctx context.Context) (*structs.PlanResult, error)
 }
 
 // PlanQueueStats is a snapshot of the plan queue.
@@ -38,10 +42,16 @@ type PendingPlan struct {
 	err    error
 }
 
-// Wait blocks until Respond is called and returns what it was given.
-func (p *PendingPlan) Wait() (*structs.PlanResult, error) {
-	<-p.done
-	return p.result, p.err
+// Wait blocks until Respond is called and returns what it was given, or
+// until ctx ends. A plan abandoned this way may still be applied; the
+// eval's token check and the worker's nack keep that safe.
+func (p *PendingPlan) Wait(ctx context.Context) (*structs.PlanResult, error) {
+	select {
+	case <-p.done:
+		return p.result, p.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for the plan applier: %w", ctx.Err())
+	}
 }
 
 // Respond answers the plan's submitter; only the first answer counts.

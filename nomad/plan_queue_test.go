@@ -1,6 +1,7 @@
 package nomad
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"testing/synctest"
@@ -76,7 +77,7 @@ func TestPlanQueue_Respond(t *testing.T) {
 		}
 		answered := make(chan answer, 1)
 		go func() {
-			result, err := future.Wait()
+			result, err := future.Wait(context.Background())
 			answered <- answer{result, err}
 		}()
 		synctest.Wait()
@@ -103,7 +104,7 @@ func TestPlanQueue_Respond(t *testing.T) {
 		pending, err = q.Dequeue(0)
 		must.NoError(t, err)
 		pending.Respond(nil, errors.New("node n1 is down"))
-		_, err = failing.Wait()
+		_, err = failing.Wait(context.Background())
 		must.EqError(t, err, "node n1 is down")
 	})
 }
@@ -145,13 +146,13 @@ func TestPlanQueue_Disable(t *testing.T) {
 
 		q.SetEnabled(false)
 		must.False(t, q.Enabled())
-		_, err = futures[1].Wait()
+		_, err = futures[1].Wait(context.Background())
 		must.ErrorIs(t, err, ErrPlanQueueDisabled)
 		must.Eq(t, PlanQueueStats{}, q.Stats())
 
 		// A plan the applier already took is answered by the applier.
 		taken.Respond(&structs.PlanResult{AllocIndex: 7}, nil)
-		result, err := futures[0].Wait()
+		result, err := futures[0].Wait(context.Background())
 		must.NoError(t, err)
 		must.Eq(t, uint64(7), result.AllocIndex)
 

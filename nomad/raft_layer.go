@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+	"github.com/nomadq/nomadq/msgpackrpc"
 )
 
 // raftLayer is Raft's stream layer on the shared RPC port: incoming Raft
@@ -56,7 +57,7 @@ func (l *raftLayer) Dial(address raft.ServerAddress, timeout time.Duration) (net
 	if err != nil {
 		return nil, err
 	}
-	if _, err := conn.Write([]byte{rpcRaft}); err != nil {
+	if _, err := conn.Write([]byte{msgpackrpc.ConnRaft}); err != nil {
 		conn.Close()
 		return nil, err
 	}

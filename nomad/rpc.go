@@ -1,26 +1,14 @@
 package nomad
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
-	"net/rpc"
-	"strings"
-	"sync"
 	"time"
 
-	"github.com/hashicorp/go-msgpack/v2/codec"
-	"github.com/nomadq/nomadq/structs"
-)
-
-// The first byte of every connection to the RPC port says what it carries,
-// so RPC and Raft share one port as in Nomad.
-const (
-	rpcNomad byte = 0x01
-	rpcRaft  byte = 0x02
+	"github.com/nomadq/nomadq/msgpackrpc"
 )
 
 // Errors a caller can test for.
@@ -60,11 +48,11 @@ func (s *Server) handleConn(conn net.Conn) {
 	}
 	_ = conn.SetReadDeadline(time.Time{})
 	switch buf[0] {
-	case rpcNomad:
+	case msgpackrpc.ConnRPC:
 		s.trackConn(conn)
 		defer s.untrackConn(conn)
-		s.rpcServer.ServeCodec(codec.GoRpc.ServerCodec(conn, structs.MsgpackHandle))
-	case rpcRaft:
+		s.rpcServer.ServeCodec(&authCodec{ServerCodec: msgpackrpc.NewServerCodec(conn), srv: s})
+	case msgpackrpc.ConnRaft:
 		s.raftLayer.handoff(conn)
 	default:
 		s.logger.Warn("unrecognized connection type", "byte", buf[0], "remote", conn.RemoteAddr())
@@ -88,7 +76,7 @@ func (s *Server) untrackConn(c net.Conn) {
 // endpoint forwards to the leader itself when it must.
 func (s *Server) RPC(method string, args, reply any) error {
 	c := &inmemCodec{method: method, args: args, reply: reply}
-	if err := s.rpcServer.ServeRequest(c); err != nil {
+	if err := s.rpcServer.ServeRequest(&authCodec{ServerCodec: c, srv: s}); err != nil {
 		return err
 	}
 	return c.err
@@ -118,7 +106,9 @@ func (s *Server) forward(method string, info rpcInfo, args, reply any) (bool, er
 	if leader == "" {
 		return false, nil // this server is the leader
 	}
-	return true, s.connPool.call(leader, method, args, reply)
+	// Endpoints have no context to pass on; Shutdown closes the pool's
+	// connections, which ends a forwarded call.
+	return true, s.connPool.Call(context.Background(), leader, method, args, reply)
 }
 
 // waitForLeader returns the leader's RPC address, or "" when this server is
@@ -142,108 +132,6 @@ func (s *Server) waitForLeader() (string, error) {
 		}
 	}
 }
-
-// connPool keeps one multiplexed RPC connection per remote server.
-type connPool struct {
-	mu      sync.Mutex
-	clients map[string]*rpc.Client
-	timeout time.Duration
-}
-
-func newConnPool(timeout time.Duration) *connPool {
-	return &connPool{clients: make(map[string]*rpc.Client), timeout: timeout}
-}
-
-func (p *connPool) get(addr string) (*rpc.Client, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if c, ok := p.clients[addr]; ok {
-		return c, nil
-	}
-	conn, err := net.DialTimeout("tcp", addr, p.timeout)
-	if err != nil {
-		return nil, fmt.Errorf("dial server %s: %w", addr, err)
-	}
-	if tcp, ok := conn.(*net.TCPConn); ok {
-		_ = tcp.SetKeepAlive(true)
-		_ = tcp.SetNoDelay(true)
-	}
-	if _, err := conn.Write([]byte{rpcNomad}); err != nil {
-		conn.Close()
-		return nil, fmt.Errorf("dial server %s: %w", addr, err)
-	}
-	c := rpc.NewClientWithCodec(codec.GoRpc.ClientCodec(&bufferedConn{Conn: conn, r: bufio.NewReader(conn)}, structs.MsgpackHandle))
-	p.clients[addr] = c
-	return c, nil
-}
-
-// call makes an RPC to addr, dropping the cached connection when it broke
-// so the next call dials again.
-func (p *connPool) call(addr, method string, args, reply any) error {
-	c, err := p.get(addr)
-	if err != nil {
-		return err
-	}
-	err = c.Call(method, args, reply)
-	if err != nil && isConnError(err) {
-		p.mu.Lock()
-		if p.clients[addr] == c {
-			delete(p.clients, addr)
-		}
-		p.mu.Unlock()
-		c.Close()
-	}
-	return err
-}
-
-func (p *connPool) shutdown() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for addr, c := range p.clients {
-		c.Close()
-		delete(p.clients, addr)
-	}
-}
-
-func isConnError(err error) bool {
-	return errors.Is(err, rpc.ErrShutdown) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		strings.Contains(err.Error(), "connection reset") || strings.Contains(err.Error(), "broken pipe")
-}
-
-// bufferedConn reads through a buffer; net/rpc codecs read in small pieces.
-type bufferedConn struct {
-	net.Conn
-	r *bufio.Reader
-}
-
-func (b *bufferedConn) Read(p []byte) (int, error) { return b.r.Read(p) }
-
-// RPCClient dials a server's RPC port for callers outside the server
-// process, such as a client agent.
-type RPCClient struct {
-	pool *connPool
-	addr string
-}
-
-// NewRPCClient returns a client of the server at addr ("host:port").
-func NewRPCClient(addr string, timeout time.Duration) *RPCClient {
-	return &RPCClient{pool: newConnPool(timeout), addr: addr}
-}
-
-// Call makes one RPC.
-func (c *RPCClient) Call(ctx context.Context, method string, args, reply any) error {
-	done := make(chan error, 1)
-	go func() { done <- c.pool.call(c.addr, method, args, reply) }()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// Close closes the connection.
-func (c *RPCClient) Close() { c.pool.shutdown() }
 
 func (s *Server) forwardRegionErr(region string) error {
 	return fmt.Errorf("No path to region %q", region)

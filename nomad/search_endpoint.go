@@ -125,17 +125,23 @@ func searchContext(ws memdb.WatchSet, st *state.StateStore, ctx, ns, prefix stri
 		}
 		return ids, state.TableNodes, nil
 	case structs.SearchContextNodePools:
-		for _, p := range []string{structs.AllNodePools, structs.DefaultNodePool} {
-			if strings.HasPrefix(p, prefix) {
-				ids = append(ids, p)
-			}
+		pools, err := st.NodePoolsByNamePrefix(ws, prefix)
+		if err != nil {
+			return nil, "", err
 		}
-		return ids, "", nil
+		for _, p := range pools {
+			ids = append(ids, p.Name)
+		}
+		return ids, state.TableNodePools, nil
 	case structs.SearchContextNamespaces:
-		if strings.HasPrefix(structs.DefaultNamespace, prefix) {
-			ids = append(ids, structs.DefaultNamespace)
+		list, err := st.NamespacesByNamePrefix(ws, prefix)
+		if err != nil {
+			return nil, "", err
 		}
-		return ids, "", nil
+		for _, n := range list {
+			ids = append(ids, n.Name)
+		}
+		return ids, state.TableNamespaces, nil
 	}
 	return nil, "", nil // deployments, volumes, ...: nomadq has none
 }

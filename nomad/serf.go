@@ -209,6 +209,12 @@ func (s *Server) reconcileMember(m serf.Member) {
 			s.logger.Warn("add raft peer", "peer", m.Name, "error", err)
 		}
 	case serf.StatusLeft, serf.StatusFailed:
+		if m.Status == serf.StatusFailed && !s.mayRemoveFailedServer() {
+			// Autopilot's cleanup_dead_servers is off, or removing it
+			// would go below min_quorum: the operator decides.
+			s.logger.Warn("failed server stays in the raft configuration (autopilot)", "peer", m.Name)
+			return
+		}
 		if err := s.raft.RemoveServer(raft.ServerID(p.ID), 0, 0).Error(); err != nil {
 			s.logger.Warn("remove raft peer", "peer", m.Name, "error", err)
 		}

@@ -16,6 +16,7 @@ import (
 	wal "github.com/hashicorp/raft-wal"
 	"github.com/hashicorp/raft-wal/metadb"
 	"github.com/hashicorp/serf/serf"
+	"github.com/nomadq/nomadq/msgpackrpc"
 	"github.com/nomadq/nomadq/nomad/batchqueue"
 	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
@@ -29,6 +30,7 @@ type Server struct {
 	nodeID string
 
 	fsm           *nomadFSM
+	varLocks      *variableLocks
 	raft          *raft.Raft
 	raftLayer     *raftLayer
 	raftTransport *raft.NetworkTransport
@@ -39,9 +41,14 @@ type Server struct {
 	rpcListener  net.Listener
 	rpcAdvertise net.Addr
 	rpcServer    *rpc.Server
-	connPool     *connPool
-	conns        map[net.Conn]struct{}
-	connsLock    sync.Mutex
+	aclCache     aclCache
+	// leaderACL is a management secret that only this process knows; the
+	// server uses it for the calls it makes to itself (marking a node
+	// down), which must pass the ACL check like any other.
+	leaderACL string
+	connPool  *msgpackrpc.Pool
+	conns     map[net.Conn]struct{}
+	connsLock sync.Mutex
 
 	serf    *serf.Serf
 	eventCh chan serf.Event
@@ -52,6 +59,11 @@ type Server struct {
 	planQueue    *PlanQueue
 	heartbeats   *heartbeater
 	batchQueue   *batchqueue.Queue
+	workerPool   *workerPool
+	autopilot    *autopilotHealth
+
+	// keyring signs workload identities with the root keys of state.
+	keyring *keyring
 
 	leaderLock   sync.Mutex
 	leaderCancel func()
@@ -83,10 +95,12 @@ func NewServer(config *Config) (*Server, error) {
 		config:     config,
 		logger:     config.Logger.Named("server"),
 		rpcServer:  rpc.NewServer(),
-		connPool:   newConnPool(config.RaftTimeout),
+		leaderACL:  structs.GenerateUUID(),
+		connPool:   msgpackrpc.NewPool(config.RaftTimeout),
 		conns:      make(map[net.Conn]struct{}),
 		eventCh:    make(chan serf.Event, 256),
 		shutdownCh: make(chan struct{}),
+		keyring:    newKeyring(),
 	}
 	var err error
 	if s.nodeID, err = s.loadNodeID(); err != nil {
@@ -101,11 +115,15 @@ func NewServer(config *Config) (*Server, error) {
 	s.planQueue = NewPlanQueue()
 	s.heartbeats = newHeartbeater(s)
 	s.batchQueue = s.newBatchQueue()
+	s.workerPool = newWorkerPool(s, config.NumSchedulers)
+	s.autopilot = newAutopilotHealth()
+	s.varLocks = newVariableLocks(s.expireVariableLock)
 
 	if s.fsm, err = newFSM(s.logger, s.blockedEvals, s.evalBroker); err != nil {
 		return nil, err
 	}
 	s.fsm.setBatchQueueFeed(s.batchQueue.Feed)
+	s.fsm.setEventBroker(config.eventBroker())
 	if err := s.setupRPC(); err != nil {
 		s.Shutdown()
 		return nil, err
@@ -311,6 +329,7 @@ func (s *Server) Shutdown() error {
 		}
 	}
 	s.revokeLeadership()
+	s.fsm.closeEvents()
 	if s.serf != nil {
 		_ = s.serf.Leave()
 		_ = s.serf.Shutdown()
@@ -334,7 +353,7 @@ func (s *Server) Shutdown() error {
 		c.Close()
 	}
 	s.connsLock.Unlock()
-	s.connPool.shutdown()
+	s.connPool.Shutdown()
 	s.wg.Wait()
 	if c, ok := s.raftStore.(io.Closer); ok {
 		_ = c.Close()

@@ -24,3 +24,17 @@ func (s *System) GarbageCollect(args *structs.GenericRequest, reply *structs.Gen
 	reply.Index = index
 	return nil
 }
+
+// ReconcileJobSummaries recomputes every job summary from the allocs and
+// child jobs in state, through Raft so that every server does the same.
+func (s *System) ReconcileJobSummaries(args *structs.GenericRequest, reply *structs.GenericResponse) error {
+	if done, err := s.srv.forward("System.ReconcileJobSummaries", structs.WriteRequest{Region: args.Region}, args, reply); done {
+		return err
+	}
+	_, index, err := s.srv.raftApply(structs.ReconcileJobSummariesRequestType, &structs.ReconcileJobSummariesRequest{WriteRequest: structs.WriteRequest{Region: args.Region}})
+	if err != nil {
+		return err
+	}
+	reply.Index = index
+	return nil
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -13,7 +14,8 @@ import (
 	"github.com/nomadq/nomadq/structs"
 )
 
-// workerSchedulers are the eval types a worker takes from the broker.
+// workerSchedulers are the eval types a worker takes from the broker
+// unless the operator narrowed them (/v1/agent/schedulers/config).
 var workerSchedulers = []string{
 	structs.JobTypeService, structs.JobTypeBatch, structs.JobTypeSystem, structs.JobTypeSysBatch, structs.JobTypeCore,
 }
@@ -25,19 +27,41 @@ type worker struct {
 	srv    *Server
 	logger hclog.Logger
 
+	// id, schedulers and started identify the worker in
+	// /v1/agent/schedulers; workload says what it is doing now.
+	id         string
+	schedulers []string
+	started    time.Time
+	workload   atomic.Value // string
+
 	// The eval being processed and its broker token.
 	eval  *structs.Evaluation
 	token string
+
+	// ctx is the context of run: the scheduler's calls back into the
+	// worker (SubmitPlan) end with it.
+	ctx context.Context
 }
 
-func (s *Server) newWorker(id int) *worker {
-	return &worker{srv: s, logger: s.logger.Named("worker").With("worker_id", id)}
+func (s *Server) newWorker(schedulers []string) *worker {
+	id := structs.GenerateUUID()
+	w := &worker{srv: s, logger: s.logger.Named("worker").With("worker_id", id), id: id,
+		schedulers: schedulers, started: time.Now()}
+	w.setWorkload(WorkloadStarting)
+	return w
 }
+
+func (w *worker) setWorkload(status string) { w.workload.Store(status) }
+
+// Workload is what the worker is doing, in Nomad's words.
+func (w *worker) Workload() string { return w.workload.Load().(string) }
 
 func (w *worker) run(ctx context.Context) {
+	w.ctx = ctx
 	for ctx.Err() == nil {
 		dequeueStart := time.Now()
-		eval, token, err := w.srv.evalBroker.Dequeue(workerSchedulers, 500*time.Millisecond)
+		w.setWorkload(WorkloadWaitingToDequeue)
+		eval, token, err := w.srv.evalBroker.Dequeue(w.schedulers, 500*time.Millisecond)
 		if eval != nil {
 			w.srv.metrics().MeasureSince([]string{"nomad", "worker", "dequeue_eval"}, dequeueStart)
 		}
@@ -55,6 +79,7 @@ func (w *worker) run(ctx context.Context) {
 			continue
 		}
 		w.eval, w.token = eval, token
+		w.setWorkload(WorkloadScheduling)
 		if err := w.process(ctx, eval); err != nil {
 			w.logger.Error("eval failed; nacking", "eval_id", eval.ID, "job_id", eval.JobID, "error", err)
 			if err := w.srv.evalBroker.Nack(eval.ID, token); err != nil {
@@ -65,6 +90,7 @@ func (w *worker) run(ctx context.Context) {
 		}
 		w.eval, w.token = nil, ""
 	}
+	w.setWorkload(WorkloadStopped)
 }
 
 func (w *worker) process(ctx context.Context, eval *structs.Evaluation) error {
@@ -113,6 +139,8 @@ func (w *worker) snapshotAtLeast(ctx context.Context, index uint64) (*state.Stat
 // the commit so the scheduler can retry.
 func (w *worker) SubmitPlan(plan *structs.Plan) (*structs.PlanResult, scheduler.State, error) {
 	plan.EvalToken = w.token
+	w.setWorkload(WorkloadSubmitting)
+	defer w.setWorkload(WorkloadScheduling)
 	// Time spent waiting for the applier is not the worker being stuck:
 	// keep the broker from redelivering the eval meanwhile.
 	if err := w.srv.evalBroker.PauseNackTimeout(plan.EvalID, w.token); err == nil {
@@ -122,14 +150,18 @@ func (w *worker) SubmitPlan(plan *structs.Plan) (*structs.PlanResult, scheduler.
 	if err != nil {
 		return nil, nil, err
 	}
-	result, err := future.Wait()
+	ctx := w.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	result, err := future.Wait(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	if result.RefreshIndex == 0 {
 		return result, nil, nil
 	}
-	snap, err := w.snapshotAtLeast(context.Background(), result.RefreshIndex)
+	snap, err := w.snapshotAtLeast(ctx, result.RefreshIndex)
 	if err != nil {
 		return result, nil, err
 	}

@@ -17,6 +17,11 @@ type evalContext struct {
 	// metric is the metric of the placement being selected.
 	metric *structs.AllocMetric
 
+	// nodeLimit caps the nodes a placement with affinities or spreads
+	// scores (the scheduler configuration's
+	// NodeLimitForFeasibilityChecks); zero means scoredWithPreferences.
+	nodeLimit int
+
 	regexps  map[string]*regexp.Regexp
 	versions map[string]*versionConstraint
 
@@ -51,6 +56,27 @@ type liveAlloc struct {
 type nodeUsage struct {
 	capacity structs.ComparableResources
 	used     structs.ComparableResources
+	// ports counts the holders of each host port (the node's reserved
+	// ports count as one); cores does the same for reserved cores.
+	ports map[int]int
+	cores map[uint16]int
+}
+
+// hold adds (delta 1) or removes (delta -1) an allocation's ports and
+// cores.
+func (u *nodeUsage) hold(ports []int, cores []uint16, delta int) {
+	for _, p := range ports {
+		u.ports[p] += delta
+		if u.ports[p] <= 0 {
+			delete(u.ports, p)
+		}
+	}
+	for _, c := range cores {
+		u.cores[c] += delta
+		if u.cores[c] <= 0 {
+			delete(u.cores, c)
+		}
+	}
 }
 
 func newEvalContext(state State, plan *structs.Plan, jobID string, nodes map[string]*structs.Node) *evalContext {
@@ -101,7 +127,8 @@ func (ctx *evalContext) usageOf(n *structs.Node) *nodeUsage {
 		ctx.byNode[n] = u
 		return u
 	}
-	u := &nodeUsage{capacity: n.Comparable()}
+	u := &nodeUsage{capacity: n.Comparable(), ports: make(map[int]int), cores: make(map[uint16]int)}
+	u.hold(n.ReservedHostPorts(), nil, 1)
 	allocs, err := ctx.state.AllocsByNode(n.ID)
 	if err != nil && ctx.err == nil {
 		ctx.err = err
@@ -111,6 +138,7 @@ func (ctx *evalContext) usageOf(n *structs.Node) *nodeUsage {
 			continue
 		}
 		u.used.Add(allocUsage(a))
+		u.hold(portValues(a), a.ReservedCores(), 1)
 	}
 	ctx.usage[n.ID] = u
 	ctx.byNode[n] = u
@@ -135,12 +163,27 @@ func (ctx *evalContext) stop(a *structs.Allocation) {
 	}
 	if u, ok := ctx.usage[a.NodeID]; ok {
 		sub(&u.used, allocUsage(a))
+		u.hold(portValues(a), a.ReservedCores(), -1)
 	}
 }
 
-// place records a new allocation the plan places on a node.
-func (ctx *evalContext) place(n *structs.Node, group string, ask structs.ComparableResources) {
-	ctx.usageOf(n).used.Add(ask)
+// place records a new allocation the plan places on a node: its ask and
+// the ports and cores its offer took.
+func (ctx *evalContext) place(n *structs.Node, group string, ask structs.ComparableResources, o *offer) {
+	u := ctx.usageOf(n)
+	if o != nil {
+		ask = o.ask
+		var ports []int
+		for _, p := range o.ports {
+			ports = append(ports, p.Value)
+		}
+		var cores []uint16
+		for _, cs := range o.cores {
+			cores = append(cores, cs...)
+		}
+		u.hold(ports, cores, 1)
+	}
+	u.used.Add(ask)
 	ctx.addLive(n.ID, group)
 }
 

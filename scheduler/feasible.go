@@ -14,6 +14,9 @@ const (
 	filterNodePool   = "node pool"
 	filterDatacenter = "datacenter"
 	filterDrivers    = "missing drivers"
+	// filterHostVolumes is Nomad's key for nodes without a group's host
+	// volumes.
+	filterHostVolumes = "missing compatible host volumes"
 )
 
 // rejection says why a node failed a check: key is the metric key
@@ -328,6 +331,9 @@ func newFeasibilityIterator(ctx *evalContext, source nodeIterator, job *structs.
 	}
 	if len(drivers) > 0 {
 		it.classed = append(it.classed, driverChecker{drivers})
+	}
+	if len(tg.Volumes) > 0 {
+		it.classed = append(it.classed, newHostVolumeChecker(tg.Volumes))
 	}
 	add := func(cs []*structs.Constraint) {
 		for _, c := range cs {

@@ -66,6 +66,7 @@ func (s *genericScheduler) attempt() (done, progress bool, err error) {
 	ordered := shuffled(snap.nodes, s.cfg)
 	plan := s.newPlan(snap)
 	ctx := newEvalContext(s.state, plan, s.eval.JobID, nodeByID)
+	ctx.nodeLimit = snap.nodeLimit
 	stacks := make(map[string]*groupStack)
 	stackFor := func(tg *structs.TaskGroup) *groupStack {
 		st, ok := stacks[tg.Name]
@@ -118,8 +119,8 @@ func (s *genericScheduler) attempt() (done, progress bool, err error) {
 			s.queued[p.tg.Name]++
 			continue
 		}
-		plan.AppendAlloc(s.newAlloc(job, p, ranked.node, metric, now))
-		ctx.place(ranked.node, p.tg.Name, st.ask)
+		plan.AppendAlloc(s.newAlloc(job, p, ranked, metric, now))
+		ctx.place(ranked.node, p.tg.Name, st.ask, ranked.offer)
 	}
 	if ctx.err != nil {
 		return false, false, fmt.Errorf("read state: %w", ctx.err)
@@ -140,8 +141,9 @@ func (s *genericScheduler) attempt() (done, progress bool, err error) {
 }
 
 // newAlloc builds the allocation of one placement.
-func (s *genericScheduler) newAlloc(job *structs.Job, p placeRequest, n *structs.Node, m *structs.AllocMetric, now time.Time) *structs.Allocation {
-	ar, total, tasks := allocatedResources(p.tg)
+func (s *genericScheduler) newAlloc(job *structs.Job, p placeRequest, ranked *rankedNode, m *structs.AllocMetric, now time.Time) *structs.Allocation {
+	n := ranked.node
+	ar, total, tasks := allocatedResources(p.tg, memoryOversubscription(s.state), ranked.offer)
 	ns := job.Namespace
 	if ns == "" {
 		ns = s.eval.Namespace
@@ -254,16 +256,24 @@ func copyCounts(m map[string]int) map[string]int {
 	return c
 }
 
-// schedulerAlgorithm reads the cluster's placement algorithm.
-func schedulerAlgorithm(state State) (string, error) {
+// schedulerSettings reads the cluster's placement algorithm and how many
+// nodes a placement with affinities or spreads scores.
+func schedulerSettings(state State) (string, int, error) {
 	cfg, err := state.SchedulerConfig()
 	if err != nil {
-		return "", fmt.Errorf("read scheduler configuration: %w", err)
+		return "", 0, fmt.Errorf("read scheduler configuration: %w", err)
 	}
-	if cfg == nil || cfg.SchedulerAlgorithm == "" {
-		return structs.SchedulerAlgorithmBinpack, nil
+	if cfg == nil {
+		return structs.SchedulerAlgorithmBinpack, scoredWithPreferences, nil
 	}
-	return cfg.SchedulerAlgorithm, nil
+	algorithm, limit := cfg.SchedulerAlgorithm, int(cfg.NodeLimitForFeasibilityChecks)
+	if algorithm == "" {
+		algorithm = structs.SchedulerAlgorithmBinpack
+	}
+	if limit <= 0 {
+		limit = scoredWithPreferences
+	}
+	return algorithm, limit, nil
 }
 
 // shuffled returns the nodes in the order placement visits them: a random

@@ -722,12 +722,7 @@ func TestLost_AllocsOnDownNodeReplaced(t *testing.T) {
 	h.run(job)
 	// Pin everything on node 0, then let node 0 go down; one alloc there
 	// already completed.
-	for _, a := range h.State.allocs {
-		h.State.byNode[a.NodeID] = nil
-		a.NodeID = nodes[0].ID
-		a.ClientStatus = structs.AllocClientStatusRunning
-	}
-	h.State.byNode[nodes[0].ID] = append([]string(nil), h.State.order...)
+	h.pinRunning(nodes[0])
 	var doneID string
 	for _, a := range h.State.allocs {
 		if a.Name == "j.work[2]" {
@@ -995,8 +990,24 @@ func TestSpread_EvenAcrossValues(t *testing.T) {
 }
 
 func TestCandidateLimit(t *testing.T) {
-	must.Eq(t, 2, candidateLimit(1, false))
-	must.Eq(t, 2, candidateLimit(4, false))
-	must.Eq(t, 13, candidateLimit(5000, false))
-	must.Eq(t, scoredWithPreferences, candidateLimit(5000, true))
+	cases := []struct {
+		name        string
+		feasible    int
+		preferences bool
+		configured  int
+		want        int
+	}{
+		{"one node", 1, false, 0, 2},
+		{"four nodes", 4, false, 0, 2},
+		{"log2 of 5000", 5000, false, 0, 13},
+		{"configured limit ignored without preferences", 5000, false, 50, 13},
+		{"preferences take the default", 5000, true, 0, scoredWithPreferences},
+		{"preferences take NodeLimitForFeasibilityChecks", 5000, true, 123, 123},
+		{"a small configured limit is honoured", 5000, true, 3, 3},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			must.Eq(t, c.want, candidateLimit(c.feasible, c.preferences, c.configured))
+		})
+	}
 }

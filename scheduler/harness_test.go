@@ -181,17 +181,20 @@ func (h *Harness) apply(p *structs.Plan) *structs.PlanResult {
 			continue
 		}
 		var used structs.ComparableResources
+		var holders []*structs.Allocation
 		for _, id := range s.byNode[nodeID] {
 			if a := s.allocs[id]; !a.TerminalStatus() && !removed[id] {
 				used.Add(allocUsage(a))
+				holders = append(holders, a)
 			}
 		}
 		for _, a := range as {
 			if !a.TerminalStatus() {
 				used.Add(allocUsage(a))
+				holders = append(holders, a)
 			}
 		}
-		if ok, _ := n.Comparable().Superset(used); !ok {
+		if ok, _ := n.Comparable().Superset(used); !ok || structs.HostClaimCollision(n.ReservedHostPorts(), holders) != "" {
 			r.RefreshIndex = idx
 			continue
 		}
@@ -391,4 +394,14 @@ func mockEval(job *structs.Job) *structs.Evaluation {
 		JobModifyIndex: job.JobModifyIndex,
 		Status:         structs.EvalStatusPending,
 	}
+}
+
+// pinRunning moves every allocation in state onto node, running.
+func (h *Harness) pinRunning(node *structs.Node) {
+	for _, a := range h.State.allocs {
+		h.State.byNode[a.NodeID] = nil
+		a.NodeID = node.ID
+		a.ClientStatus = structs.AllocClientStatusRunning
+	}
+	h.State.byNode[node.ID] = append([]string(nil), h.State.order...)
 }

@@ -184,6 +184,8 @@ type snapshot struct {
 	nodes     []*structs.Node
 	nodeByID  map[string]*structs.Node
 	algorithm string
+	// nodeLimit is how many nodes a placement with preferences scores.
+	nodeLimit int
 	index     uint64
 }
 
@@ -201,7 +203,7 @@ func readSnapshot(state State, eval *structs.Evaluation) (*snapshot, error) {
 	if snap.nodes, err = state.Nodes(); err != nil {
 		return nil, fmt.Errorf("read nodes: %w", err)
 	}
-	if snap.algorithm, err = schedulerAlgorithm(state); err != nil {
+	if snap.algorithm, snap.nodeLimit, err = schedulerSettings(state); err != nil {
 		return nil, err
 	}
 	if snap.index, err = state.LatestIndex(); err != nil {

@@ -19,7 +19,10 @@ const maxRetainedScores = 5
 // rankedNode is a feasible node that fits, with its scores. The final
 // score is the mean of the individual ones, each in [-1, 1].
 type rankedNode struct {
-	node   *structs.Node
+	node *structs.Node
+	// offer holds the ports and cores assigned on the node; nil when
+	// the group takes neither.
+	offer  *offer
 	names  [4]string
 	scores [4]float64
 	n      int
@@ -56,6 +59,9 @@ type binPackIterator struct {
 	ctx    *evalContext
 	source nodeIterator
 	ask    structs.ComparableResources
+	// tg is set when the group takes ports or cores, which are
+	// assigned per node.
+	tg     *structs.TaskGroup
 	spread bool
 	// arena holds the ranked nodes of the current pass; only the
 	// winner's node outlives it.
@@ -71,11 +77,21 @@ func (it *binPackIterator) Next() *rankedNode {
 			return nil
 		}
 		u := it.ctx.usageOf(n)
+		var o *offer
 		total := u.used
-		total.Add(it.ask)
-		if ok, dim := u.capacity.Superset(total); !ok {
-			recordExhausted(it.ctx.metric, n, dim)
-			continue
+		if it.tg != nil {
+			var dim string
+			if o, dim = makeOffer(n, u, it.tg, it.ask); o == nil {
+				recordExhausted(it.ctx.metric, n, dim)
+				continue
+			}
+			total.Add(o.ask)
+		} else {
+			total.Add(it.ask)
+			if ok, dim := u.capacity.Superset(total); !ok {
+				recordExhausted(it.ctx.metric, n, dim)
+				continue
+			}
 		}
 		score := fullness(u.capacity, total)
 		if it.spread {
@@ -86,7 +102,7 @@ func (it *binPackIterator) Next() *rankedNode {
 			// referenced; start a fresh block instead.
 			it.arena = make([]rankedNode, 0, max(16, 2*cap(it.arena)))
 		}
-		it.arena = append(it.arena, rankedNode{node: n})
+		it.arena = append(it.arena, rankedNode{node: n, offer: o})
 		r := &it.arena[len(it.arena)-1]
 		r.addScore(scoreBinPack, score)
 		return r

@@ -62,6 +62,7 @@ const (
 	kindInplace                          // keeps running, takes the new job
 	kindDestructive                      // stop and place anew
 	kindLost                             // node down: stop as lost, place anew
+	kindMigrate                          // marked to migrate (drain, alloc stop): stop, place anew
 	kindRescheduleNow                    // failed: place a replacement now
 	kindRescheduleLater                  // failed: replace after its delay
 	kindDone                             // complete batch or out of attempts
@@ -146,6 +147,11 @@ func (r *reconciler) computeGroup(res *reconcileResult, tg *structs.TaskGroup, a
 			switch {
 			case r.tainted(a):
 				s.kind = kindLost
+			case a.DesiredTransition.ShouldMigrate():
+				// The drainer or an alloc stop asked the alloc to move;
+				// a migration is no failure, so it takes no reschedule
+				// attempt.
+				s.kind = kindMigrate
 			case !jobChanged(a, r.job):
 				s.kind = kindRunning
 			case !needsDestructiveUpdate(a.Job, r.job, tg.Name) && r.inplaceOK(a, tg):
@@ -169,7 +175,7 @@ func (r *reconciler) computeGroup(res *reconcileResult, tg *structs.TaskGroup, a
 		keep = slots[:max(tg.Count, 0)]
 		for _, s := range slots[len(keep):] {
 			switch s.kind {
-			case kindRunning, kindInplace, kindDestructive:
+			case kindRunning, kindInplace, kindDestructive, kindMigrate:
 				res.stop = append(res.stop, stopRequest{alloc: s.alloc, desc: descNotNeeded})
 			case kindLost:
 				res.stop = append(res.stop, stopRequest{alloc: s.alloc, desc: descLost, clientStatus: structs.AllocClientStatusLost})
@@ -191,6 +197,9 @@ func (r *reconciler) computeGroup(res *reconcileResult, tg *structs.TaskGroup, a
 			res.place = append(res.place, placeRequest{tg: tg, index: s.index})
 		case kindLost:
 			res.stop = append(res.stop, stopRequest{alloc: s.alloc, desc: descLost, clientStatus: structs.AllocClientStatusLost})
+			res.place = append(res.place, placeRequest{tg: tg, index: s.index, previous: s.alloc})
+		case kindMigrate:
+			res.stop = append(res.stop, stopRequest{alloc: s.alloc, desc: descMigrating})
 			res.place = append(res.place, placeRequest{tg: tg, index: s.index, previous: s.alloc})
 		case kindRescheduleNow:
 			// Stopping the failed allocation as well as linking it keeps

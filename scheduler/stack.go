@@ -59,18 +59,22 @@ func (it *circularIterator) reset() { it.seen = 0 }
 // nodes out of n feasible ones, max(2, ceil(log2 n)) — 13 on a 5,000
 // node cluster — as Nomad does for batch work. Affinities and spreads
 // only pay off when many nodes are compared, so groups with them score up
-// to scoredWithPreferences nodes.
+// to prefLimit nodes: the scheduler configuration's
+// NodeLimitForFeasibilityChecks, or scoredWithPreferences when it is 0.
 const scoredWithPreferences = 256
 
-func candidateLimit(n int, preferences bool) int {
+func candidateLimit(n int, preferences bool, prefLimit int) int {
 	l := 2
 	if n > 1 {
 		if lg := bits.Len(uint(n - 1)); lg > l {
 			l = lg
 		}
 	}
-	if preferences && l < scoredWithPreferences {
-		l = scoredWithPreferences
+	if prefLimit <= 0 {
+		prefLimit = scoredWithPreferences
+	}
+	if preferences {
+		l = prefLimit
 	}
 	return l
 }
@@ -102,7 +106,7 @@ type groupStack struct {
 }
 
 func newGroupStack(ctx *evalContext, job *structs.Job, tg *structs.TaskGroup, nodes []*structs.Node, algorithm string) *groupStack {
-	s := &groupStack{ctx: ctx, job: job, tg: tg, ask: groupAsk(tg)}
+	s := &groupStack{ctx: ctx, job: job, tg: tg, ask: tg.Ask()}
 	s.checks = newFeasibilityIterator(ctx, &sliceIterator{nodes: nodes}, job, tg)
 	s.stats = s.checks.stats
 	for n := s.checks.Next(); n != nil; n = s.checks.Next() {
@@ -126,6 +130,9 @@ func newGroupStack(ctx *evalContext, job *structs.Job, tg *structs.TaskGroup, no
 	addDynamic(tg.Constraints, false)
 
 	s.binpack = &binPackIterator{ctx: ctx, source: it, ask: s.ask, spread: algorithm == structs.SchedulerAlgorithmSpread}
+	if needsOffer(tg) {
+		s.binpack.tg = tg
+	}
 	var rank rankIterator = s.binpack
 	if job.Type == structs.JobTypeService {
 		rank = &jobAntiAffinityIterator{ctx: ctx, source: rank, group: tg.Name, count: tg.Count}
@@ -143,7 +150,7 @@ func newGroupStack(ctx *evalContext, job *structs.Job, tg *structs.TaskGroup, no
 	if len(spreads) > 0 {
 		rank = newSpreadIterator(ctx, rank, spreads, tg.Name, tg.Count, s.feasible)
 	}
-	s.limit = &limitIterator{source: rank, limit: candidateLimit(len(s.feasible), len(affs)+len(spreads) > 0)}
+	s.limit = &limitIterator{source: rank, limit: candidateLimit(len(s.feasible), len(affs)+len(spreads) > 0, ctx.nodeLimit)}
 	s.top = &maxScoreIterator{ctx: ctx, source: s.limit}
 	return s
 }

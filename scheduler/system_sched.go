@@ -42,6 +42,7 @@ func (s *systemScheduler) attempt() (done, progress bool, err error) {
 	s.job, s.snapshotIndex = job, snap.index
 	plan := s.newPlan(snap)
 	ctx := newEvalContext(s.state, plan, s.eval.JobID, nodeByID)
+	ctx.nodeLimit = snap.nodeLimit
 	s.resetCounts(job)
 
 	stop := func(a *structs.Allocation, desc, clientStatus string) {
@@ -142,8 +143,16 @@ func (s *systemScheduler) reconcile(ctx *evalContext, plan *structs.Plan, job *s
 				}
 				a := live[0]
 				switch {
+				case a.DesiredTransition.ShouldMigrate() && (n.Draining() || n.SchedulingEligibility != structs.NodeSchedulingEligible):
+					// Drained off the node, which is ineligible now:
+					// nothing replaces it here.
+					stop(a, descMigrating, "")
 				case !st.feasibleOn(n):
 					stop(a, descInfeasible, "")
+				case a.DesiredTransition.ShouldMigrate():
+					// A stopped system alloc runs again on its node.
+					stop(a, descMigrating, "")
+					places = append(places, placement{tg, n})
 				case !jobChanged(a, job):
 				case !needsDestructiveUpdate(a.Job, job, tg.Name):
 					u := *a
@@ -172,8 +181,8 @@ func (s *systemScheduler) reconcile(ctx *evalContext, plan *structs.Plan, job *s
 		ctx.metric = m
 		u := ctx.usageOf(p.node)
 		total := u.used
-		total.Add(st.ask)
-		if ok, dim := u.capacity.Superset(total); !ok {
+		o, dim := makeOffer(p.node, u, p.tg, st.ask)
+		if o == nil {
 			recordExhausted(m, p.node, dim)
 			s.queued[p.tg.Name]++
 			if f := s.failed[p.tg.Name]; f != nil {
@@ -185,19 +194,20 @@ func (s *systemScheduler) reconcile(ctx *evalContext, plan *structs.Plan, job *s
 			s.recordFailure(p.tg.Name, st.failureMetric(m))
 			continue
 		}
+		total.Add(o.ask)
 		score := fullness(u.capacity, total)
 		if algorithm == structs.SchedulerAlgorithmSpread {
 			score = 1 - score
 		}
 		m.ScoreMetaData = []*structs.NodeScoreMeta{{NodeID: p.node.ID, NormScore: score, Scores: map[string]float64{scoreBinPack: score}}}
-		plan.AppendAlloc(s.newAlloc(job, p.tg, p.node, m))
-		ctx.place(p.node, p.tg.Name, st.ask)
+		plan.AppendAlloc(s.newAlloc(job, p.tg, p.node, m, o))
+		ctx.place(p.node, p.tg.Name, st.ask, o)
 	}
 	s.classElig, s.escaped = eligibility(stacks, s.failed)
 }
 
-func (s *systemScheduler) newAlloc(job *structs.Job, tg *structs.TaskGroup, n *structs.Node, m *structs.AllocMetric) *structs.Allocation {
-	ar, total, tasks := allocatedResources(tg)
+func (s *systemScheduler) newAlloc(job *structs.Job, tg *structs.TaskGroup, n *structs.Node, m *structs.AllocMetric, o *offer) *structs.Allocation {
+	ar, total, tasks := allocatedResources(tg, memoryOversubscription(s.state), o)
 	ns := job.Namespace
 	if ns == "" {
 		ns = s.eval.Namespace

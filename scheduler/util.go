@@ -14,41 +14,15 @@ const (
 	descJobStopped   = "alloc not needed since job is stopped"
 	descUpdating     = "alloc is being updated due to job update"
 	descLost         = "alloc is lost since its node is down"
+	descMigrating    = "alloc is being migrated"
 	descRescheduled  = "alloc was rescheduled because it failed"
 	descNodeTainted  = "alloc not needed as node is tainted"
 	descInfeasible   = "alloc not needed as node no longer fits the job's constraints"
 	descGroupRemoved = "alloc not needed as its task group was removed from the job"
 )
 
-// groupAsk is what one allocation of a group reserves.
-func groupAsk(tg *structs.TaskGroup) structs.ComparableResources {
-	var c structs.ComparableResources
-	for _, t := range tg.Tasks {
-		if t.Resources == nil {
-			continue
-		}
-		c.CPU += int64(t.Resources.CPU)
-		c.MemoryMB += int64(t.Resources.MemoryMB)
-	}
-	if tg.EphemeralDisk != nil {
-		c.DiskMB = int64(tg.EphemeralDisk.SizeMB)
-	}
-	return c
-}
-
 // allocUsage is what an existing allocation holds on its node.
-func allocUsage(a *structs.Allocation) structs.ComparableResources {
-	if a.AllocatedResources != nil {
-		return a.AllocatedResources.Comparable()
-	}
-	var c structs.ComparableResources
-	if a.Resources != nil {
-		c.CPU = int64(a.Resources.CPU)
-		c.MemoryMB = int64(a.Resources.MemoryMB)
-		c.DiskMB = int64(a.Resources.DiskMB)
-	}
-	return c
-}
+func allocUsage(a *structs.Allocation) structs.ComparableResources { return a.Usage() }
 
 // sub subtracts o from c.
 func sub(c *structs.ComparableResources, o structs.ComparableResources) {
@@ -59,7 +33,9 @@ func sub(c *structs.ComparableResources, o structs.ComparableResources) {
 
 // allocatedResources builds the authoritative reservation of a new
 // allocation, and the legacy Resources/TaskResources view the API shows.
-func allocatedResources(tg *structs.TaskGroup) (*structs.AllocatedResources, *structs.Resources, map[string]*structs.Resources) {
+// memory_max reaches the reservation only with memory oversubscription
+// on, as in Nomad: clients enforce it as the hard memory limit.
+func allocatedResources(tg *structs.TaskGroup, oversubscribe bool, o *offer) (*structs.AllocatedResources, *structs.Resources, map[string]*structs.Resources) {
 	ar := &structs.AllocatedResources{Tasks: make(map[string]*structs.AllocatedTaskResources, len(tg.Tasks))}
 	total := &structs.Resources{}
 	legacy := make(map[string]*structs.Resources, len(tg.Tasks))
@@ -69,7 +45,9 @@ func allocatedResources(tg *structs.TaskGroup) (*structs.AllocatedResources, *st
 		if t.Resources != nil {
 			atr.Cpu.CpuShares = int64(t.Resources.CPU)
 			atr.Memory.MemoryMB = int64(t.Resources.MemoryMB)
-			atr.Memory.MemoryMaxMB = int64(t.Resources.MemoryMaxMB)
+			if oversubscribe {
+				atr.Memory.MemoryMaxMB = int64(t.Resources.MemoryMaxMB)
+			}
 			*r = *t.Resources
 			r.Networks = nil
 			total.CPU += t.Resources.CPU
@@ -84,6 +62,7 @@ func allocatedResources(tg *structs.TaskGroup) (*structs.AllocatedResources, *st
 		ar.Shared.DiskMB = int64(tg.EphemeralDisk.SizeMB)
 		total.DiskMB = tg.EphemeralDisk.SizeMB
 	}
+	o.apply(ar, legacy, total)
 	return ar, total, legacy
 }
 
@@ -144,4 +123,11 @@ func jobChanged(alloc *structs.Allocation, job *structs.Job) bool {
 // sortedKeys returns the keys of m in order.
 func sortedKeys[V any](m map[string]V) []string {
 	return slices.Sorted(maps.Keys(m))
+}
+
+// memoryOversubscription reads whether the cluster lets tasks use memory
+// up to memory_max; unreadable configuration means no.
+func memoryOversubscription(state State) bool {
+	cfg, err := state.SchedulerConfig()
+	return err == nil && cfg != nil && cfg.MemoryOversubscriptionEnabled
 }

@@ -326,6 +326,9 @@ func (tx *writeTxn) updateAllocFromClient(update *structs.Allocation) error {
 	c.ClientStatus = update.ClientStatus
 	c.ClientDescription = update.ClientDescription
 	c.TaskStates = update.TaskStates
+	if update.NetworkStatus != nil {
+		c.NetworkStatus = update.NetworkStatus
+	}
 	if update.ModifyTime != 0 {
 		c.ModifyTime = update.ModifyTime
 	}

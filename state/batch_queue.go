@@ -219,6 +219,9 @@ func (s *StateStore) BatchQueueApply(index uint64, req *structs.BatchQueueReleas
 			if job == nil {
 				continue // purged: its entry went with it
 			}
+			if err := tx.dropBatchQueueControl(entry.Namespace, entry.JobID); err != nil {
+				return err
+			}
 			c := entry.Copy()
 			c.Release = &structs.BatchQueueRelease{Index: index, Time: req.ReleaseTime, JobVersion: job.Version}
 			if err := tx.Insert(TableBatchQueue, c); err != nil {
@@ -241,78 +244,150 @@ func (s *StateStore) BatchQueueApply(index uint64, req *structs.BatchQueueReleas
 	return evals, err
 }
 
-// BatchQueueDrain empties the queue table, as disabling the queue does,
-// and returns the pending evals of the entries that were still queued, so
-// that the caller hands them all to the broker.
-func (s *StateStore) BatchQueueDrain(index uint64) ([]*structs.Evaluation, error) {
+// drainBatchQueue empties the queue table, as switching the queue off
+// does, and returns the pending evals of the entries that were still
+// queued, for the broker.
+func (tx *writeTxn) drainBatchQueue() ([]*structs.Evaluation, error) {
+	iter, err := tx.Get(TableBatchQueue, "id")
+	if err != nil {
+		return nil, fmt.Errorf("drain batch queue: %w", err)
+	}
+	entries := collect[*structs.BatchQueueEntry](nil, iter, nil)
+	if len(entries) == 0 {
+		return nil, nil
+	}
 	var evals []*structs.Evaluation
-	err := s.write(index, func(tx *writeTxn) error {
-		iter, err := tx.Get(TableBatchQueue, "id")
+	for _, e := range entries {
+		if err := tx.Delete(TableBatchQueue, e); err != nil {
+			return nil, fmt.Errorf("drain batch queue: %w", err)
+		}
+		if err := tx.dropBatchQueueControl(e.Namespace, e.JobID); err != nil {
+			return nil, err
+		}
+		if e.Released() {
+			continue
+		}
+		ev, err := tx.evalByID(e.EvalID)
 		if err != nil {
-			return err
+			return nil, fmt.Errorf("drain batch queue: %w", err)
 		}
-		entries := collect[*structs.BatchQueueEntry](nil, iter, nil)
-		if len(entries) == 0 {
-			return nil
+		if ev != nil && ev.Status == structs.EvalStatusPending {
+			evals = append(evals, ev)
 		}
-		for _, e := range entries {
-			if err := tx.Delete(TableBatchQueue, e); err != nil {
-				return fmt.Errorf("drain batch queue: %w", err)
-			}
-			if e.Released() {
-				continue
-			}
-			ev, err := tx.evalByID(e.EvalID)
-			if err != nil {
-				return err
-			}
-			if ev != nil && ev.Status == structs.EvalStatusPending {
-				evals = append(evals, ev)
-			}
+	}
+	if testHookDrainBatchQueue != nil {
+		if err := testHookDrainBatchQueue(); err != nil {
+			return nil, fmt.Errorf("drain batch queue: %w", err)
 		}
-		tx.touch(TableBatchQueue)
-		return tx.countBatchQueue(func(s *BatchQueueStats) {
-			s.Removed += uint64(len(entries))
-			s.Queued, s.Released = 0, 0
-		})
+	}
+	tx.touch(TableBatchQueue)
+	err = tx.countBatchQueue(func(s *BatchQueueStats) {
+		s.Removed += uint64(len(entries))
+		s.Queued, s.Released = 0, 0
 	})
 	return evals, err
 }
 
-// batchQueueEnabled reads the replicated queue switch inside a write.
-func (tx *writeTxn) batchQueueEnabled() (bool, error) {
-	cfg, err := schedulerConfig(tx.Txn, nil)
+// testHookDrainBatchQueue, set only by tests, runs after the drain has
+// deleted the rows: an error from it shows that a configuration write
+// failing halfway leaves nothing behind.
+var testHookDrainBatchQueue func() error
+
+// BatchQueueRouting is what the batch queue's routing rule decides for a
+// newly written eval.
+type BatchQueueRouting int
+
+const (
+	// BatchQueuePass leaves the queue table as it is: the eval goes to
+	// the broker or blocked evals as usual.
+	BatchQueuePass BatchQueueRouting = iota
+	// BatchQueueEnqueue adds the eval's job to the queue with a new sort
+	// key taken from the eval and the write's Raft index.
+	BatchQueueEnqueue
+	// BatchQueueReplace makes the job's queued entry hold the eval instead
+	// of its current one, which is canceled; the entry keeps its place.
+	BatchQueueReplace
+)
+
+// BatchQueueFacts answers a routing rule's questions about a new eval's
+// job from inside the write that stores the eval. Each answer costs a
+// read, so a rule asks only what it needs.
+type BatchQueueFacts interface {
+	// Enabled reports whether the replicated configuration has the queue on.
+	Enabled() (bool, error)
+	// Job returns the eval's job, nil when it is gone.
+	Job() (*structs.Job, error)
+	// Entry returns the job's queue row, nil when it has none.
+	Entry() (*structs.BatchQueueEntry, error)
+	// LiveAlloc reports whether the job has a non-terminal alloc.
+	LiveAlloc() (bool, error)
+}
+
+// BatchQueueRouter decides whether a newly written eval waits in the
+// batch queue. The policy belongs to the queue (batchqueue.Route); the
+// store applies its decision in the same transaction.
+type BatchQueueRouter func(eval *structs.Evaluation, facts BatchQueueFacts) (BatchQueueRouting, error)
+
+// SetBatchQueueRouter makes every write of a new eval ask route whether
+// it enters the batch queue. A store without a router queues nothing.
+// Set it before the store takes writes.
+func (s *StateStore) SetBatchQueueRouter(route BatchQueueRouter) {
+	s.batchQueueRouter = route
+}
+
+// routeFacts reads a routing rule's facts inside a write.
+type routeFacts struct {
+	tx   *writeTxn
+	eval *structs.Evaluation
+}
+
+func (f routeFacts) Enabled() (bool, error) {
+	cfg, err := schedulerConfig(f.tx.Txn, nil)
 	if err != nil || cfg == nil {
 		return false, err
 	}
 	return cfg.BatchQueue.Enabled, nil
 }
 
-// batchQueueNewEval routes a newly written eval into the queue table when
-// the spec's routing rule says so: the queue is on, the eval is a pending
-// register-triggered batch eval, and its job has neither a released entry
-// nor a live alloc. Re-registering a queued job keeps its sort key and
-// cancels the replaced eval in the same transaction.
+func (f routeFacts) Job() (*structs.Job, error) {
+	return jobByID(f.tx.Txn, nil, f.eval.Namespace, f.eval.JobID)
+}
+
+func (f routeFacts) Entry() (*structs.BatchQueueEntry, error) {
+	return batchQueueEntry(f.tx.Txn, nil, f.eval.Namespace, f.eval.JobID)
+}
+
+func (f routeFacts) LiveAlloc() (bool, error) {
+	iter, err := f.tx.Get(TableAllocs, "job", f.eval.Namespace, f.eval.JobID)
+	if err != nil {
+		return false, fmt.Errorf("batch queue: allocs of %q: %w", f.eval.JobID, err)
+	}
+	for raw := iter.Next(); raw != nil; raw = iter.Next() {
+		if !raw.(*structs.Allocation).TerminalStatus() {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// batchQueueNewEval applies the router's decision for a newly written
+// eval: a new entry, or a queued entry that holds the eval instead of the
+// one it replaces (canceled in the same transaction, so a restore never
+// finds two).
 func (tx *writeTxn) batchQueueNewEval(eval *structs.Evaluation) error {
-	if eval.Status != structs.EvalStatusPending || eval.Type != structs.JobTypeBatch ||
-		eval.TriggeredBy != structs.EvalTriggerJobRegister {
+	if tx.route == nil {
 		return nil
 	}
-	on, err := tx.batchQueueEnabled()
-	if err != nil || !on {
+	switch decision, err := tx.route(eval, routeFacts{tx: tx, eval: eval}); {
+	case err != nil:
 		return err
-	}
-	job, err := jobByID(tx.Txn, nil, eval.Namespace, eval.JobID)
-	if err != nil || job == nil || job.Stop {
-		return err
-	}
-	entry, err := batchQueueEntry(tx.Txn, nil, eval.Namespace, eval.JobID)
-	if err != nil {
-		return err
-	}
-	if entry != nil {
-		if entry.Released() || entry.EvalID == eval.ID {
-			return nil
+	case decision == BatchQueueReplace:
+		entry, err := batchQueueEntry(tx.Txn, nil, eval.Namespace, eval.JobID)
+		if err != nil {
+			return err
+		}
+		if entry == nil || entry.Released() {
+			return fmt.Errorf("batch queue: replace the eval of %q: no queued entry", eval.JobID)
 		}
 		if err := tx.cancelQueuedEval(entry.EvalID, fmt.Sprintf("replaced in the batch queue by evaluation %q", eval.ID)); err != nil {
 			return err
@@ -324,30 +399,23 @@ func (tx *writeTxn) batchQueueNewEval(eval *structs.Evaluation) error {
 		}
 		tx.touch(TableBatchQueue)
 		return nil
-	}
-	iter, err := tx.Get(TableAllocs, "job", eval.Namespace, eval.JobID)
-	if err != nil {
-		return err
-	}
-	for raw := iter.Next(); raw != nil; raw = iter.Next() {
-		if !raw.(*structs.Allocation).TerminalStatus() {
-			return nil
+	case decision == BatchQueueEnqueue:
+		entry := &structs.BatchQueueEntry{
+			Namespace:    eval.Namespace,
+			JobID:        eval.JobID,
+			EvalID:       eval.ID,
+			Priority:     eval.Priority,
+			EnqueueIndex: tx.index,
+			EnqueueTime:  eval.CreateTime,
 		}
+		if err := tx.Insert(TableBatchQueue, entry); err != nil {
+			return fmt.Errorf("enqueue %q: %w", eval.JobID, err)
+		}
+		tx.touch(TableBatchQueue)
+		tx.enqueued = append(tx.enqueued, entry)
+		return tx.countBatchQueue(func(s *BatchQueueStats) { s.Queued++; s.Enqueued++ })
 	}
-	entry = &structs.BatchQueueEntry{
-		Namespace:    eval.Namespace,
-		JobID:        eval.JobID,
-		EvalID:       eval.ID,
-		Priority:     eval.Priority,
-		EnqueueIndex: tx.index,
-		EnqueueTime:  eval.CreateTime,
-	}
-	if err := tx.Insert(TableBatchQueue, entry); err != nil {
-		return fmt.Errorf("enqueue %q: %w", eval.JobID, err)
-	}
-	tx.touch(TableBatchQueue)
-	tx.enqueued = append(tx.enqueued, entry)
-	return tx.countBatchQueue(func(s *BatchQueueStats) { s.Queued++; s.Enqueued++ })
+	return nil
 }
 
 // batchQueueJobChanged keeps the queue table in step with a job write: a
@@ -384,6 +452,9 @@ func (tx *writeTxn) batchQueueJobDeleted(namespace, jobID string) error {
 func (tx *writeTxn) removeBatchQueueEntry(entry *structs.BatchQueueEntry, why string) error {
 	if err := tx.Delete(TableBatchQueue, entry); err != nil {
 		return fmt.Errorf("remove %q from batch queue: %w", entry.JobID, err)
+	}
+	if err := tx.dropBatchQueueControl(entry.Namespace, entry.JobID); err != nil {
+		return err
 	}
 	tx.touch(TableBatchQueue)
 	err := tx.countBatchQueue(func(s *BatchQueueStats) {

@@ -36,3 +36,17 @@ func WatchFired(ws memdb.WatchSet) bool {
 	}
 	return false
 }
+
+// TableIndexWatch returns the Raft index of the last write to table and
+// adds it to ws, so a caller wakes on the table's next write.
+func (r *reader) TableIndexWatch(ws memdb.WatchSet, table string) (uint64, error) {
+	watchCh, raw, err := r.db.Txn(false).FirstWatch(TableIndex, "id", table)
+	if err != nil {
+		return 0, fmt.Errorf("read index of %q: %w", table, err)
+	}
+	ws.Add(watchCh)
+	if raw == nil {
+		return 0, nil
+	}
+	return raw.(*IndexEntry).Value, nil
+}

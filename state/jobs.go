@@ -113,16 +113,7 @@ func (s *StateStore) UpsertJob(index uint64, job *structs.Job) error {
 // as one Raft entry of a job registration does. The eval's JobModifyIndex
 // is set to the job's.
 func (s *StateStore) UpsertJobWithEval(index uint64, job *structs.Job, eval *structs.Evaluation) error {
-	return s.write(index, func(tx *writeTxn) error {
-		if err := tx.upsertJob(job); err != nil {
-			return err
-		}
-		if eval == nil {
-			return nil
-		}
-		eval.JobModifyIndex = job.JobModifyIndex
-		return tx.upsertEval(eval)
-	})
+	return s.UpsertJobWithSubmission(index, job, nil, eval)
 }
 
 // DeleteJob purges a job with its versions and summary. Its evals and
@@ -148,6 +139,11 @@ func (tx *writeTxn) upsertJob(job *structs.Job) error {
 	existing, err := jobByID(tx.Txn, nil, job.Namespace, job.ID)
 	if err != nil {
 		return fmt.Errorf("upsert job %q: %w", job.ID, err)
+	}
+	if existing == nil || existing.NodePool != job.NodePool {
+		if err := tx.checkJobHome(job); err != nil {
+			return err
+		}
 	}
 	oldStatus := ""
 	if existing == nil {
@@ -192,6 +188,27 @@ func (tx *writeTxn) upsertJob(job *structs.Job) error {
 	}
 	if err := tx.batchQueueJobChanged(job); err != nil {
 		return fmt.Errorf("upsert job %q: %w", job.ID, err)
+	}
+	return nil
+}
+
+// checkJobHome refuses a job whose namespace or node pool does not exist,
+// with Nomad's wording, so that a namespace or pool deleted between a
+// register's check and its commit cannot be left with a job.
+func (tx *writeTxn) checkJobHome(job *structs.Job) error {
+	ns, err := namespaceByName(tx.Txn, nil, job.Namespace)
+	if err != nil {
+		return err
+	}
+	if ns == nil {
+		return fmt.Errorf("job %q is in nonexistent namespace %q", job.ID, job.Namespace)
+	}
+	pool, err := nodePoolByName(tx.Txn, nil, job.NodePool)
+	if err != nil {
+		return err
+	}
+	if pool == nil {
+		return fmt.Errorf("job %q is in nonexistent node pool %q", job.ID, job.NodePool)
 	}
 	return nil
 }
@@ -249,6 +266,12 @@ func (tx *writeTxn) deleteJob(namespace, id string) error {
 		return fmt.Errorf("delete job %q: %w", id, err)
 	}
 	if err := tx.deletePeriodicLaunch(namespace, id); err != nil {
+		return fmt.Errorf("delete job %q: %w", id, err)
+	}
+	if err := tx.deleteJobSubmissions(namespace, id); err != nil {
+		return fmt.Errorf("delete job %q: %w", id, err)
+	}
+	if err := tx.deleteScalingEvents(namespace, id); err != nil {
 		return fmt.Errorf("delete job %q: %w", id, err)
 	}
 	if job.ParentID != "" {

@@ -96,6 +96,7 @@ func TestJobReads(t *testing.T) {
 	must.NoError(t, s.UpsertJob(1, mockJob("api")))
 	must.NoError(t, s.UpsertJob(2, mockJob("app")))
 	must.NoError(t, s.UpsertJob(3, mockPeriodicJob("cron")))
+	must.NoError(t, s.UpsertNamespaces(4, []*structs.Namespace{{Name: "prod"}}))
 	other := mockJob("api")
 	other.Namespace = "prod"
 	must.NoError(t, s.UpsertJob(4, other))

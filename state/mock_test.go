@@ -177,7 +177,8 @@ func groupSummary(t *testing.T, s *StateStore, job *structs.Job, group string) s
 	return tg
 }
 
-// dumpState returns every row of every table, keyed by table name.
+// dumpState returns every row of every table, keyed by table name,
+// leaving out the built-in namespace and node pools every store has.
 func dumpState(t testing.TB, r *reader) map[string][]any {
 	t.Helper()
 	txn := r.db.Txn(false)
@@ -186,10 +187,25 @@ func dumpState(t testing.TB, r *reader) map[string][]any {
 		iter, err := txn.Get(tbl.table, "id")
 		must.NoError(t, err)
 		for raw := iter.Next(); raw != nil; raw = iter.Next() {
+			if isBuiltinRow(raw) {
+				continue
+			}
 			out[tbl.table] = append(out[tbl.table], raw)
 		}
 	}
 	return out
+}
+
+// isBuiltinRow reports whether raw is the unchanged default namespace or
+// a built-in node pool.
+func isBuiltinRow(raw any) bool {
+	switch v := raw.(type) {
+	case *structs.Namespace:
+		return v.Name == structs.DefaultNamespace && v.ModifyIndex == 1
+	case *structs.NodePool:
+		return structs.IsBuiltinNodePool(v.Name)
+	}
+	return false
 }
 
 // indexTable returns the index table as a map.

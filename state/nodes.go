@@ -67,9 +67,10 @@ func (r *reader) NodesByNodePool(ws memdb.WatchSet, pool string) ([]*structs.Nod
 }
 
 // UpsertNode registers a node or re-registers a known one. A known node
-// keeps its CreateIndex, its scheduling eligibility (which the server
-// owns) and its events; a new node is eligible unless it says otherwise.
-// An empty NodePool becomes "default".
+// keeps its CreateIndex, its scheduling eligibility and drain (which the
+// server owns) and its events; a new node is eligible unless it says otherwise.
+// An empty NodePool becomes "default"; a pool that does not exist yet is
+// created, as Nomad does.
 func (s *StateStore) UpsertNode(index uint64, node *structs.Node) error {
 	return s.write(index, func(tx *writeTxn) error {
 		if node == nil {
@@ -94,6 +95,10 @@ func (s *StateStore) UpsertNode(index uint64, node *structs.Node) error {
 				node.SchedulingEligibility = existing.SchedulingEligibility
 			}
 			node.Events = existing.Events
+			// The drain belongs to the server as eligibility does; a
+			// client re-registering knows nothing of it.
+			node.DrainStrategy = existing.DrainStrategy
+			node.LastDrain = existing.LastDrain
 		} else {
 			node.CreateIndex = index
 			if node.SchedulingEligibility == "" {
@@ -101,6 +106,9 @@ func (s *StateStore) UpsertNode(index uint64, node *structs.Node) error {
 			}
 		}
 		node.ModifyIndex = index
+		if err := tx.ensureNodePool(node.NodePool); err != nil {
+			return fmt.Errorf("upsert node %q: %w", node.ID, err)
+		}
 		return tx.putNode(node)
 	})
 }
@@ -172,17 +180,24 @@ func (s *StateStore) updateNode(index uint64, id, what string, change func(*stru
 		if err := change(n); err != nil {
 			return fmt.Errorf("%s %q: %w", what, id, err)
 		}
-		if event != nil {
-			e := *event
-			e.CreateIndex = index
-			n.Events = append(n.Events, &e)
-			if len(n.Events) > maxNodeEvents {
-				n.Events = n.Events[len(n.Events)-maxNodeEvents:]
-			}
-		}
+		appendNodeEvent(n, event, index)
 		n.ModifyIndex = index
 		return tx.putNode(n)
 	})
+}
+
+// appendNodeEvent adds a copy of event, when not nil, to the node,
+// keeping the newest maxNodeEvents.
+func appendNodeEvent(n *structs.Node, event *structs.NodeEvent, index uint64) {
+	if event == nil {
+		return
+	}
+	e := *event
+	e.CreateIndex = index
+	n.Events = append(n.Events, &e)
+	if len(n.Events) > maxNodeEvents {
+		n.Events = n.Events[len(n.Events)-maxNodeEvents:]
+	}
 }
 
 func (tx *writeTxn) nodeByID(id string) (*structs.Node, error) {

@@ -36,29 +36,40 @@ func schedulerConfig(txn *memdb.Txn, ws memdb.WatchSet) (*structs.SchedulerConfi
 	return raw.(*structs.SchedulerConfiguration), nil
 }
 
-// SchedulerSetConfig replaces the scheduler configuration.
-func (s *StateStore) SchedulerSetConfig(index uint64, cfg *structs.SchedulerConfiguration) error {
-	return s.write(index, func(tx *writeTxn) error {
-		_, err := tx.setSchedulerConfig(cfg, false, 0)
-		return err
-	})
+// SchedulerSetConfig replaces the scheduler configuration. When the new
+// configuration has the batch queue off, the same transaction empties the
+// queue table, so no reader sees the queue off with rows still in it; it
+// returns the pending evals that waited in the queue, for the caller to
+// hand to the broker.
+func (s *StateStore) SchedulerSetConfig(index uint64, cfg *structs.SchedulerConfiguration) ([]*structs.Evaluation, error) {
+	_, evals, err := s.applySchedulerConfig(index, cfg, false, 0)
+	return evals, err
 }
 
-// SchedulerCASConfig replaces the scheduler configuration only if its
-// current ModifyIndex is cas (0: no configuration was written yet). It
-// reports whether the configuration was replaced; a failed check is not an
-// error.
-func (s *StateStore) SchedulerCASConfig(index, cas uint64, cfg *structs.SchedulerConfiguration) (bool, error) {
+// SchedulerCASConfig is SchedulerSetConfig, applied only if the current
+// ModifyIndex is cas (0: no configuration was written yet). It reports
+// whether the configuration was replaced; a failed check is not an error
+// and writes nothing.
+func (s *StateStore) SchedulerCASConfig(index, cas uint64, cfg *structs.SchedulerConfiguration) (bool, []*structs.Evaluation, error) {
+	return s.applySchedulerConfig(index, cfg, true, cas)
+}
+
+func (s *StateStore) applySchedulerConfig(index uint64, cfg *structs.SchedulerConfiguration, checkCAS bool, cas uint64) (bool, []*structs.Evaluation, error) {
 	var applied bool
+	var evals []*structs.Evaluation
 	err := s.write(index, func(tx *writeTxn) error {
 		var err error
-		applied, err = tx.setSchedulerConfig(cfg, true, cas)
+		applied, err = tx.setSchedulerConfig(cfg, checkCAS, cas)
+		if err != nil || !applied || cfg.BatchQueue.Enabled {
+			return err
+		}
+		evals, err = tx.drainBatchQueue()
 		return err
 	})
 	if err != nil {
-		return false, err
+		return false, nil, err
 	}
-	return applied, nil
+	return applied, evals, nil
 }
 
 func (tx *writeTxn) setSchedulerConfig(cfg *structs.SchedulerConfiguration, checkCAS bool, cas uint64) (bool, error) {

@@ -16,16 +16,17 @@ func TestSchedulerConfig(t *testing.T) {
 	must.Nil(t, cfg)
 
 	// CAS against a config that does not exist yet needs index 0.
-	ok, err := s.SchedulerCASConfig(3, 7, structs.DefaultSchedulerConfiguration())
+	ok, _, err := s.SchedulerCASConfig(3, 7, structs.DefaultSchedulerConfiguration())
 	must.NoError(t, err)
 	must.False(t, ok)
-	ok, err = s.SchedulerCASConfig(4, 0, structs.DefaultSchedulerConfiguration())
+	ok, _, err = s.SchedulerCASConfig(4, 0, structs.DefaultSchedulerConfiguration())
 	must.NoError(t, err)
 	must.True(t, ok)
 
 	next := structs.DefaultSchedulerConfiguration()
 	next.BatchQueue.Enabled = true
-	must.NoError(t, s.SchedulerSetConfig(5, next))
+	_, err = s.SchedulerSetConfig(5, next)
+	must.NoError(t, err)
 	idx, cfg, err = s.SchedulerConfig()
 	must.NoError(t, err)
 	must.Eq(t, 5, idx)
@@ -34,7 +35,7 @@ func TestSchedulerConfig(t *testing.T) {
 
 	// A stale CAS is refused and writes nothing.
 	stale := structs.DefaultSchedulerConfiguration()
-	ok, err = s.SchedulerCASConfig(6, 4, stale)
+	ok, _, err = s.SchedulerCASConfig(6, 4, stale)
 	must.NoError(t, err)
 	must.False(t, ok)
 	idx, cfg, err = s.SchedulerConfig()
@@ -42,10 +43,11 @@ func TestSchedulerConfig(t *testing.T) {
 	must.Eq(t, 5, idx)
 	must.True(t, cfg.BatchQueue.Enabled)
 
-	ok, err = s.SchedulerCASConfig(7, 5, stale)
+	ok, _, err = s.SchedulerCASConfig(7, 5, stale)
 	must.NoError(t, err)
 	must.True(t, ok)
 	must.Eq(t, map[string]uint64{TableSchedulerConfig: 7}, indexTable(t, s))
 
-	must.ErrorContains(t, s.SchedulerSetConfig(8, nil), "config is nil")
+	_, err = s.SchedulerSetConfig(8, nil)
+	must.ErrorContains(t, err, "config is nil")
 }

@@ -40,9 +40,18 @@ func stateSchema() *memdb.DBSchema {
 		nodeTableSchema(),
 		schedulerConfigTableSchema(),
 		periodicLaunchTableSchema(),
+		autopilotConfigTableSchema(),
 		batchQueueTableSchema(),
+		batchQueueControlsTableSchema(),
 		batchQueueStatsTableSchema(),
+		rootKeyTableSchema(),
+		namespaceTableSchema(),
+		nodePoolTableSchema(),
+		jobSubmissionTableSchema(),
+		scalingEventTableSchema(),
+		variableTableSchema(),
 	}
+	tables = append(tables, aclTableSchemas()...)
 	db := &memdb.DBSchema{Tables: make(map[string]*memdb.TableSchema, len(tables))}
 	for _, t := range tables {
 		db.Tables[t.Name] = t
@@ -92,6 +101,12 @@ func jobTableSchema() *memdb.TableSchema {
 			"modify_index": {
 				Name:    "modify_index",
 				Indexer: uintIndexer("ModifyIndex", func(obj any) (uint64, bool) { return obj.(*structs.Job).ModifyIndex, true }),
+			},
+			// node_pool finds the jobs a pool's deletion must wait for.
+			"node_pool": {
+				Name:         "node_pool",
+				AllowMissing: true,
+				Indexer:      &memdb.StringFieldIndex{Field: "NodePool"},
 			},
 		},
 	}
@@ -246,17 +261,20 @@ func nodeTableSchema() *memdb.TableSchema {
 
 func schedulerConfigTableSchema() *memdb.TableSchema {
 	return &memdb.TableSchema{
-		Name: TableSchedulerConfig,
-		Indexes: map[string]*memdb.IndexSchema{
-			// The table holds at most one row, so every row has the same key.
-			"id": {
-				Name:   "id",
-				Unique: true,
-				Indexer: &memdb.ConditionalIndex{Conditional: func(any) (bool, error) {
-					return true, nil
-				}},
-			},
-		},
+		Name:    TableSchedulerConfig,
+		Indexes: map[string]*memdb.IndexSchema{"id": singleRowIndex()},
+	}
+}
+
+// singleRowIndex is the id index of a table that holds at most one row
+// (a configuration): every row has the same key.
+func singleRowIndex() *memdb.IndexSchema {
+	return &memdb.IndexSchema{
+		Name:   "id",
+		Unique: true,
+		Indexer: &memdb.ConditionalIndex{Conditional: func(any) (bool, error) {
+			return true, nil
+		}},
 	}
 }
 

@@ -46,6 +46,26 @@ const (
 	// the job of thousands of allocs is written once and shared again
 	// after a restore.
 	allocJobRecord
+
+	// rootKeyRecord carries a root key with its material: a restored
+	// server signs and verifies with the keys of the snapshot.
+	rootKeyRecord
+	// namespaceRecord and nodePoolRecord carry the namespaces and node
+	// pools; the built-in ones are written too, and replace the store's
+	// own on restore.
+	namespaceRecord
+	nodePoolRecord
+)
+
+// The ACL system's records: policies, tokens, roles and one-time tokens
+// (the bootstrap index travels in the index table). Fixed numbers, like
+// periodicLaunchRecord, so that tables added later elsewhere cannot
+// shift them.
+const (
+	aclPolicyRecord    recordType = 70
+	aclTokenRecord     recordType = 71
+	aclRoleRecord      recordType = 72
+	oneTimeTokenRecord recordType = 73
 )
 
 // allocRow is an alloc record: the alloc without its Job, and the number
@@ -78,6 +98,13 @@ var snapshotTables = []struct {
 	{TableNodes, nodeRecord, func() any { return new(structs.Node) }},
 	{TableSchedulerConfig, schedulerConfigRecord, func() any { return new(structs.SchedulerConfiguration) }},
 	{TablePeriodicLaunch, periodicLaunchRecord, func() any { return new(structs.PeriodicLaunch) }},
+	{TableRootKeys, rootKeyRecord, func() any { return new(structs.RootKey) }},
+	{TableNamespaces, namespaceRecord, func() any { return new(structs.Namespace) }},
+	{TableNodePools, nodePoolRecord, func() any { return new(structs.NodePool) }},
+	{TableACLPolicies, aclPolicyRecord, func() any { return new(structs.ACLPolicy) }},
+	{TableACLTokens, aclTokenRecord, func() any { return new(structs.ACLToken) }},
+	{TableACLRoles, aclRoleRecord, func() any { return new(structs.ACLRole) }},
+	{TableOneTimeTokens, oneTimeTokenRecord, func() any { return new(structs.OneTimeToken) }},
 }
 
 // snapshotHandle is the msgpack configuration of snapshot streams: the

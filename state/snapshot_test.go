@@ -34,7 +34,7 @@ func populate(t testing.TB, s *StateStore) {
 	}
 	eval := mockEval(job, structs.EvalStatusPending)
 	eval.WaitUntil = time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC)
-	must.NoError(t, s.UpsertJobWithEval(3, job, eval))
+	must.NoError(t, s.UpsertJobWithSubmission(3, job, &structs.JobSubmission{Source: "job \"batch\" {}", Format: "hcl2", VariableFlags: map[string]string{"x": "1"}}, eval))
 	changed := mockBatchJob("batch")
 	changed.Priority = 60
 	must.NoError(t, s.UpsertJob(4, changed))
@@ -64,9 +64,41 @@ func populate(t testing.TB, s *StateStore) {
 	update.TaskStates["server"].Events = []*structs.TaskEvent{{Type: structs.TaskStarted, Time: 12345, Details: map[string]string{"pid": "42"}}}
 	must.NoError(t, s.UpdateAllocsFromClient(8, []*structs.Allocation{update}))
 
+	// A changed default namespace must come back changed, not as the
+	// built-in a new store starts with.
+	must.NoError(t, s.UpsertNamespaces(9, []*structs.Namespace{
+		{Name: "default", Description: "shared", Meta: map[string]string{"batch_queue_weight": "2"}},
+		{Name: "prod", Meta: map[string]string{"team": "ops"}, Capabilities: &structs.NamespaceCapabilities{DisabledTaskDrivers: []string{"docker"}}},
+	}))
+	must.NoError(t, s.UpsertNodePools(9, []*structs.NodePool{{Name: "gpu", Description: "GPU nodes", Meta: map[string]string{"vendor": "x"}, NodeIdentityTTL: time.Hour}}))
+
 	cfg := structs.DefaultSchedulerConfiguration()
 	cfg.BatchQueue.Enabled = true
-	must.NoError(t, s.SchedulerSetConfig(9, cfg))
+	_, err := s.SchedulerSetConfig(9, cfg)
+	must.NoError(t, err)
+
+	must.NoError(t, s.UpsertScalingEvent(9, &structs.ScalingEventRequest{Namespace: "default", JobID: "batch", TaskGroup: "web",
+		ScalingEvent: &structs.ScalingEvent{Time: 1e9, Count: new(int64(2)), Message: "more", Meta: map[string]any{"k": "v"}, EvalID: new("e")}}))
+
+	must.NoError(t, s.UpsertRootKey(10, mockRootKey(structs.RootKeyStateActive)))
+	must.NoError(t, s.UpsertACLPolicies(10, []*structs.ACLPolicy{{Name: "readonly", Description: "read", Rules: `namespace "default" { policy = "read" }`,
+		JobACL: &structs.JobACL{Namespace: "default", JobID: "batch"}}}))
+	must.NoError(t, s.UpsertACLRoles(10, []*structs.ACLRole{{ID: "role-1", Name: "readers", Policies: []*structs.ACLRolePolicyLink{{Name: "readonly"}}}}))
+	expires := time.Unix(2e9, 0).UTC()
+	must.NoError(t, s.BootstrapACLTokens(10, 0, &structs.ACLToken{AccessorID: "4b9a4d4c-5a0e-4d7b-9d5e-1f2a3b4c5d6e", SecretID: "s-1",
+		Name: "Bootstrap Token", Type: structs.ACLManagementToken, CreateTime: time.Unix(1e9, 0).UTC()}))
+	must.NoError(t, s.UpsertACLTokens(10, []*structs.ACLToken{{AccessorID: "5b9a4d4c-5a0e-4d7b-9d5e-1f2a3b4c5d6e", SecretID: "s-2",
+		Type: structs.ACLClientToken, Policies: []string{"readonly"}, Roles: []*structs.ACLTokenRoleLink{{ID: "role-1", Name: "readers"}},
+		ExpirationTime: &expires, ExpirationTTL: time.Hour, CreateTime: time.Unix(1e9, 0).UTC()}}))
+	must.NoError(t, s.UpsertOneTimeToken(10, &structs.OneTimeToken{OneTimeSecretID: "ott-1", AccessorID: "5b9a4d4c-5a0e-4d7b-9d5e-1f2a3b4c5d6e", ExpiresAt: expires}))
+	_, err = s.ApplyVariable(10, structs.VarOpLockAcquire, &structs.VariableEncrypted{
+		VariableMetadata: structs.VariableMetadata{Namespace: "prod", Path: "app/db", CreateTime: 1e9, ModifyTime: 1e9,
+			Lock: &structs.VariableLock{ID: "lock-1", TTL: time.Minute, LockDelay: time.Second}},
+		Data: []byte("sealed"), KeyID: "key-1",
+	})
+	must.NoError(t, err)
+	_, err = s.AutopilotSetConfig(9, structs.DefaultAutopilotConfig(), false, 0)
+	must.NoError(t, err)
 }
 
 func TestSnapshot_RoundTrip(t *testing.T) {
@@ -92,10 +124,10 @@ func TestSnapshot_RoundTrip(t *testing.T) {
 	must.Eq(t, indexTable(t, s), indexTable(t, restored))
 	latest, err := restored.LatestIndex()
 	must.NoError(t, err)
-	must.Eq(t, 9, latest)
+	must.Eq(t, 10, latest)
 
 	// The restored store keeps working from where the old one stopped.
-	must.NoError(t, restored.UpdateAllocsFromClient(10, []*structs.Allocation{clientUpdate(want[TableAllocs][0].(*structs.Allocation), structs.AllocClientStatusComplete)}))
+	must.NoError(t, restored.UpdateAllocsFromClient(11, []*structs.Allocation{clientUpdate(want[TableAllocs][0].(*structs.Allocation), structs.AllocClientStatusComplete)}))
 	job, err := restored.JobByID(nil, "default", "batch")
 	must.NoError(t, err)
 	must.Eq(t, structs.JobStatusPending, job.Status, must.Sprint("the blocked eval keeps the job pending"))
@@ -228,15 +260,26 @@ func TestIndexTable(t *testing.T) {
 		TableNodes:           2,
 		TableJobs:            7, // running once the plan placed an alloc
 		TableJobVersion:      6,
+		TableJobSubmission:   3,
+		TableScalingEvent:    9,
 		TableJobSummary:      8,
 		TableEvals:           7,
 		TableAllocs:          8,
 		TableSchedulerConfig: 9,
 		TablePeriodicLaunch:  6,
+		TableRootKeys:        10,
+		TableNamespaces:      9,
+		TableNodePools:       9,
+		TableAutopilotConfig: 9,
+		TableACLPolicies:     10,
+		TableACLRoles:        10,
+		TableACLTokens:       10,
+		TableOneTimeTokens:   10,
+		TableVariables:       10,
 	}, indexTable(t, s))
 	latest, err = s.LatestIndex()
 	must.NoError(t, err)
-	must.Eq(t, 9, latest)
+	must.Eq(t, 10, latest)
 }
 
 func BenchmarkSnapshot100kAllocs(b *testing.B) {

@@ -32,6 +32,14 @@ type StateStore struct {
 	// batchQueueFeed receives, after each commit, the batch queue rows
 	// the write added (see SetBatchQueueFeed).
 	batchQueueFeed func([]*structs.BatchQueueEntry)
+
+	// batchQueueRouter decides which new evals enter the batch queue
+	// (see SetBatchQueueRouter).
+	batchQueueRouter BatchQueueRouter
+
+	// changeFeed receives, after each commit, the objects the write
+	// changed (see SetChangeFeed).
+	changeFeed ChangeFeed
 }
 
 // reader holds the read methods shared by StateStore and StateSnapshot.
@@ -51,6 +59,12 @@ func NewStateStore() (*StateStore, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create state store: %w", err)
 	}
+	txn := db.Txn(true)
+	if err := insertBuiltins(txn); err != nil {
+		txn.Abort()
+		return nil, fmt.Errorf("create state store: %w", err)
+	}
+	txn.Commit()
 	return &StateStore{
 		reader:  reader{db: db},
 		abandon: &abandonSignal{ch: make(chan struct{})},
@@ -112,6 +126,9 @@ type writeTxn struct {
 
 	// enqueued are the batch queue rows this write added.
 	enqueued []*structs.BatchQueueEntry
+
+	// route is the store's batch queue router, nil for none.
+	route BatchQueueRouter
 }
 
 // touch records that table was written.
@@ -134,8 +151,12 @@ func (s *StateStore) write(index uint64, fn func(tx *writeTxn) error) error {
 		index:     index,
 		touched:   make(map[string]struct{}),
 		dirtyJobs: make(map[structs.NamespacedID]struct{}),
+		route:     s.batchQueueRouter,
 	}
 	defer tx.Abort() // no-op after Commit
+	if s.changeFeed != nil {
+		tx.TrackChanges()
+	}
 
 	if err := fn(tx); err != nil {
 		return err
@@ -148,9 +169,28 @@ func (s *StateStore) write(index uint64, fn func(tx *writeTxn) error) error {
 			return fmt.Errorf("update index of %q: %w", table, err)
 		}
 	}
+	changes := tx.Changes()
 	tx.Commit()
+	if s.changeFeed != nil && len(changes) > 0 {
+		s.changeFeed(index, changes)
+	}
 	if len(tx.enqueued) > 0 && s.batchQueueFeed != nil {
 		s.batchQueueFeed(tx.enqueued)
+	}
+	return nil
+}
+
+// insertBuiltins writes the default namespace and the built-in node pools
+// into a new store. They carry index 1 but do not touch the index table,
+// so an empty store still reports index 0.
+func insertBuiltins(txn *memdb.Txn) error {
+	if err := txn.Insert(TableNamespaces, structs.BuiltinNamespace()); err != nil {
+		return fmt.Errorf("insert default namespace: %w", err)
+	}
+	for _, p := range structs.BuiltinNodePools() {
+		if err := txn.Insert(TableNodePools, p); err != nil {
+			return fmt.Errorf("insert node pool %q: %w", p.Name, err)
+		}
 	}
 	return nil
 }

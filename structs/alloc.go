@@ -52,6 +52,8 @@ type Allocation struct {
 	ClientStatus       string
 	ClientDescription  string
 	TaskStates         map[string]*TaskState
+	// NetworkStatus is the alloc's network as its client set it up.
+	NetworkStatus *AllocNetworkStatus
 
 	FollowupEvalID     string
 	PreviousAllocation string
@@ -66,6 +68,14 @@ type Allocation struct {
 	// deadlines are anchored to it.
 	CreateTime int64
 	ModifyTime int64
+
+	// SignedIdentities maps each task name to its workload identity, a
+	// JWT signed by the servers at plan apply. It is a credential: the
+	// HTTP API never shows it (see Sanitize), and the omitempty tag keeps
+	// the emptied field out of the JSON, as Nomad's json:"-" does.
+	SignedIdentities map[string]string `codec:",omitempty"`
+	// SigningKeyID is the root key that signed SignedIdentities.
+	SigningKeyID string
 }
 
 // TerminalStatus reports whether the allocation is finished or told to stop.
@@ -84,6 +94,19 @@ func (a *Allocation) ClientTerminalStatus() bool {
 		return true
 	}
 	return false
+}
+
+// Usage is what the allocation holds on its node: its authoritative
+// reservation, or the legacy Resources of an alloc written without one.
+func (a *Allocation) Usage() ComparableResources {
+	if a.AllocatedResources != nil {
+		return a.AllocatedResources.Comparable()
+	}
+	var c ComparableResources
+	if a.Resources != nil {
+		c.CPU, c.MemoryMB, c.DiskMB = int64(a.Resources.CPU), int64(a.Resources.MemoryMB), int64(a.Resources.DiskMB)
+	}
+	return c
 }
 
 // MaxRunDeadline returns when the allocation's max_run_duration expires,
@@ -121,11 +144,41 @@ func (a *Allocation) Index() uint {
 	return idx
 }
 
+// AllocNetworkStatus is the network a client set up for an allocation;
+// empty for host networking, which has no interface of its own.
+type AllocNetworkStatus struct {
+	InterfaceName string
+	Address       string
+	AddressIPv6   string
+	DNS           *DNSConfig
+}
+
 // DesiredTransition carries server requests to move an allocation.
 type DesiredTransition struct {
 	Migrate         *bool
 	Reschedule      *bool
 	ForceReschedule *bool
+	NoShutdownDelay *bool
+}
+
+// ShouldMigrate reports whether the allocation is to be stopped and
+// placed again (a drain or `nomad alloc stop`).
+func (d DesiredTransition) ShouldMigrate() bool { return d.Migrate != nil && *d.Migrate }
+
+// Merge sets the fields of o that are set on d.
+func (d *DesiredTransition) Merge(o *DesiredTransition) {
+	if o.Migrate != nil {
+		d.Migrate = o.Migrate
+	}
+	if o.Reschedule != nil {
+		d.Reschedule = o.Reschedule
+	}
+	if o.ForceReschedule != nil {
+		d.ForceReschedule = o.ForceReschedule
+	}
+	if o.NoShutdownDelay != nil {
+		d.NoShutdownDelay = o.NoShutdownDelay
+	}
 }
 
 // RescheduleTracker records past reschedules of an allocation's lineage.
@@ -170,6 +223,18 @@ type AllocatedMemoryResources struct {
 type AllocatedSharedResources struct {
 	DiskMB   int64
 	Networks []*NetworkResource
+	// Ports are the group's host ports with the values the scheduler
+	// assigned.
+	Ports []AllocatedPortMapping
+}
+
+// AllocatedPortMapping is one assigned port of an allocation, as the api
+// module's PortMapping reads it.
+type AllocatedPortMapping struct {
+	Label  string
+	Value  int
+	To     int
+	HostIP string
 }
 
 // Comparable sums an allocation's reservation for fit checks.
@@ -250,6 +315,10 @@ const (
 	TaskLeaderDead             = "Leader Task Dead"
 	TaskMainDead               = "Main Tasks Dead"
 	TaskHookFailed             = "Task hook failed"
+
+	// TaskWaitingShuttingDownDelay marks the start of a task's or its
+	// group's shutdown_delay, before the task is killed.
+	TaskWaitingShuttingDownDelay = "Waiting for shutdown delay"
 )
 
 // TaskEvent is one entry in a task's history.
@@ -273,4 +342,21 @@ type TaskEvent struct {
 	StartDelay      int64
 	ValidationError string
 	FailedSibling   string
+	// DownloadError is why an artifact could not be fetched.
+	DownloadError string
+	// TaskSignal and TaskSignalReason describe a Signaling event.
+	TaskSignal       string
+	TaskSignalReason string
+}
+
+// Sanitize returns the allocation without its signed identities, for
+// answers that leave the cluster (the HTTP API); it is a shallow copy
+// when there is something to remove.
+func (a *Allocation) Sanitize() *Allocation {
+	if a == nil || a.SignedIdentities == nil {
+		return a
+	}
+	c := *a
+	c.SignedIdentities = nil
+	return &c
 }

@@ -1,5 +1,12 @@
 package structs
 
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
 // Raft message types of the batch job queue. They use numbers Nomad does
 // not, so that a Nomad log never collides with them.
 const (
@@ -115,6 +122,11 @@ type BatchQueueListEntry struct {
 	Reason      string
 	EnqueueTime int64
 	ReleaseTime int64
+
+	// EstimatedStart is when the queue expects the workload to start
+	// (unix nanoseconds), from the max_run_duration deadlines of the
+	// running allocs; 0 when unknown.
+	EstimatedStart int64
 }
 
 // BatchQueueListRequest reads the queue listing. With JobID set it reads
@@ -146,4 +158,57 @@ type BatchQueueStatus struct {
 type BatchQueueStatusResponse struct {
 	Status BatchQueueStatus
 	QueryMeta
+}
+
+// Namespace meta keys the batch queue reads. They live in the
+// namespace's free-form meta so that `nomad namespace apply`, the
+// official client and the API set them without new fields.
+const (
+	// MetaBatchQueueWeight is a namespace's fair-share weight (a positive
+	// number, default 1).
+	MetaBatchQueueWeight = "batch_queue_weight"
+	// MetaBatchQueueMaxRunning caps the namespace's live batch allocs
+	// (a positive integer; absent: no cap).
+	MetaBatchQueueMaxRunning = "batch_queue_max_running"
+	// MetaBatchQueueMaxPlacing caps the namespace's workloads placing at
+	// once (a positive integer; absent: no cap).
+	MetaBatchQueueMaxPlacing = "batch_queue_max_placing"
+)
+
+// BatchQueueShare is a namespace's fair-share settings.
+type BatchQueueShare struct {
+	Weight     float64
+	MaxRunning int // 0: no cap
+	MaxPlacing int // 0: no cap
+}
+
+// BatchQueueShareOf reads a namespace's fair-share settings from its
+// meta, and names the key, the value and what is allowed when one is
+// malformed.
+func BatchQueueShareOf(meta map[string]string) (BatchQueueShare, error) {
+	s := BatchQueueShare{Weight: 1}
+	var errs MultiError
+	if v, ok := meta[MetaBatchQueueWeight]; ok {
+		w, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || w <= 0 || math.IsInf(w, 0) || math.IsNaN(w) {
+			errs.Add(fmt.Errorf("meta %s %q is not allowed: must be a number greater than 0", MetaBatchQueueWeight, v))
+		} else {
+			s.Weight = w
+		}
+	}
+	capOf := func(key string, dst *int) {
+		v, ok := meta[key]
+		if !ok {
+			return
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 1 {
+			errs.Add(fmt.Errorf("meta %s %q is not allowed: must be a whole number of at least 1", key, v))
+			return
+		}
+		*dst = n
+	}
+	capOf(MetaBatchQueueMaxRunning, &s.MaxRunning)
+	capOf(MetaBatchQueueMaxPlacing, &s.MaxPlacing)
+	return s, errs.ErrorOrNil()
 }

@@ -45,6 +45,9 @@ func newJSONHandle(indent int8) *codec.JsonHandle {
 	h := &codec.JsonHandle{HTMLCharsAsIs: true, Indent: indent}
 	h.SignedInteger = true
 	h.MapType = reflect.TypeFor[map[string]any]()
+	if err := h.SetInterfaceExt(reflect.TypeFor[Node](), 1, nodeJSON{}); err != nil {
+		panic("register the node JSON extension: " + err.Error())
+	}
 	return h
 }
 

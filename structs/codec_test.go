@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-msgpack/v2/codec"
-	"github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
 )
 
@@ -57,7 +56,7 @@ func TestCodec_RaftRequests(t *testing.T) {
 		must.Eq(t, 10*time.Minute, *got.Job.TaskGroups[0].MaxRunDuration)
 	})
 	t.Run("JobRegisterRequest dispatched child", func(t *testing.T) {
-		req := &JobRegisterRequest{Job: serverPath(apiDispatchedChild()), WriteRequest: wr}
+		req := &JobRegisterRequest{Job: testDispatchedChild(), WriteRequest: wr}
 		got := roundTrip(t, JobRegisterRequestType, req)
 		must.Eq(t, req, got)
 		must.Eq(t, []byte(`{"index":"users"}`), got.Job.Payload)
@@ -143,7 +142,7 @@ func TestCodec_Json(t *testing.T) {
 	must.StrContains(t, string(buf), "\n    \"LTarget\": \"\"")
 
 	// A driver config sent as JSON decodes to the types msgpack keeps.
-	var task api.Task
+	var task Task
 	in := `{"Name":"t","Config":{"command":"/bin/x","port":8080,"ratio":0.5,"args":["-v",1],"mount":{"ro":true,"opts":{"n":2}}}}`
 	must.NoError(t, codec.NewDecoderBytes([]byte(in), JsonHandle).Decode(&task))
 	want := map[string]any{
@@ -154,7 +153,7 @@ func TestCodec_Json(t *testing.T) {
 		"mount":   map[string]any{"ro": true, "opts": map[string]any{"n": int64(2)}},
 	}
 	must.Eq(t, want, task.Config)
-	j := &Job{ID: "x", TaskGroups: []*TaskGroup{{Tasks: []*Task{apiTask(&task)}}}}
+	j := &Job{ID: "x", TaskGroups: []*TaskGroup{{Tasks: []*Task{&task}}}}
 	must.Eq(t, j, roundTrip(t, JobRegisterRequestType, j))
 }
 

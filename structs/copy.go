@@ -3,6 +3,7 @@ package structs
 import (
 	"maps"
 	"reflect"
+	"slices"
 )
 
 // Copy returns a deep copy of the job: groups, tasks, maps, slices and
@@ -65,6 +66,13 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 	c.Meta = copyMap(tg.Meta)
 	c.ShutdownDelay = clonePtr(tg.ShutdownDelay)
 	c.MaxRunDuration = clonePtr(tg.MaxRunDuration)
+	c.Scaling = tg.Scaling.Copy()
+	if tg.Volumes != nil {
+		c.Volumes = make(map[string]*VolumeRequest, len(tg.Volumes))
+		for k, v := range tg.Volumes {
+			c.Volumes[k] = clonePtr(v)
+		}
+	}
 	return &c
 }
 
@@ -74,7 +82,7 @@ func (t *Task) Copy() *Task {
 		return nil
 	}
 	c := *t
-	c.Config = copyConfig(t.Config)
+	c.Config = CopyConfig(t.Config)
 	c.Env = copyMap(t.Env)
 	c.Services = copyServices(t.Services)
 	c.Constraints = copyConstraints(t.Constraints)
@@ -85,6 +93,8 @@ func (t *Task) Copy() *Task {
 	c.Lifecycle = clonePtr(t.Lifecycle)
 	c.Meta = copyMap(t.Meta)
 	c.LogConfig = clonePtr(t.LogConfig)
+	c.Identity = t.Identity.Copy()
+	c.VolumeMounts = copyEach(t.VolumeMounts, nil)
 	if t.Artifacts != nil {
 		c.Artifacts = make([]*TaskArtifact, len(t.Artifacts))
 		for i, a := range t.Artifacts {
@@ -191,47 +201,12 @@ func copyServices(in []*Service) []*Service {
 	return out
 }
 
-func copyConstraints(in []*Constraint) []*Constraint {
-	if in == nil {
-		return nil
-	}
-	out := make([]*Constraint, len(in))
-	for i, c := range in {
-		out[i] = clonePtr(c)
-	}
-	return out
-}
+func copyConstraints(in []*Constraint) []*Constraint { return copyEach(in, nil) }
 
-func copyAffinities(in []*Affinity) []*Affinity {
-	if in == nil {
-		return nil
-	}
-	out := make([]*Affinity, len(in))
-	for i, a := range in {
-		out[i] = clonePtr(a)
-	}
-	return out
-}
+func copyAffinities(in []*Affinity) []*Affinity { return copyEach(in, nil) }
 
 func copySpreads(in []*Spread) []*Spread {
-	if in == nil {
-		return nil
-	}
-	out := make([]*Spread, len(in))
-	for i, s := range in {
-		if s == nil {
-			continue
-		}
-		sc := *s
-		if s.SpreadTarget != nil {
-			sc.SpreadTarget = make([]*SpreadTarget, len(s.SpreadTarget))
-			for k, t := range s.SpreadTarget {
-				sc.SpreadTarget[k] = clonePtr(t)
-			}
-		}
-		out[i] = &sc
-	}
-	return out
+	return copyEach(in, func(s *Spread) { s.SpreadTarget = copyEach(s.SpreadTarget, nil) })
 }
 
 // Copy returns a deep copy of the allocation, except for Job: the copy
@@ -256,6 +231,18 @@ func (a *Allocation) Copy() *Allocation {
 		Migrate:         clonePtr(a.DesiredTransition.Migrate),
 		Reschedule:      clonePtr(a.DesiredTransition.Reschedule),
 		ForceReschedule: clonePtr(a.DesiredTransition.ForceReschedule),
+		NoShutdownDelay: clonePtr(a.DesiredTransition.NoShutdownDelay),
+	}
+	if a.NetworkStatus != nil {
+		ns := *a.NetworkStatus
+		if ns.DNS != nil {
+			d := *ns.DNS
+			d.Servers = slices.Clone(d.Servers)
+			d.Searches = slices.Clone(d.Searches)
+			d.Options = slices.Clone(d.Options)
+			ns.DNS = &d
+		}
+		c.NetworkStatus = &ns
 	}
 	if a.TaskStates != nil {
 		c.TaskStates = make(map[string]*TaskState, len(a.TaskStates))
@@ -264,15 +251,9 @@ func (a *Allocation) Copy() *Allocation {
 		}
 	}
 	if a.RescheduleTracker != nil {
-		rt := &RescheduleTracker{}
-		if a.RescheduleTracker.Events != nil {
-			rt.Events = make([]*RescheduleEvent, len(a.RescheduleTracker.Events))
-			for i, e := range a.RescheduleTracker.Events {
-				rt.Events[i] = clonePtr(e)
-			}
-		}
-		c.RescheduleTracker = rt
+		c.RescheduleTracker = &RescheduleTracker{Events: copyEach(a.RescheduleTracker.Events, nil)}
 	}
+	c.SignedIdentities = copyMap(a.SignedIdentities)
 	return &c
 }
 
@@ -296,6 +277,7 @@ func (a *AllocatedResources) Copy() *AllocatedResources {
 		}
 	}
 	c.Shared.Networks = copyNetworks(a.Shared.Networks)
+	c.Shared.Ports = cloneSlice(a.Shared.Ports)
 	return &c
 }
 
@@ -305,18 +287,31 @@ func (ts *TaskState) Copy() *TaskState {
 		return nil
 	}
 	c := *ts
-	if ts.Events != nil {
-		c.Events = make([]*TaskEvent, len(ts.Events))
-		for i, e := range ts.Events {
-			if e == nil {
-				continue
-			}
-			ec := *e
-			ec.Details = maps.Clone(e.Details)
-			c.Events[i] = &ec
-		}
-	}
+	c.Events = copyEach(ts.Events, func(e *TaskEvent) {
+		e.Details = maps.Clone(e.Details)
+	})
 	return &c
+}
+
+// copyEach copies a slice of pointers: each non-nil element is copied and
+// then deepen, when set, replaces what the copy still shares with the
+// original. nil stays nil, a nil element stays nil.
+func copyEach[T any](in []*T, deepen func(*T)) []*T {
+	if in == nil {
+		return nil
+	}
+	out := make([]*T, len(in))
+	for i, e := range in {
+		if e == nil {
+			continue
+		}
+		ec := *e
+		if deepen != nil {
+			deepen(&ec)
+		}
+		out[i] = &ec
+	}
+	return out
 }
 
 // SpecChanged reports whether other differs from j in anything the user
@@ -341,6 +336,9 @@ func (j *Job) SpecChanged(other *Job) bool {
 	for gi, tg := range j.TaskGroups {
 		if tg == nil {
 			continue
+		}
+		if tg.Scaling != nil && !configEqual(map[string]any(tg.Scaling.Policy), map[string]any(other.TaskGroups[gi].Scaling.Policy)) {
+			return true
 		}
 		for ti, t := range tg.Tasks {
 			if t == nil {
@@ -374,6 +372,13 @@ func (j *Job) specView() *Job {
 				continue
 			}
 			tgv := *tg
+			if tg.Scaling != nil {
+				// The ID and target are the server's; the policy map is
+				// compared like task configs (numbers by value).
+				sv := *tg.Scaling
+				sv.ID, sv.Target, sv.Policy, sv.CreateIndex, sv.ModifyIndex = "", nil, nil, 0, 0
+				tgv.Scaling = &sv
+			}
 			if tg.Tasks != nil {
 				tgv.Tasks = make([]*Task, len(tg.Tasks))
 				for k, t := range tg.Tasks {

@@ -263,11 +263,33 @@ type TaskGroup struct {
 	Services         []*Service
 	Meta             map[string]string
 	ShutdownDelay    *time.Duration
+	Scaling          *ScalingPolicy
+
+	// Volumes are the host volumes the group needs, by the name its
+	// tasks' volume_mount blocks use.
+	Volumes map[string]*VolumeRequest
 
 	// MaxRunDuration is the wall-clock limit of an allocation of this group,
 	// counted from the allocation's CreateTime. Only batch and sysbatch jobs
 	// may set it.
 	MaxRunDuration *time.Duration
+}
+
+// Ask is what one allocation of the group reserves on its node: its
+// tasks' CPU and memory and the group's ephemeral disk.
+func (tg *TaskGroup) Ask() ComparableResources {
+	var c ComparableResources
+	for _, t := range tg.Tasks {
+		if t.Resources == nil {
+			continue
+		}
+		c.CPU += int64(t.Resources.CPU)
+		c.MemoryMB += int64(t.Resources.MemoryMB)
+	}
+	if tg.EphemeralDisk != nil {
+		c.DiskMB = int64(tg.EphemeralDisk.SizeMB)
+	}
+	return c
 }
 
 // LookupTask returns the task with the given name, or nil.
@@ -316,6 +338,14 @@ type Task struct {
 	ShutdownDelay   time.Duration
 	KillSignal      string
 	Kind            string
+
+	// VolumeMounts make group volumes available to the task.
+	VolumeMounts []*VolumeMount
+
+	// Identity is the task's default workload identity block; nil when
+	// the job has none (the task is still signed an identity, but it is
+	// neither put in its env nor written to a file).
+	Identity *WorkloadIdentity
 }
 
 // IsPrestart reports whether the task runs before the main tasks.
@@ -362,6 +392,18 @@ type TaskArtifact struct {
 	// Chown makes the task user the owner of the downloaded files.
 	Chown bool
 }
+
+// Template change modes: what follows when a template's data changes.
+// Templates render before each run from data that cannot change while the
+// task runs (nomadVar, the one source that could, is not wired yet), so
+// none of them is ever triggered; they are accepted because a job whose
+// data never changes behaves the same in Nomad.
+const (
+	TemplateChangeModeNoop    = "noop"
+	TemplateChangeModeRestart = "restart"
+	TemplateChangeModeSignal  = "signal"
+	TemplateChangeModeScript  = "script"
+)
 
 // Template is a file rendered into the task directory.
 type Template struct {

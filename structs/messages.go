@@ -23,6 +23,7 @@ const (
 	JobBatchDeregisterRequestType           MessageType = 26
 	AllocUpdateDesiredTransitionRequestType MessageType = 27
 	NodeUpdateEligibilityRequestType        MessageType = 28
+	BatchNodeUpdateDrainRequestType         MessageType = 29
 	SchedulerConfigRequestType              MessageType = 30
 	NodeBatchDeregisterRequestType          MessageType = 31
 )
@@ -47,8 +48,13 @@ var messageTypeNames = map[MessageType]string{
 	JobBatchDeregisterRequestType:           "JobBatchDeregisterRequestType",
 	AllocUpdateDesiredTransitionRequestType: "AllocUpdateDesiredTransitionRequestType",
 	NodeUpdateEligibilityRequestType:        "NodeUpdateEligibilityRequestType",
+	BatchNodeUpdateDrainRequestType:         "BatchNodeUpdateDrainRequestType",
 	SchedulerConfigRequestType:              "SchedulerConfigRequestType",
 	NodeBatchDeregisterRequestType:          "NodeBatchDeregisterRequestType",
+	NodePoolUpsertRequestType:               "NodePoolUpsertRequestType",
+	NodePoolDeleteRequestType:               "NodePoolDeleteRequestType",
+	NamespaceUpsertRequestType:              "NamespaceUpsertRequestType",
+	NamespaceDeleteRequestType:              "NamespaceDeleteRequestType",
 }
 
 // String returns Nomad's name of the message type.
@@ -96,6 +102,15 @@ type WriteMeta struct {
 	Index uint64
 }
 
+// AllocUpdateDesiredTransitionRequest sets server-side transitions on
+// allocations (merged onto what they have) and writes the evals that act
+// on them, in one Raft entry.
+type AllocUpdateDesiredTransitionRequest struct {
+	Allocs map[string]*DesiredTransition
+	Evals  []*Evaluation
+	WriteRequest
+}
+
 // NodeRegisterRequest registers or updates a node.
 type NodeRegisterRequest struct {
 	Node      *Node
@@ -136,12 +151,21 @@ type JobRegisterRequest struct {
 	Job  *Job
 	Eval *Evaluation
 
+	// Submission is the source the job was written in, kept with the
+	// version this registration creates.
+	Submission *JobSubmission
+
 	// EnforceIndex makes the register fail unless the job's current
 	// JobModifyIndex equals JobModifyIndex (0: the job must not exist).
 	EnforceIndex   bool
 	JobModifyIndex uint64
 	EvalPriority   int
-	PreserveCounts bool
+
+	// PreserveCounts keeps the count of every group the job already
+	// has; PreserveResources keeps the resources of every task it
+	// already has.
+	PreserveCounts    bool
+	PreserveResources bool
 
 	WriteRequest
 }
@@ -151,6 +175,10 @@ type JobDeregisterRequest struct {
 	JobID string
 	Purge bool
 	Eval  *Evaluation
+
+	// EvalPriority, when not zero, is the priority of the eval instead
+	// of the job's.
+	EvalPriority int
 	WriteRequest
 }
 

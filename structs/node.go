@@ -36,19 +36,30 @@ type Node struct {
 	ReservedResources *NodeReservedResources
 	Drivers           map[string]*DriverInfo
 
+	// HostVolumes are the host directories the client offers to jobs,
+	// by name.
+	HostVolumes map[string]*ClientHostVolumeConfig
+
 	SchedulingEligibility string
-	Status                string
-	StatusDescription     string
-	StatusUpdatedAt       int64
-	Events                []*NodeEvent
+
+	// DrainStrategy is set while the node drains; LastDrain records the
+	// latest drain, finished or not.
+	DrainStrategy *DrainStrategy
+	LastDrain     *DrainMetadata
+
+	Status            string
+	StatusDescription string
+	StatusUpdatedAt   int64
+	Events            []*NodeEvent
 
 	CreateIndex uint64
 	ModifyIndex uint64
 }
 
-// Ready reports whether the node can take new allocations.
+// Ready reports whether the node can take new allocations: it is up,
+// eligible and not draining.
 func (n *Node) Ready() bool {
-	return n.Status == NodeStatusReady && n.SchedulingEligibility == NodeSchedulingEligible
+	return n.Status == NodeStatusReady && n.SchedulingEligibility == NodeSchedulingEligible && n.DrainStrategy == nil
 }
 
 // TerminalStatus reports whether the node is gone for scheduling.
@@ -64,7 +75,15 @@ func (n *Node) Copy() *Node {
 	c.Meta = copyMap(n.Meta)
 	if n.NodeResources != nil {
 		r := *n.NodeResources
+		r.Cpu.ReservableCpuCores = cloneSlice(n.NodeResources.Cpu.ReservableCpuCores)
+		r.Networks = copyNetworks(n.NodeResources.Networks)
 		c.NodeResources = &r
+	}
+	if n.HostVolumes != nil {
+		c.HostVolumes = make(map[string]*ClientHostVolumeConfig, len(n.HostVolumes))
+		for k, v := range n.HostVolumes {
+			c.HostVolumes[k] = clonePtr(v)
+		}
 	}
 	if n.ReservedResources != nil {
 		r := *n.ReservedResources
@@ -78,7 +97,10 @@ func (n *Node) Copy() *Node {
 			c.Drivers[k] = &dc
 		}
 	}
-	c.Events = append([]*NodeEvent(nil), n.Events...)
+	n.copyDrain(&c)
+	c.Events = copyEach(n.Events, func(e *NodeEvent) {
+		e.Details = copyMap(e.Details)
+	})
 	return &c
 }
 

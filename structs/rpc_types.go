@@ -159,6 +159,11 @@ type SingleEvalResponse struct {
 
 // EvalListRequest lists evaluations.
 type EvalListRequest struct {
+	// FilterJobID and FilterEvalStatus keep only the evaluations of that
+	// job and with that status (the `job` and `status` query parameters
+	// that `nomad eval list -job/-status` sends).
+	FilterJobID      string
+	FilterEvalStatus string
 	QueryOptions
 }
 
@@ -200,6 +205,9 @@ type AllocsGetResponse struct {
 
 // AllocListRequest lists allocations.
 type AllocListRequest struct {
+	// Resources adds each alloc's AllocatedResources to its stub
+	// (?resources=true).
+	Resources bool
 	QueryOptions
 }
 
@@ -232,6 +240,8 @@ type AllocListStub struct {
 	ModifyIndex        uint64
 	CreateTime         int64
 	ModifyTime         int64
+	// AllocatedResources is only set when the listing asks for it.
+	AllocatedResources *AllocatedResources
 }
 
 // Stub returns the list view of the allocation.
@@ -321,6 +331,7 @@ type NodeListStub struct {
 	StatusDescription     string
 	Attributes            map[string]string
 	Drivers               map[string]*DriverInfo
+	LastDrain             *DrainMetadata
 	CreateIndex           uint64
 	ModifyIndex           uint64
 }
@@ -334,7 +345,9 @@ func (n *Node) Stub() *NodeListStub {
 		NodeClass:             n.NodeClass,
 		NodePool:              n.NodePool,
 		Version:               n.Attributes["nomad.version"],
+		Drain:                 n.DrainStrategy != nil,
 		SchedulingEligibility: n.SchedulingEligibility,
+		LastDrain:             n.LastDrain,
 		Status:                n.Status,
 		StatusDescription:     n.StatusDescription,
 		Attributes:            n.Attributes,
@@ -385,5 +398,42 @@ type SchedulerConfigurationResponse struct {
 // Operator.SchedulerSetConfiguration; Updated is false when a CAS failed.
 type SchedulerSetConfigurationResponse struct {
 	Updated bool
+	WriteMeta
+}
+
+// RequestNamespace is the namespace a write acts in ("default" when unset).
+func (w WriteRequest) RequestNamespace() string {
+	if w.Namespace == "" {
+		return DefaultNamespace
+	}
+	return w.Namespace
+}
+
+// RequestToken is the caller's ACL secret.
+func (w WriteRequest) RequestToken() string { return w.AuthToken }
+
+// RequestNamespace is the namespace a read looks in ("default" when unset).
+func (q QueryOptions) RequestNamespace() string {
+	if q.Namespace == "" {
+		return DefaultNamespace
+	}
+	return q.Namespace
+}
+
+// RequestToken is the caller's ACL secret.
+func (q QueryOptions) RequestToken() string { return q.AuthToken }
+
+// AllocStopRequest asks for one allocation to be stopped and placed again.
+type AllocStopRequest struct {
+	AllocID         string
+	NoShutdownDelay bool
+	Reschedule      bool
+	WriteRequest
+}
+
+// AllocStopResponse answers Alloc.Stop with the eval that replaces the
+// allocation.
+type AllocStopResponse struct {
+	EvalID string
 	WriteMeta
 }

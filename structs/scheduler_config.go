@@ -15,6 +15,10 @@ const (
 const (
 	BatchQueueOrderFIFO     = "fifo"
 	BatchQueueOrderPriority = "priority"
+	// BatchQueueOrderFair releases the head of the namespace with the
+	// smallest weighted share of the cluster; within a namespace entries
+	// keep priority order.
+	BatchQueueOrderFair = "fair"
 )
 
 // Batch queue defaults.
@@ -31,6 +35,11 @@ type SchedulerConfiguration struct {
 	MemoryOversubscriptionEnabled bool
 	RejectJobRegistration         bool
 	PauseEvalBroker               bool
+
+	// NodeLimitForFeasibilityChecks is how many feasible nodes a
+	// placement of a group with affinities or spreads scores; zero takes
+	// the default.
+	NodeLimitForFeasibilityChecks uint
 
 	// BatchQueue configures the leader's batch job queue.
 	BatchQueue BatchQueueConfig
@@ -53,6 +62,18 @@ type BatchQueueConfig struct {
 	Order                string
 	ConcurrentPlacements int
 	WorkloadTimeout      time.Duration
+
+	// Backfill lets a workload with a max_run_duration that ends before
+	// the reserved start of a head waiting for capacity run ahead of it.
+	// Writers that leave it unset take DefaultBatchQueueBackfill.
+	Backfill bool
+}
+
+// DefaultBatchQueueBackfill is the backfill setting when a write leaves
+// it out: on for the fair and priority orders, off for fifo, whose users
+// asked for strict submission order.
+func DefaultBatchQueueBackfill(order string) bool {
+	return order == BatchQueueOrderFair || order == BatchQueueOrderPriority
 }
 
 // DefaultSchedulerConfiguration returns the configuration a new cluster
@@ -63,6 +84,7 @@ func DefaultSchedulerConfiguration() *SchedulerConfiguration {
 		PreemptionConfig:   PreemptionConfig{SystemSchedulerEnabled: true},
 	}
 	c.BatchQueue.Canonicalize()
+	c.BatchQueue.Backfill = DefaultBatchQueueBackfill(c.BatchQueue.Order)
 	return c
 }
 
@@ -83,9 +105,9 @@ func (b *BatchQueueConfig) Canonicalize() {
 func (b *BatchQueueConfig) Validate() error {
 	var errs MultiError
 	switch b.Order {
-	case BatchQueueOrderFIFO, BatchQueueOrderPriority:
+	case BatchQueueOrderFIFO, BatchQueueOrderPriority, BatchQueueOrderFair:
 	default:
-		errs.Add(fmt.Errorf("BatchQueue.Order %q is not allowed: must be %q or %q", b.Order, BatchQueueOrderFIFO, BatchQueueOrderPriority))
+		errs.Add(fmt.Errorf("BatchQueue.Order %q is not allowed: must be %q, %q or %q", b.Order, BatchQueueOrderFIFO, BatchQueueOrderPriority, BatchQueueOrderFair))
 	}
 	if b.ConcurrentPlacements < 1 {
 		errs.Add(fmt.Errorf("BatchQueue.ConcurrentPlacements %d is not allowed: must be at least 1", b.ConcurrentPlacements))

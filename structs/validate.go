@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -213,6 +215,9 @@ func (tg *TaskGroup) validate(errs *MultiError, j *Job) {
 	if d := tg.ShutdownDelay; d != nil && *d < 0 {
 		add("shutdown_delay %s is not allowed: must not be negative", *d)
 	}
+	if p := tg.Scaling; p != nil {
+		p.validate(tg.Count, add)
+	}
 
 	validateConstraints(errs, ctx, tg.Constraints, false)
 	validateAffinities(errs, ctx, tg.Affinities)
@@ -238,6 +243,7 @@ func (tg *TaskGroup) validate(errs *MultiError, j *Job) {
 		validateNetwork(errs, ctx, n, ports)
 	}
 	validateServices(errs, ctx, tg.Services)
+	validateVolumes(errs, ctx, tg.Volumes)
 
 	if len(tg.Tasks) == 0 {
 		errs.Add(fmt.Errorf("%s has no tasks: at least one task is required", ctx))
@@ -438,6 +444,9 @@ func validateNetwork(errs *MultiError, ctx string, n *NetworkResource, ports map
 		if p.To < -1 || p.To > MaxPort {
 			add("port %q to %d is not allowed: must be between -1 and %d", p.Label, p.To, MaxPort)
 		}
+		if p.IgnoreCollision && !static {
+			add("port %q ignore_collision is not allowed on a dynamic port: only a static port may be shared", p.Label)
+		}
 	}
 	for _, p := range n.ReservedPorts {
 		check(p, true)
@@ -593,6 +602,10 @@ func (t *Task) validate(errs *MultiError, tg *TaskGroup, ports map[string]bool) 
 		if escapesTaskDir(a.RelativeDest) {
 			add("artifact %d destination %q is not allowed: must stay inside the task directory", i+1, a.RelativeDest)
 		}
+		if g := artifactGetter(a.GetterSource); g != "" && !slices.Contains(ArtifactGetters, g) {
+			add("artifact %d source %q is not supported by nomadq: %q sources cannot be fetched; allowed are %s",
+				i+1, a.GetterSource, g, strings.Join(ArtifactGetters, ", "))
+		}
 	}
 	for i, tmpl := range t.Templates {
 		if tmpl == nil {
@@ -601,18 +614,32 @@ func (t *Task) validate(errs *MultiError, tg *TaskGroup, ports map[string]bool) 
 		if tmpl.SourcePath == "" && tmpl.EmbeddedTmpl == "" {
 			add("template %d must set source or data, got neither", i+1)
 		}
+		if tmpl.SourcePath != "" && tmpl.EmbeddedTmpl != "" {
+			add("template %d sets both source %q and data: set one of them", i+1, tmpl.SourcePath)
+		}
+		if escapesTaskDir(tmpl.SourcePath) {
+			add("template %d source %q is not allowed: must stay inside the task directory", i+1, tmpl.SourcePath)
+		}
+		if tmpl.Perms != "" {
+			if _, err := strconv.ParseUint(tmpl.Perms, 8, 12); err != nil {
+				add("template %d perms %q is not allowed: must be an octal file mode such as \"0644\"", i+1, tmpl.Perms)
+			}
+		}
 		if tmpl.DestPath == "" {
 			add("template %d destination must not be empty", i+1)
 		} else if escapesTaskDir(tmpl.DestPath) {
 			add("template %d destination %q is not allowed: must stay inside the task directory", i+1, tmpl.DestPath)
 		}
 		switch tmpl.ChangeMode {
-		case "noop", "restart":
-		case "signal":
+		case TemplateChangeModeNoop, TemplateChangeModeRestart:
+		case TemplateChangeModeSignal:
 			if tmpl.ChangeSignal == "" {
 				add("template %d change_signal must be set when change_mode is \"signal\"", i+1)
 			}
-		case "script":
+			if tmpl.Envvars {
+				add("template %d change_mode \"signal\" is not allowed with env = true: a signal cannot change a running task's environment", i+1)
+			}
+		case TemplateChangeModeScript:
 			if tmpl.ChangeScript == nil || tmpl.ChangeScript.Command == "" {
 				add("template %d change_script command must be set when change_mode is \"script\"", i+1)
 			}
@@ -623,9 +650,29 @@ func (t *Task) validate(errs *MultiError, tg *TaskGroup, ports map[string]bool) 
 			add("template %d splay %s is not allowed: must not be negative", i+1, tmpl.Splay)
 		}
 	}
+	validateVolumeMounts(errs, ctx, t.VolumeMounts, tg.Volumes)
 	if p := t.DispatchPayload; p != nil && escapesTaskDir(p.File) {
 		add("dispatch_payload file %q is not allowed: must stay inside the task directory", p.File)
 	}
+}
+
+// ArtifactGetters are the kinds of artifact source the client fetches.
+// go-getter also knows s3, gcs, hg and smb; those need credentials or
+// tools the client does not manage, so they are refused at registration.
+var ArtifactGetters = []string{"http", "https", "file", "git"}
+
+// artifactGetter returns the getter an artifact source names explicitly,
+// by a forced prefix ("git::https://...") or a URL scheme, lower-cased;
+// "" when it names none (go-getter then detects it: github.com/...,
+// relative paths).
+func artifactGetter(src string) string {
+	if i := strings.Index(src, "::"); i > 0 && !strings.ContainsAny(src[:i], "/:") {
+		return strings.ToLower(src[:i])
+	}
+	if i := strings.Index(src, "://"); i > 0 && !strings.ContainsAny(src[:i], "/.") {
+		return strings.ToLower(src[:i])
+	}
+	return ""
 }
 
 // escapesTaskDir reports whether a relative destination climbs out of the

@@ -7,8 +7,11 @@ import (
 	"github.com/shoenig/test/must"
 )
 
+// validJob is the smallest valid job of the type, canonicalized.
 func validJob(typ string) *Job {
-	return serverPath(minimalApiJob(typ))
+	j := minimalStructJob(typ)
+	j.Canonicalize()
+	return j
 }
 
 func TestValidate_SingleErrors(t *testing.T) {
@@ -297,6 +300,73 @@ func TestValidate_SingleErrors(t *testing.T) {
 			err: `Task group "g", task "t": artifact 1 destination "../../etc" is not allowed: must stay inside the task directory`,
 		},
 		{
+			name: "template bad perms",
+			mutate: func(j *Job) {
+				j.TaskGroups[0].Tasks[0].Templates = []*Template{{EmbeddedTmpl: "x", DestPath: "local/x", ChangeMode: "noop", Perms: "rw-r--r--"}}
+			},
+			err: `Task group "g", task "t": template 1 perms "rw-r--r--" is not allowed: must be an octal file mode such as "0644"`,
+		},
+		{
+			name: "template perms beyond file mode bits",
+			mutate: func(j *Job) {
+				j.TaskGroups[0].Tasks[0].Templates = []*Template{{EmbeddedTmpl: "x", DestPath: "local/x", ChangeMode: "noop", Perms: "17777"}}
+			},
+			err: `Task group "g", task "t": template 1 perms "17777" is not allowed: must be an octal file mode such as "0644"`,
+		},
+		{
+			name: "template destination escapes",
+			mutate: func(j *Job) {
+				j.TaskGroups[0].Tasks[0].Templates = []*Template{{EmbeddedTmpl: "x", DestPath: "../other/x", ChangeMode: "noop"}}
+			},
+			err: `Task group "g", task "t": template 1 destination "../other/x" is not allowed: must stay inside the task directory`,
+		},
+		{
+			name: "template source escapes",
+			mutate: func(j *Job) {
+				j.TaskGroups[0].Tasks[0].Templates = []*Template{{SourcePath: "../../etc/passwd", DestPath: "local/x", ChangeMode: "noop"}}
+			},
+			err: `Task group "g", task "t": template 1 source "../../etc/passwd" is not allowed: must stay inside the task directory`,
+		},
+		{
+			name: "template source and data",
+			mutate: func(j *Job) {
+				j.TaskGroups[0].Tasks[0].Templates = []*Template{{SourcePath: "local/in.tpl", EmbeddedTmpl: "x", DestPath: "local/x", ChangeMode: "noop"}}
+			},
+			err: `Task group "g", task "t": template 1 sets both source "local/in.tpl" and data: set one of them`,
+		},
+		{
+			name: "template every accepted field",
+			mutate: func(j *Job) {
+				j.TaskGroups[0].Tasks[0].Templates = []*Template{{EmbeddedTmpl: "{{ env \"X\" }}", DestPath: "local/x", ChangeMode: "script",
+					ChangeScript: &ChangeScript{Command: "/bin/true"}, Perms: "0600", Splay: time.Second, LeftDelim: "[[", RightDelim: "]]",
+					ErrMissingKey: true, Once: true}}
+			},
+		},
+		{
+			name: "artifact s3 source",
+			mutate: func(j *Job) {
+				j.TaskGroups[0].Tasks[0].Artifacts = []*TaskArtifact{{GetterSource: "s3::https://s3.amazonaws.com/bucket/x.tgz", GetterMode: "any", RelativeDest: "local/"}}
+			},
+			err: `Task group "g", task "t": artifact 1 source "s3::https://s3.amazonaws.com/bucket/x.tgz" is not supported by nomadq: "s3" sources cannot be fetched; allowed are http, https, file, git`,
+		},
+		{
+			name: "artifact gcs scheme",
+			mutate: func(j *Job) {
+				j.TaskGroups[0].Tasks[0].Artifacts = []*TaskArtifact{{GetterSource: "gcs://bucket/x.tgz", GetterMode: "any", RelativeDest: "local/"}}
+			},
+			err: `Task group "g", task "t": artifact 1 source "gcs://bucket/x.tgz" is not supported by nomadq: "gcs" sources cannot be fetched; allowed are http, https, file, git`,
+		},
+		{
+			name: "artifact git and detected sources",
+			mutate: func(j *Job) {
+				j.TaskGroups[0].Tasks[0].Artifacts = []*TaskArtifact{
+					{GetterSource: "git::https://example.com/repo.git", GetterMode: "dir", RelativeDest: "local/repo"},
+					{GetterSource: "github.com/hashicorp/nomad", GetterMode: "dir", RelativeDest: "local/n"},
+					{GetterSource: "HTTPS://example.com/a.tgz?checksum=sha256:00", GetterMode: "any", RelativeDest: "local/"},
+				}
+			},
+		},
+		{
 			name:   "update health check",
 			typ:    JobTypeService,
 			mutate: func(j *Job) { j.TaskGroups[0].Update.HealthCheck = "http" },
@@ -380,12 +450,25 @@ func TestValidate_MultiError(t *testing.T) {
 }
 
 func TestValidate_RichJobs(t *testing.T) {
-	must.NoError(t, testJob().Validate())
+	must.NoError(t, withoutRefusedTemplateFields(testJob()).Validate())
 	must.NoError(t, testBatchJob().Validate())
-	must.NoError(t, serverPath(apiParameterizedJob()).Validate())
-	must.NoError(t, serverPath(apiDispatchedChild()).Validate())
-	must.NoError(t, serverPath(apiSystemJob()).Validate())
-	must.NoError(t, serverPath(apiCronJob()).Validate())
+	must.NoError(t, testDispatchedChild().Validate())
+}
+
+// withoutRefusedTemplateFields clears the template setting the fixture
+// sets to cover every field but that validation refuses because it cannot
+// take effect (TestValidate covers the refusal).
+func withoutRefusedTemplateFields(j *Job) *Job {
+	for _, tg := range j.TaskGroups {
+		for _, task := range tg.Tasks {
+			for _, tmpl := range task.Templates {
+				if tmpl.Envvars && tmpl.ChangeMode == TemplateChangeModeSignal {
+					tmpl.ChangeMode = TemplateChangeModeRestart
+				}
+			}
+		}
+	}
+	return j
 }
 
 func TestValidate_Warnings(t *testing.T) {
@@ -404,4 +487,49 @@ func TestCheckVersionConstraint(t *testing.T) {
 	}
 	must.NoError(t, checkVersionConstraint(">= 1.2.3", true))
 	must.Error(t, checkVersionConstraint("1.2.3.4", true))
+}
+
+func TestValidate_NetworksAndVolumes(t *testing.T) {
+	cases := []struct {
+		name   string
+		change func(tg *TaskGroup)
+		want   string // "" means valid
+	}{
+		{"host ports", func(tg *TaskGroup) {
+			tg.Networks = []*NetworkResource{{Mode: "host", ReservedPorts: []Port{{Label: "a", Value: 8080, IgnoreCollision: true}}, DynamicPorts: []Port{{Label: "b"}}}}
+		}, ""},
+		{"ignore_collision on a dynamic port", func(tg *TaskGroup) {
+			tg.Networks = []*NetworkResource{{DynamicPorts: []Port{{Label: "b", IgnoreCollision: true}}}}
+		}, `port "b" ignore_collision is not allowed on a dynamic port: only a static port may be shared`},
+		{"host volume and mount", func(tg *TaskGroup) {
+			tg.Volumes = map[string]*VolumeRequest{"data": {Name: "data", Type: "host", Source: "shared", ReadOnly: true}}
+			tg.Tasks[0].VolumeMounts = []*VolumeMount{{Volume: "data", Destination: "/data"}}
+		}, ""},
+		{"volume without type", func(tg *TaskGroup) {
+			tg.Volumes = map[string]*VolumeRequest{"data": {Name: "data", Source: "shared"}}
+		}, `volume "data" type must be set: only "host" volumes are supported`},
+		{"volume without source", func(tg *TaskGroup) {
+			tg.Volumes = map[string]*VolumeRequest{"data": {Name: "data", Type: "host"}}
+		}, `volume "data" source must not be empty`},
+		{"mount of unknown volume", func(tg *TaskGroup) {
+			tg.Volumes = map[string]*VolumeRequest{"data": {Name: "data", Type: "host", Source: "s"}}
+			tg.Tasks[0].VolumeMounts = []*VolumeMount{{Volume: "logs", Destination: "/logs"}}
+		}, `volume_mount 1 volume "logs" is not allowed: it must name a volume block of the group (have "data")`},
+		{"mount without destination", func(tg *TaskGroup) {
+			tg.Volumes = map[string]*VolumeRequest{"data": {Name: "data", Type: "host", Source: "s"}}
+			tg.Tasks[0].VolumeMounts = []*VolumeMount{{Volume: "data"}}
+		}, `volume_mount 1 destination must not be empty`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			j := validJob(JobTypeService)
+			tc.change(j.TaskGroups[0])
+			err := j.Validate()
+			if tc.want == "" {
+				must.NoError(t, err)
+				return
+			}
+			must.ErrorContains(t, err, tc.want)
+		})
+	}
 }

@@ -40,6 +40,9 @@ type Config struct {
 	// OnUpdate receives the alloc's client-side view (ID, NodeID,
 	// ClientStatus, ClientDescription, TaskStates) on every change.
 	OnUpdate func(*structs.Allocation)
+	// OnOOMKill is called each time the kernel kills a task of the alloc
+	// for its memory limit.
+	OnOOMKill func()
 	// ExtraHooks run after the registered early hooks and before the
 	// alloc dir hook.
 	ExtraHooks []HookFactory
@@ -132,6 +135,7 @@ func New(cfg Config) (*AllocRunner, error) {
 			JobType:       alloc.Job.Type,
 			ExtraEnv:      ar.taskEnv,
 			OnStateChange: ar.notify,
+			OnOOMKill:     cfg.OnOOMKill,
 		}
 		if r := cfg.Restored; r != nil {
 			trCfg.RestoredState = r.TaskStates[t.Name]
@@ -169,6 +173,14 @@ func (ar *AllocRunner) ShuttingDown() bool {
 func (ar *AllocRunner) SetTaskEnv(key, value string) {
 	ar.mu.Lock()
 	ar.extraEnv[key] = value
+	ar.mu.Unlock()
+}
+
+// UnsetTaskEnv removes a variable from the environment of tasks started
+// later.
+func (ar *AllocRunner) UnsetTaskEnv(key string) {
+	ar.mu.Lock()
+	delete(ar.extraEnv, key)
 	ar.mu.Unlock()
 }
 
@@ -360,12 +372,15 @@ func (ar *AllocRunner) coordinate() {
 	}
 
 	// Lifecycle gates. Starting an already started or killed runner is a
-	// no-op.
+	// no-op. Once a stop or kill has begun only poststop tasks may still
+	// start: a prestart task opened then would race its own kill.
 	for _, tr := range ar.order {
 		t := tr.Task()
 		switch {
 		case t.IsPrestart():
-			tr.Start()
+			if !stopping {
+				tr.Start()
+			}
 		case isMain(t):
 			if prestartDone && !stopping {
 				tr.Start()
@@ -458,8 +473,49 @@ func (ar *AllocRunner) stop() {
 			runners = append(runners, tr)
 		}
 	}
-	go ar.killTasks(runners, taskrunner.KillOpts{})
+	go func() {
+		if ar.groupShutdownDelay(runners) {
+			ar.killTasks(runners, taskrunner.KillOpts{})
+		}
+	}()
 	ar.notify()
+}
+
+// groupShutdownDelay waits for the group's shutdown_delay before a
+// whole-alloc kill, as Nomad does after deregistering the group's
+// services, and records the wait on each running task. It returns false
+// when the client shut down meanwhile: the tasks then live on, and a
+// later client finishes the kill.
+func (ar *AllocRunner) groupShutdownDelay(runners []*taskrunner.TaskRunner) bool {
+	var d time.Duration
+	if j := ar.cfg.Alloc.Job; j != nil {
+		if tg := j.LookupTaskGroup(ar.cfg.Alloc.TaskGroup); tg != nil && tg.ShutdownDelay != nil {
+			d = *tg.ShutdownDelay
+		}
+	}
+	if d <= 0 {
+		return true
+	}
+	running := false
+	for _, tr := range runners {
+		if tr.Started() && !tr.IsDead() {
+			running = true
+			e := taskrunner.NewEvent(structs.TaskWaitingShuttingDownDelay)
+			e.DisplayMessage = fmt.Sprintf("Waiting for the group's shutdown_delay of %s before killing the task.", d)
+			tr.EmitEvent(e)
+		}
+	}
+	if !running {
+		return true
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return true
+	case <-ar.shutdownCh:
+		return false
+	}
 }
 
 // KillAll kills every task of the alloc for a hook (see Runner.KillAll).
@@ -480,7 +536,12 @@ func (ar *AllocRunner) KillAll(reason string, opts KillAllOpts) bool {
 	}
 	ar.logger.Debug("killing all tasks", "reason", reason)
 	ar.preKill()
-	go ar.killTasks(ar.killSet(opts.SkipPoststop), taskrunner.KillOpts{DisplayMessage: opts.DisplayMessage})
+	go func() {
+		set := ar.killSet(opts.SkipPoststop)
+		if ar.groupShutdownDelay(set) {
+			ar.killTasks(set, taskrunner.KillOpts{DisplayMessage: opts.DisplayMessage})
+		}
+	}()
 	ar.persistKill()
 	ar.notify()
 	return true
@@ -647,6 +708,8 @@ func (ar *AllocRunner) ClientAlloc() *structs.Allocation {
 		ClientStatus:      status,
 		ClientDescription: desc,
 		TaskStates:        ar.TaskStates(),
+		// Tasks share the host's network: no interface of the alloc's own.
+		NetworkStatus: &structs.AllocNetworkStatus{},
 	}
 }
 

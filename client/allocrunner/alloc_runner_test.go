@@ -38,8 +38,13 @@ func (r *recorder) update(a *structs.Allocation) {
 }
 
 func newRunner(t *testing.T, alloc *structs.Allocation, hooks ...HookFactory) (*AllocRunner, *recorder) {
+	return newRunnerWith(t, alloc, func(c *Config) { c.ExtraHooks = hooks })
+}
+
+// newRunnerWith is newRunner with the config changed by edit first.
+func newRunnerWith(t *testing.T, alloc *structs.Allocation, edit func(*Config)) (*AllocRunner, *recorder) {
 	rec := &recorder{}
-	ar, err := New(Config{
+	cfg := Config{
 		Alloc:        alloc,
 		Logger:       hclog.NewNullLogger(),
 		AllocDirRoot: t.TempDir(),
@@ -47,8 +52,9 @@ func newRunner(t *testing.T, alloc *structs.Allocation, hooks ...HookFactory) (*
 		Node:         &structs.Node{ID: "n1", Name: "node1", Datacenter: "dc1"},
 		Region:       "global",
 		OnUpdate:     rec.update,
-		ExtraHooks:   hooks,
-	})
+	}
+	edit(&cfg)
+	ar, err := New(cfg)
 	must.NoError(t, err)
 	return ar, rec
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/nomadq/nomadq/client/drivers"
+	"github.com/nomadq/nomadq/client/drivers/executor"
 	"github.com/nomadq/nomadq/client/drivers/mock"
 	"github.com/nomadq/nomadq/client/drivers/rawexec"
 	"github.com/nomadq/nomadq/client/state"
@@ -16,7 +17,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	if rawexec.MaybeRunWaiter() {
+	if executor.MaybeRun() {
 		return
 	}
 	os.Exit(m.Run())

@@ -57,11 +57,15 @@ type Runner interface {
 	Alloc() *structs.Allocation
 	// KillAll kills every task of the alloc; see KillAllOpts. It returns
 	// false, changing nothing, when the alloc is already being stopped or
-	// killed, or when the client is shutting down.
+	// killed, or when the client is shutting down. Once it returned true
+	// no task that has not started yet ever starts.
 	KillAll(reason string, opts KillAllOpts) bool
 	// SetTaskEnv adds a variable to the environment of tasks started from
 	// now on.
 	SetTaskEnv(key, value string)
+	// UnsetTaskEnv removes a variable from the environment of tasks
+	// started from now on.
+	UnsetTaskEnv(key string)
 	// ShuttingDown reports whether the client is shutting down.
 	ShuttingDown() bool
 	// Logger is the runner's logger.

@@ -10,10 +10,11 @@ import (
 // MaxRunDurationReason is the ClientDescription of an alloc, and the
 // display message of its tasks' Killing events, when max_run_duration
 // ended it.
-const MaxRunDurationReason = "allocation exceeded max_run_duration"
+const MaxRunDurationReason = structs.AllocTimeoutReasonMaxRunDuration
 
 // MaxRunEnvVar holds the alloc's deadline (RFC3339, UTC) in the
-// environment of tasks started while it was armed.
+// environment of tasks started while it is armed; tasks started after a
+// disarm do not get it.
 const MaxRunEnvVar = "NOMAD_ALLOC_DEADLINE"
 
 func init() { registerEarlyHook(newMaxRunDurationHook) }
@@ -56,17 +57,72 @@ func PlanMaxRun(a *structs.Allocation, now time.Time) MaxRunPlan {
 	return MaxRunPlan{Armed: true, Configured: *tg.MaxRunDuration, Deadline: deadline, Remaining: deadline.Sub(now)}
 }
 
-// maxRunDurationHook kills the alloc at CreateTime + max_run_duration.
-// It is the first prerun hook, so slow setup counts against the limit.
-// PlanMaxRun decides; the hook only keeps one timer in line with it.
-type maxRunDurationHook struct {
-	r Runner
-
-	mu         sync.Mutex
-	timer      *time.Timer
+// maxRunState is what the hook has put in place for its alloc.
+type maxRunState struct {
+	// index is the AllocModifyIndex of the newest alloc applied; an
+	// older one arriving late is stale and changes nothing.
+	index uint64
+	// armed, configured and deadline describe the deadline in force.
 	armed      bool
 	configured time.Duration
 	deadline   time.Time
+}
+
+// maxRunAction is what the hook must do after applying an alloc.
+type maxRunAction int
+
+const (
+	// maxRunKeep changes nothing: a stale alloc, or the same limit.
+	maxRunKeep maxRunAction = iota
+	// maxRunDisarm stops the timer and takes the deadline out of the
+	// environment of tasks started from now on.
+	maxRunDisarm
+	// maxRunArm puts the new deadline in the task environment and waits
+	// for it.
+	maxRunArm
+	// maxRunKill puts the new deadline in the task environment and kills
+	// the alloc now: the deadline has passed.
+	maxRunKill
+)
+
+// decideMaxRun is the hook's policy: from what is in place, an alloc and
+// the time, the state to keep and what to do now. It has no clock and no
+// side effects. Only a change of the configured duration moves an armed
+// deadline, so unrelated alloc updates never do.
+func decideMaxRun(cur maxRunState, a *structs.Allocation, now time.Time) (maxRunState, maxRunAction, MaxRunPlan) {
+	if a == nil || a.AllocModifyIndex < cur.index {
+		return cur, maxRunKeep, MaxRunPlan{}
+	}
+	next := cur
+	next.index = a.AllocModifyIndex
+	plan := PlanMaxRun(a, now)
+	switch {
+	case !plan.Armed:
+		if !cur.armed {
+			return next, maxRunKeep, plan
+		}
+		next.armed, next.configured, next.deadline = false, 0, time.Time{}
+		return next, maxRunDisarm, plan
+	case cur.armed && cur.configured == plan.Configured:
+		return next, maxRunKeep, plan
+	}
+	next.armed, next.configured, next.deadline = true, plan.Configured, plan.Deadline
+	if plan.Remaining <= 0 {
+		return next, maxRunKill, plan
+	}
+	return next, maxRunArm, plan
+}
+
+// maxRunDurationHook kills the alloc at CreateTime + max_run_duration.
+// It is the first prerun hook, so slow setup counts against the limit.
+// decideMaxRun decides under the lock; the hook only keeps one timer
+// and the task environment in line with it.
+type maxRunDurationHook struct {
+	r Runner
+
+	mu    sync.Mutex
+	state maxRunState
+	timer *time.Timer
 	// gen tells a timer that fired late, after a re-arm or a stop, that
 	// it is stale.
 	gen     uint64
@@ -77,14 +133,15 @@ func newMaxRunDurationHook(r Runner) RunnerHook { return &maxRunDurationHook{r: 
 
 func (h *maxRunDurationHook) Name() string { return "max_run_duration" }
 
-// Prerun arms the timer before any other setup step runs.
+// Prerun arms the timer before any other setup step runs. An alloc
+// whose deadline has already passed is killed before Prerun returns, so
+// the runner never lets one of its tasks start.
 func (h *maxRunDurationHook) Prerun() error {
 	h.apply(h.r.Alloc())
 	return nil
 }
 
-// Update re-arms only when the configured duration really changed, so
-// unrelated alloc updates never move the deadline.
+// Update applies a newer version of the alloc; see decideMaxRun.
 func (h *maxRunDurationHook) Update(a *structs.Allocation) error {
 	h.apply(a)
 	return nil
@@ -103,45 +160,53 @@ func (h *maxRunDurationHook) stop() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.stopped = true
-	h.disarmLocked()
+	h.stopTimerLocked()
 }
 
-func (h *maxRunDurationHook) disarmLocked() {
+func (h *maxRunDurationHook) stopTimerLocked() {
 	if h.timer != nil {
 		h.timer.Stop()
 		h.timer = nil
 	}
-	h.armed = false
 	h.gen++
 }
 
+// apply decides and acts on a under the lock, so a stale alloc can never
+// undo a newer one and the task environment always matches the decision.
+// The kill itself runs after the lock is released, before apply returns.
 func (h *maxRunDurationHook) apply(a *structs.Allocation) {
-	plan := PlanMaxRun(a, time.Now())
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	if h.stopped {
+		h.mu.Unlock()
 		return
 	}
-	if !plan.Armed {
-		h.disarmLocked()
+	prev := h.state
+	next, action, plan := decideMaxRun(prev, a, time.Now())
+	h.state = next
+	switch action {
+	case maxRunKeep:
+		h.mu.Unlock()
+		return
+	case maxRunDisarm:
+		h.stopTimerLocked()
+		h.r.UnsetTaskEnv(MaxRunEnvVar)
+		h.mu.Unlock()
 		return
 	}
-	if h.armed && h.configured == plan.Configured {
-		return
+	if prev.armed {
+		h.r.Logger().Debug("updated max_run_duration", "old", prev.configured, "new", plan.Configured, "deadline", plan.Deadline)
 	}
-	if h.armed {
-		h.r.Logger().Debug("updated max_run_duration", "old", h.configured, "new", plan.Configured, "deadline", plan.Deadline)
-	}
-	h.disarmLocked()
-	h.armed, h.configured, h.deadline = true, plan.Configured, plan.Deadline
+	h.stopTimerLocked()
 	h.r.SetTaskEnv(MaxRunEnvVar, plan.Deadline.UTC().Format(time.RFC3339))
-	gen := h.gen
-	if plan.Remaining <= 0 {
-		h.r.Logger().Debug("allocation exceeded max_run_duration, enforcing immediately", "deadline", plan.Deadline)
-		go h.fire(gen)
+	if action == maxRunArm {
+		gen := h.gen
+		h.timer = time.AfterFunc(plan.Remaining, func() { h.fire(gen) })
+		h.mu.Unlock()
 		return
 	}
-	h.timer = time.AfterFunc(plan.Remaining, func() { h.fire(gen) })
+	h.mu.Unlock()
+	h.r.Logger().Debug("allocation exceeded max_run_duration, enforcing immediately", "deadline", plan.Deadline)
+	h.kill(plan.Deadline)
 }
 
 // fire kills the alloc if this timer is still the current one and the
@@ -152,14 +217,18 @@ func (h *maxRunDurationHook) fire(gen uint64) {
 		h.mu.Unlock()
 		return
 	}
-	if wait := time.Until(h.deadline); wait > 0 {
+	deadline := h.state.deadline
+	if wait := time.Until(deadline); wait > 0 {
 		h.timer = time.AfterFunc(wait, func() { h.fire(gen) })
 		h.mu.Unlock()
 		return
 	}
 	h.timer = nil
-	deadline := h.deadline
 	h.mu.Unlock()
+	h.kill(deadline)
+}
+
+func (h *maxRunDurationHook) kill(deadline time.Time) {
 	if h.r.ShuttingDown() {
 		return
 	}

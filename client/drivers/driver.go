@@ -78,6 +78,50 @@ type TaskConfig struct {
 	// MaxFiles and MaxFileSizeMB bound the task's log files.
 	MaxFiles      int
 	MaxFileSizeMB int
+
+	// Resources is what the scheduler reserved for the task; drivers that
+	// enforce limits read it. Nil means no reservation is known.
+	Resources *Resources
+
+	// Mounts are the task's host volumes; drivers that give a task its
+	// own filesystem (VolumeMounter) bind-mount them, the others leave
+	// them where they are.
+	Mounts []*Mount
+
+	// LogsDisabled discards the task's stdout and stderr instead of
+	// writing log files (logs { disabled = true }).
+	LogsDisabled bool
+}
+
+// Mount is a host directory made available to a task.
+type Mount struct {
+	// Volume is the group volume's name.
+	Volume string
+	// HostPath is the directory on the node.
+	HostPath string
+	// TaskPath is where the task sees it, inside its own filesystem.
+	TaskPath string
+	ReadOnly bool
+}
+
+// VolumeMounter is implemented by drivers that bind-mount TaskConfig.Mounts
+// into the task's own filesystem; a task of any other driver finds its
+// volumes at their host paths.
+type VolumeMounter interface {
+	MountsVolumes() bool
+}
+
+// Resources is a task's reservation as a driver enforces it.
+type Resources struct {
+	// CPUShares is the task's cpu in MHz, its relative CPU weight.
+	CPUShares int64
+	// MemoryMB is the reserved memory; the hard limit unless MemoryMaxMB
+	// is set.
+	MemoryMB int64
+	// MemoryMaxMB is the hard limit when memory oversubscription is on.
+	MemoryMaxMB int64
+	// Cores are the CPU cores reserved for the task alone.
+	Cores []uint16
 }
 
 // StdoutPrefix returns the path of the task's stdout files without the
@@ -101,9 +145,17 @@ type TaskHandle struct {
 type ExitResult struct {
 	ExitCode int
 	Signal   int
-	// Err is set when the exit could not be observed properly.
+	// OOMKilled is set when the kernel killed the task for exceeding its
+	// memory limit.
+	OOMKilled bool
+	// Err is set when the exit could not be observed properly, or says
+	// why the task was killed.
 	Err error
 }
+
+// OOMKilledMessage is the exit message of a task the kernel killed for
+// exceeding its memory limit, worded as Nomad's drivers word it.
+const OOMKilledMessage = "OOM Killed"
 
 // Successful reports whether the task exited with code 0 and no signal.
 func (r *ExitResult) Successful() bool {
@@ -112,7 +164,12 @@ func (r *ExitResult) Successful() bool {
 
 // TaskUsage is a point-in-time measurement of a task's processes.
 type TaskUsage struct {
-	RSS        uint64
+	RSS uint64
+	// Usage is all memory charged to the task (RSS plus page cache);
+	// zero when only RSS is measured.
+	Usage uint64
+	// MaxUsage is the most memory ever charged to the task.
+	MaxUsage   uint64
 	UserTicks  float64
 	SysTicks   float64
 	Percent    float64

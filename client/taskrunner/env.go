@@ -54,6 +54,7 @@ func BuildEnv(in EnvInput) *TaskEnv {
 		env["NOMAD_CPU_LIMIT"] = strconv.Itoa(t.Resources.CPU)
 		env["NOMAD_MEMORY_LIMIT"] = strconv.Itoa(t.Resources.MemoryMB)
 	}
+	addResourceEnv(env, a, t.Name)
 	var meta []map[string]string
 	if j := a.Job; j != nil {
 		env["NOMAD_JOB_ID"] = j.ID

@@ -67,6 +67,22 @@ func SetDisplayMessage(e *structs.TaskEvent) {
 		if e.KillError != "" {
 			d = e.KillError
 		}
+	case structs.TaskRestartSignal:
+		d = "Task signaled to restart"
+		if e.RestartReason != "" {
+			d = e.RestartReason
+		}
+	case structs.TaskSignaling:
+		switch {
+		case e.TaskSignal == "" && e.TaskSignalReason == "":
+			d = "Task being sent a signal"
+		case e.TaskSignal == "":
+			d = e.TaskSignalReason
+		case e.TaskSignalReason == "":
+			d = "Task being sent signal " + e.TaskSignal
+		default:
+			d = "Task being sent signal " + e.TaskSignal + ": " + e.TaskSignalReason
+		}
 	case structs.TaskRestarting:
 		in := fmt.Sprintf("Task restarting in %v", time.Duration(e.StartDelay))
 		if e.RestartReason != "" && e.RestartReason != ReasonWithinPolicy {
@@ -78,6 +94,13 @@ func SetDisplayMessage(e *structs.TaskEvent) {
 		d = "Task exceeded restart policy"
 		if e.RestartReason != "" {
 			d = e.RestartReason
+		}
+	case structs.TaskDownloadingArtifacts:
+		d = "Client is downloading artifacts"
+	case structs.TaskArtifactDownloadFailed:
+		d = "Failed to download artifacts"
+		if e.DownloadError != "" {
+			d = e.DownloadError
 		}
 	case structs.TaskSiblingFailed:
 		d = fmt.Sprintf("Task's sibling %q failed", e.FailedSibling)

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -42,6 +43,12 @@ type Config struct {
 	ExtraEnv func() map[string]string
 	// OnStateChange is called after every change of the task's state.
 	OnStateChange func()
+	// OnOOMKill is called each time the kernel kills the task for its
+	// memory limit.
+	OnOOMKill func()
+
+	// Variables answers templates' nomadVar; nil refuses it at render time.
+	Variables VariableReader
 
 	// RestoredState and RestoredLocal are what an earlier client process
 	// persisted; nil for a new task.
@@ -71,13 +78,19 @@ type TaskRunner struct {
 
 	persistMu sync.Mutex
 
-	startCh    chan struct{}
-	startOnce  sync.Once
-	killCh     chan struct{}
-	killOnce   sync.Once
+	startCh   chan struct{}
+	startOnce sync.Once
+	killCh    chan struct{}
+	killOnce  sync.Once
+	// restartCh asks the supervisor to stop the current run and start
+	// the next at once (a user's restart).
+	restartCh  chan struct{}
 	shutdownCh chan struct{}
 	shutOnce   sync.Once
 	doneCh     chan struct{}
+
+	// hooks prepare the task directory before each run.
+	hooks []prestartHook
 }
 
 // New returns a task runner; Run starts it.
@@ -87,6 +100,7 @@ func New(cfg Config) *TaskRunner {
 		logger:     cfg.Logger.Named("task_runner").With("task", cfg.Task.Name),
 		startCh:    make(chan struct{}),
 		killCh:     make(chan struct{}),
+		restartCh:  make(chan struct{}, 1),
 		shutdownCh: make(chan struct{}),
 		doneCh:     make(chan struct{}),
 		state:      &structs.TaskState{State: structs.TaskStatePending},
@@ -98,6 +112,10 @@ func New(cfg Config) *TaskRunner {
 	}
 	if cfg.RestoredLocal != nil {
 		tr.local = *cfg.RestoredLocal
+	}
+	tr.hooks = []prestartHook{
+		newArtifactHook(tr.EmitEvent),
+		newTemplateHook(cfg.Variables),
 	}
 	policy := DefaultRestartPolicy(cfg.JobType)
 	if cfg.Task.RestartPolicy != nil {
@@ -252,12 +270,24 @@ func (tr *TaskRunner) recover(h *drivers.TaskHandle) error {
 	return nil
 }
 
-// start validates and starts one run; false means the task is dead.
+// start prepares and starts one run, trying again as the restart policy
+// allows when a prestart hook fails; false means the task is dead.
 func (tr *TaskRunner) start() (string, bool) {
+	for {
+		id, ok, retry := tr.tryStart()
+		if !retry {
+			return id, ok
+		}
+	}
+}
+
+// tryStart runs the prestart hooks, validates and starts one run; retry
+// means a hook failed and the restart policy asks for another attempt.
+func (tr *TaskRunner) tryStart() (id string, ok, retry bool) {
 	select {
 	case <-tr.killCh:
 		tr.update(structs.TaskStateDead, nil, nil)
-		return "", false
+		return "", false, false
 	default:
 	}
 	task := tr.cfg.Task
@@ -266,21 +296,52 @@ func (tr *TaskRunner) start() (string, bool) {
 		e.DriverError = fmt.Sprintf("failed to start task: unknown driver %q: no such driver on this node", task.Driver)
 		e.FailsTask = true
 		tr.update(structs.TaskStateDead, e, nil)
-		return "", false
+		return "", false, false
 	}
-	var extra map[string]string
+	mounts, err := taskMounts(tr.cfg.Alloc, task, tr.cfg.Node)
+	if err != nil {
+		tr.setupFailed(err)
+		return "", false, false
+	}
+	vm, mounting := tr.cfg.Driver.(drivers.VolumeMounter)
+	extra := volumeEnv(mounts, mounting && vm.MountsVolumes())
 	if tr.cfg.ExtraEnv != nil {
-		extra = tr.cfg.ExtraEnv()
+		if extra == nil {
+			extra = make(map[string]string)
+		}
+		maps.Copy(extra, tr.cfg.ExtraEnv())
 	}
 	env := BuildEnv(EnvInput{Alloc: tr.cfg.Alloc, Task: task, Node: tr.cfg.Node, Region: tr.cfg.Region, AllocDir: tr.cfg.AllocDir, Extra: extra})
+	hookCtx, cancelHooks := tr.killContext()
+	err = tr.runPrestartHooks(hookCtx, env)
+	cancelHooks()
+	if err != nil {
+		select {
+		case <-tr.killCh:
+			// The hook failed because the task was killed under it.
+			tr.update(structs.TaskStateDead, nil, nil)
+			return "", false, false
+		case <-tr.shutdownCh:
+			return "", false, false
+		default:
+		}
+		if tr.prestartFailed(err) {
+			return "", false, true
+		}
+		return "", false, false
+	}
 	driverCfg := env.InterpolateConfig(task.Config)
 	if err := tr.cfg.Driver.ValidateConfig(driverCfg); err != nil {
 		tr.failValidation(err)
-		return "", false
+		return "", false, false
 	}
 	if err := writeDispatchPayload(tr.cfg.AllocDir, task, tr.cfg.Alloc); err != nil {
 		tr.setupFailed(err)
-		return "", false
+		return "", false, false
+	}
+	if err := exposeWorkloadIdentity(tr.cfg.AllocDir, task, tr.cfg.Alloc, env.Env); err != nil {
+		tr.setupFailed(err)
+		return "", false, false
 	}
 	tr.mu.Lock()
 	tr.local.Runs++
@@ -297,6 +358,8 @@ func (tr *TaskRunner) start() (string, bool) {
 		Env:       env.Env,
 		TaskDir:   tr.cfg.AllocDir.TaskDir(task.Name),
 		LogDir:    tr.cfg.AllocDir.LogDir(),
+		Resources: taskResources(tr.cfg.Alloc, task.Name),
+		Mounts:    mounts,
 		MaxFiles:  10,
 		// Nomad's defaults: ten files of 10 MB.
 		MaxFileSizeMB: 10,
@@ -308,13 +371,14 @@ func (tr *TaskRunner) start() (string, bool) {
 		if lc.MaxFileSizeMB > 0 {
 			tc.MaxFileSizeMB = lc.MaxFileSizeMB
 		}
+		tc.LogsDisabled = lc.Disabled
 	}
 	h, err := tr.cfg.Driver.StartTask(tc)
 	if err != nil {
 		var ve *drivers.ValidationError
 		if errors.As(err, &ve) {
 			tr.failValidation(err)
-			return "", false
+			return "", false, false
 		}
 		e := NewEvent(structs.TaskDriverFailure)
 		e.DriverError = err.Error()
@@ -323,13 +387,13 @@ func (tr *TaskRunner) start() (string, bool) {
 		nr.RestartReason = ReasonUnrecoverable
 		nr.FailsTask = true
 		tr.update(structs.TaskStateDead, nr, nil)
-		return "", false
+		return "", false, false
 	}
 	tr.mu.Lock()
 	tr.runID = tc.ID
 	tr.mu.Unlock()
 	tr.update(structs.TaskStateRunning, NewEvent(structs.TaskStarted), func(l *state.LocalTaskState) { l.Handle = h })
-	return tc.ID, true
+	return tc.ID, true, false
 }
 
 func (tr *TaskRunner) failValidation(err error) {
@@ -355,8 +419,26 @@ func (tr *TaskRunner) supervise(id string) bool {
 	case res = <-ch:
 	case <-tr.shutdownCh:
 		return false
+	case <-tr.restartCh:
+		if err := tr.cfg.Driver.StopTask(id, tr.killTimeout(), tr.cfg.Task.KillSignal); err != nil {
+			tr.logger.Warn("stop task for restart", "error", err)
+		}
+		select {
+		case res = <-ch:
+		case <-tr.shutdownCh:
+			return false
+		}
+		return tr.restarted(id, res)
 	case <-tr.killCh:
 		killed = true
+		if res = tr.waitShutdownDelay(ch); res != nil {
+			break
+		}
+		select {
+		case <-tr.shutdownCh:
+			return false
+		default:
+		}
 		if err := tr.cfg.Driver.StopTask(id, tr.killTimeout(), tr.cfg.Task.KillSignal); err != nil {
 			tr.logger.Warn("stop task", "error", err)
 		}
@@ -369,15 +451,31 @@ func (tr *TaskRunner) supervise(id string) bool {
 	return tr.exited(id, res, killed)
 }
 
-func (tr *TaskRunner) exited(id string, res *drivers.ExitResult, killed bool) bool {
-	_ = tr.cfg.Driver.DestroyTask(id)
-	term := NewEvent(structs.TaskTerminated)
-	term.ExitCode = res.ExitCode
-	term.Signal = res.Signal
-	if res.Err != nil {
-		term.Message = res.Err.Error()
+// waitShutdownDelay lets a task that is being killed run on for its
+// shutdown_delay, as Nomad does, so that clients can stop sending it
+// work first. It returns the exit when the task ends by itself in that
+// time, nil when the delay passed or the client shuts down.
+func (tr *TaskRunner) waitShutdownDelay(exit <-chan *drivers.ExitResult) *drivers.ExitResult {
+	d := tr.cfg.Task.ShutdownDelay
+	if d <= 0 {
+		return nil
 	}
-	tr.update("", term, func(l *state.LocalTaskState) { l.Handle = nil })
+	e := NewEvent(structs.TaskWaitingShuttingDownDelay)
+	e.DisplayMessage = fmt.Sprintf("Waiting for shutdown_delay of %s before killing the task.", d)
+	tr.EmitEvent(e)
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case res := <-exit:
+		return res
+	case <-timer.C:
+	case <-tr.shutdownCh:
+	}
+	return nil
+}
+
+func (tr *TaskRunner) exited(id string, res *drivers.ExitResult, killed bool) bool {
+	tr.recordExit(id, res)
 
 	tr.mu.Lock()
 	killed = killed || tr.killed
@@ -386,6 +484,12 @@ func (tr *TaskRunner) exited(id string, res *drivers.ExitResult, killed bool) bo
 		tr.update(structs.TaskStateDead, NewEvent(structs.TaskKilled), nil)
 		return false
 	}
+	return tr.applyRestartPolicy(res)
+}
+
+// applyRestartPolicy decides what follows a failed or ended attempt:
+// true means start another run, after the policy's delay.
+func (tr *TaskRunner) applyRestartPolicy(res *drivers.ExitResult) bool {
 	d, delay, reason := tr.restart.next(time.Now(), res)
 	switch d {
 	case decideDone:
@@ -398,6 +502,31 @@ func (tr *TaskRunner) exited(id string, res *drivers.ExitResult, killed bool) bo
 		tr.update(structs.TaskStateDead, e, nil)
 		return false
 	}
+	return tr.waitRestart(delay, reason)
+}
+
+// recordExit forgets the ended run and records its Terminated event.
+func (tr *TaskRunner) recordExit(id string, res *drivers.ExitResult) {
+	_ = tr.cfg.Driver.DestroyTask(id)
+	term := NewEvent(structs.TaskTerminated)
+	term.ExitCode = res.ExitCode
+	term.Signal = res.Signal
+	if res.Err != nil {
+		term.Message = res.Err.Error()
+	}
+	if res.OOMKilled {
+		// Nomad's detail key; the restart policy applies as to any exit.
+		term.Details["oom_killed"] = "true"
+		if tr.cfg.OnOOMKill != nil {
+			tr.cfg.OnOOMKill()
+		}
+	}
+	tr.update("", term, func(l *state.LocalTaskState) { l.Handle = nil })
+}
+
+// waitRestart records a Restarting event and waits out delay; true means
+// start the next run.
+func (tr *TaskRunner) waitRestart(delay time.Duration, reason string) bool {
 	e := NewEvent(structs.TaskRestarting)
 	e.RestartReason = reason
 	e.StartDelay = int64(delay)
@@ -417,6 +546,21 @@ func (tr *TaskRunner) exited(id string, res *drivers.ExitResult, killed bool) bo
 	case <-tr.shutdownCh:
 		return false
 	}
+}
+
+// killContext returns a context that ends when the task is killed or the
+// client shuts down, so a long download does not hold either up.
+func (tr *TaskRunner) killContext() (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		select {
+		case <-tr.killCh:
+		case <-tr.shutdownCh:
+		case <-ctx.Done():
+		}
+		cancel()
+	}()
+	return ctx, cancel
 }
 
 // update changes the state (when newState is not ""), records the event
@@ -478,4 +622,22 @@ func (tr *TaskRunner) Stats() (*drivers.TaskUsage, error) {
 		return nil, nil
 	}
 	return tr.cfg.Driver.TaskStats(id)
+}
+
+// taskResources is what the scheduler reserved for task, as drivers that
+// enforce limits read it; nil when the alloc carries no reservation.
+func taskResources(alloc *structs.Allocation, task string) *drivers.Resources {
+	if alloc.AllocatedResources == nil {
+		return nil
+	}
+	tr := alloc.AllocatedResources.Tasks[task]
+	if tr == nil {
+		return nil
+	}
+	return &drivers.Resources{
+		CPUShares:   tr.Cpu.CpuShares,
+		MemoryMB:    tr.Memory.MemoryMB,
+		MemoryMaxMB: tr.Memory.MemoryMaxMB,
+		Cores:       tr.Cpu.ReservedCores,
+	}
 }

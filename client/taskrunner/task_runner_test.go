@@ -142,3 +142,59 @@ func TestTaskRunner_KillAfterTimeoutIsForced(t *testing.T) {
 		must.Eq(t, structs.TaskKilled, st.Events[len(st.Events)-1].Type)
 	})
 }
+
+// A template that fails to render fails the attempt: the restart policy
+// counts it, and the task fails with the message in its events once the
+// attempts are used up.
+func TestTaskRunner_PrestartFailureFollowsRestartPolicy(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		task := &structs.Task{Name: "t", Driver: mock.Name, Config: map[string]any{"run_for": "1s"},
+			Templates: []*structs.Template{{EmbeddedTmpl: `{{ key "cfg" }}`, DestPath: "local/cfg", LeftDelim: "{{", RightDelim: "}}"}}}
+		tr := runMock(t, &structs.RestartPolicy{Attempts: 2, Interval: time.Hour, Delay: 10 * time.Second, Mode: structs.RestartPolicyModeFail}, task)
+		<-tr.WaitCh()
+		st := tr.State()
+		must.True(t, st.Failed)
+		must.Eq(t, uint64(2), st.Restarts)
+		must.True(t, st.StartedAt.IsZero()) // the driver never ran it
+		must.Eq(t, 20*time.Second, time.Since(start))
+		var types []string
+		for _, e := range st.Events {
+			types = append(types, e.Type)
+			if e.Type == structs.TaskHookFailed {
+				must.StrHasPrefix(t, "Template failed: local/cfg: execute: ", e.DisplayMessage)
+				must.StrContains(t, e.DisplayMessage, "function key is not supported by nomadq")
+			}
+		}
+		must.Eq(t, []string{structs.TaskReceived, structs.TaskSetup,
+			structs.TaskHookFailed, structs.TaskRestarting,
+			structs.TaskHookFailed, structs.TaskRestarting,
+			structs.TaskHookFailed, structs.TaskNotRestarting}, types)
+		must.Eq(t, `Exceeded allowed attempts 2 in interval 1h0m0s and mode is "fail"`, st.Events[len(st.Events)-1].DisplayMessage)
+	})
+}
+
+// A task killed while it waits to retry a failed prestart hook ends
+// without starting.
+func TestTaskRunner_KillDuringPrestartRetry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		task := &structs.Task{Name: "t", Driver: mock.Name, Config: map[string]any{"run_for": "1s"},
+			Artifacts: []*structs.TaskArtifact{{GetterSource: "file:///nonexistent/x", GetterMode: "file", RelativeDest: "local/x"}}}
+		tr := runMock(t, &structs.RestartPolicy{Attempts: 5, Interval: time.Hour, Delay: time.Minute, Mode: structs.RestartPolicyModeFail}, task)
+		synctest.Wait() // the runner waits out the restart delay
+		tr.Kill(KillOpts{})
+		<-tr.WaitCh()
+		st := tr.State()
+		must.Eq(t, structs.TaskStateDead, st.State)
+		must.True(t, st.StartedAt.IsZero())
+		must.Eq(t, uint64(1), st.Restarts)
+		var failed *structs.TaskEvent
+		for _, e := range st.Events {
+			if e.Type == structs.TaskArtifactDownloadFailed {
+				failed = e
+			}
+		}
+		must.NotNil(t, failed)
+		must.Eq(t, `failed to download artifact "file:///nonexistent/x": file source "/nonexistent/x" is outside the allocation directory`, failed.DisplayMessage)
+	})
+}

@@ -4,13 +4,13 @@ package main
 import (
 	"os"
 
-	"github.com/nomadq/nomadq/client/drivers/rawexec"
+	"github.com/nomadq/nomadq/client/drivers/executor"
 	"github.com/nomadq/nomadq/command"
 )
 
 func main() {
-	// The binary doubles as the raw_exec waiter; see rawexec.MaybeRunWaiter.
-	if rawexec.MaybeRunWaiter() {
+	// The binary doubles as the waiter and init step of tasks; see executor.MaybeRun.
+	if executor.MaybeRun() {
 		return
 	}
 	os.Exit(command.Run(os.Args[1:], command.Streams{

@@ -2,7 +2,9 @@ package batchqueue
 
 import (
 	"fmt"
+	"iter"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -46,9 +48,10 @@ func queuedStore(b *testing.B, n int) *state.StateStore {
 	if err != nil {
 		b.Fatal(err)
 	}
+	st.SetBatchQueueRouter(Route)
 	cfg := structs.DefaultSchedulerConfiguration()
 	cfg.BatchQueue.Enabled = true
-	if err := st.SchedulerSetConfig(1, cfg); err != nil {
+	if _, err := st.SchedulerSetConfig(1, cfg); err != nil {
 		b.Fatal(err)
 	}
 	for i := range n {
@@ -92,7 +95,7 @@ func BenchmarkQueue_Restore(b *testing.B) {
 				if _, err := r.round(memdb.NewWatchSet(), time.Now()); err != nil {
 					b.Fatal(err)
 				}
-				if got := r.heap.Len(); got != n-1 {
+				if got := r.lines.Len(); got != n-1 {
 					b.Fatalf("heap holds %d, want %d", got, n-1)
 				}
 				if got := q.Status().Depth[structs.BatchQueueStatusQueued]; got != n-1 {
@@ -155,7 +158,7 @@ func BenchmarkQueue_EnqueueRelease(b *testing.B) {
 			// it applies, without the FSM's job and eval write.
 			b.ReportMetric(float64(roundTime.Nanoseconds())/float64(b.N), "round-ns/op")
 			b.StopTimer()
-			if got := r.heap.Len(); got < n-2 || got > n+1 {
+			if got := r.lines.Len(); got < n-2 || got > n+1 {
 				b.Fatalf("heap holds %d, want about %d", got, n)
 			}
 		})
@@ -188,9 +191,10 @@ func BenchmarkQueue_BytesPerWorkload(b *testing.B) {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
 		st, _ := state.NewStateStore()
+		st.SetBatchQueueRouter(Route)
 		cfg := structs.DefaultSchedulerConfiguration()
 		cfg.BatchQueue.Enabled = on
-		_ = st.SchedulerSetConfig(1, cfg)
+		_, _ = st.SchedulerSetConfig(1, cfg)
 		job := batchJob("shape", 50, 1)
 		for i := range n {
 			j := job.Copy()
@@ -239,6 +243,107 @@ func BenchmarkQueue_ListAndLookup(b *testing.B) {
 			for b.Loop() {
 				if le := q.Lookup("default", last); le == nil || le.Position != n {
 					b.Fatalf("lookup %s: %+v", last, le)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkPlan_FairBackfill is one planner round in the fair order
+// with n queued entries over 10 namespaces and 10,000 running allocs
+// with max_run_duration deadlines, behind a reserved head: the round
+// computes the shadow time, then tries the first backfillDepth entries
+// (none may backfill, the worst case) and releases nothing.
+func BenchmarkPlan_FairBackfill(b *testing.B) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	const running = 10_000
+	cluster := Cluster{Total: structs.ComparableResources{CPU: running * 100, MemoryMB: running * 100}, Usage: map[string]Usage{}}
+	for i := range running {
+		res := structs.ComparableResources{CPU: 100, MemoryMB: 100}
+		cluster.Used.Add(res)
+		cluster.Timed = append(cluster.Timed, TimedAlloc{End: t0.Add(time.Duration(i+1) * time.Second), Res: res})
+		u := cluster.Usage[fmt.Sprintf("ns-%d", i%10)]
+		u.Res.Add(res)
+		u.Allocs++
+		cluster.Usage[fmt.Sprintf("ns-%d", i%10)] = u
+	}
+	head := Workload{Entry: &structs.BatchQueueEntry{Namespace: "ns-0", JobID: "big", Release: &structs.BatchQueueRelease{Index: 1}},
+		Verdict: Verdict{Status: structs.BatchQueueStatusPlacing, Exhausted: true,
+			Missing: structs.ComparableResources{CPU: running * 50, MemoryMB: running * 50}}}
+	untimed := Demand{Ask: structs.ComparableResources{CPU: 100, MemoryMB: 100}, Allocs: 1}
+	for _, n := range []int{1_000, 10_000, 100_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			byNS := map[string][]*structs.BatchQueueEntry{}
+			for i, e := range benchEntries(n) {
+				e.Namespace = fmt.Sprintf("ns-%d", i%10)
+				byNS[e.Namespace] = append(byNS[e.Namespace], e)
+			}
+			for b.Loop() {
+				lines := make(map[string]iter.Seq[*structs.BatchQueueEntry], len(byNS))
+				for ns, es := range byNS {
+					lines[ns] = slices.Values(es)
+				}
+				d := Plan(Input{
+					Config: structs.BatchQueueConfig{Enabled: true, Order: structs.BatchQueueOrderFair,
+						ConcurrentPlacements: 8, Backfill: true},
+					Now: t0, Released: []Workload{head}, Lines: lines, Cluster: cluster,
+					Demand: func(*structs.BatchQueueEntry) Demand { return untimed },
+				})
+				if d.Reservation == nil || len(d.Release) != 0 {
+					b.Fatalf("want a reservation and no release, got %+v", d)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkReadCluster is the shell's read of capacity and usage, done
+// once per round in which the allocs, nodes or namespaces tables moved:
+// 100 nodes and allocs live allocs with max_run_duration deadlines.
+func BenchmarkReadCluster(b *testing.B) {
+	for _, allocs := range []int{1_000, 10_000} {
+		b.Run(fmt.Sprint(allocs), func(b *testing.B) {
+			st, err := state.NewStateStore()
+			if err != nil {
+				b.Fatal(err)
+			}
+			var nodes []*structs.Node
+			for i := range 100 {
+				n := &structs.Node{ID: structs.GenerateUUID(), SecretID: structs.GenerateUUID(), Name: fmt.Sprint("n", i),
+					Datacenter: "dc1", NodePool: structs.DefaultNodePool,
+					Status: structs.NodeStatusReady, SchedulingEligibility: structs.NodeSchedulingEligible,
+					NodeResources: &structs.NodeResources{Cpu: structs.NodeCpuResources{CpuShares: 100_000},
+						Memory: structs.NodeMemoryResources{MemoryMB: 100_000}}}
+				if err := st.UpsertNode(uint64(i+1), n); err != nil {
+					b.Fatal(err)
+				}
+				nodes = append(nodes, n)
+			}
+			run := time.Hour
+			job := batchJob("timed", 50, allocs)
+			job.TaskGroups[0].MaxRunDuration = &run
+			if err := st.UpsertJob(200, job); err != nil {
+				b.Fatal(err)
+			}
+			var as []*structs.Allocation
+			for i := range allocs {
+				as = append(as, &structs.Allocation{ID: structs.GenerateUUID(), Namespace: job.Namespace, JobID: job.ID,
+					Job: job, TaskGroup: "g", Name: fmt.Sprintf("timed.g[%d]", i), NodeID: nodes[i%100].ID,
+					Resources:     &structs.Resources{CPU: 100, MemoryMB: 64},
+					DesiredStatus: structs.AllocDesiredStatusRun, ClientStatus: structs.AllocClientStatusRunning,
+					CreateTime: time.Now().UnixNano()})
+			}
+			if err := st.UpsertAllocs(201, as); err != nil {
+				b.Fatal(err)
+			}
+			snap, err := st.Snapshot()
+			if err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				c, _, err := ReadCluster(snap)
+				if err != nil || len(c.Timed) != allocs {
+					b.Fatalf("read %d timed allocs: %v", len(c.Timed), err)
 				}
 			}
 		})

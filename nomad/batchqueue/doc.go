@@ -3,8 +3,20 @@
 // broker in FIFO or priority order a few at a time, and watches the state
 // store until each released job is placed, constrained or stalled.
 //
-// The decision parts are pure (order.go, verdict.go, policy in queue.go's
-// step): they compute what to do from state rows and a time. The Queue's
-// Run loop is the thin shell that reads state, commits releases through a
-// Committer, and waits on memdb watch sets and one deadline timer.
+// The policy is pure functions of state rows and a time:
+//
+//   - Route (route.go) decides whether a new eval enters the queue; the
+//     state store calls it from inside the write that stores the eval
+//     (state.SetBatchQueueRouter), so state holds no queue policy.
+//   - Less and Heap (order.go) keep the line in release order.
+//   - Judge (verdict.go) computes a released workload's status.
+//   - Plan (plan.go) decides a round: from the configuration, the released
+//     workloads with their verdicts and the queued line, what to release,
+//     what is done and why, and when to wake.
+//
+// The Queue (queue.go) is the thin shell: its Run loop (runner.go) reads
+// what changed in state, plans, commits the decision through a Committer
+// as one Raft entry, and waits on memdb watch sets and one deadline
+// timer. The listing (listing.go) serves readers from the state store and
+// the last published round.
 package batchqueue

@@ -71,8 +71,7 @@ func TestQueue_Metrics(t *testing.T) {
 		synctest.Wait()
 		off := cfg(structs.BatchQueueOrderFIFO, 1, time.Minute)
 		off.Enabled = false
-		h.setConfig(off)
-		h.write(func(i uint64) error { _, err := h.st.BatchQueueDrain(i); return err })
+		h.setConfig(off) // drains the table in the same write
 		synctest.Wait()
 		got = map[string]float64{}
 		samples := map[string]int{}

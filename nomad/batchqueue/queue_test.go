@@ -43,6 +43,7 @@ func newHarness(t *testing.T, cfg structs.BatchQueueConfig, m ...*metrics.Metric
 	st, err := state.NewStateStore()
 	must.NoError(t, err)
 	h := &harness{t: t, st: st, evals: make(map[string]string)}
+	st.SetBatchQueueRouter(Route) // as the FSM does
 	h.setConfig(cfg)
 	h.q = New(Config{State: func() *state.StateStore { return st }, Commit: h})
 	st.SetBatchQueueFeed(h.q.Feed) // as the FSM does
@@ -94,11 +95,19 @@ func (h *harness) releasedJobs() []string {
 	return append([]string(nil), h.released...)
 }
 
-func (h *harness) setConfig(bq structs.BatchQueueConfig) {
+// setConfig writes the queue settings and returns the evals that a
+// switch-off released from the queue.
+func (h *harness) setConfig(bq structs.BatchQueueConfig) []*structs.Evaluation {
 	bq.Canonicalize()
 	cfg := structs.DefaultSchedulerConfiguration()
 	cfg.BatchQueue = bq
-	h.write(func(i uint64) error { return h.st.SchedulerSetConfig(i, cfg) })
+	var evals []*structs.Evaluation
+	h.write(func(i uint64) error {
+		var err error
+		evals, err = h.st.SchedulerSetConfig(i, cfg)
+		return err
+	})
+	return evals
 }
 
 func batchJob(id string, prio, count int) *structs.Job {
@@ -419,7 +428,7 @@ func TestQueue_ConfigChange(t *testing.T) {
 		c := structs.DefaultSchedulerConfiguration()
 		c.SchedulerAlgorithm = structs.SchedulerAlgorithmSpread
 		c.BatchQueue = cfg(structs.BatchQueueOrderFIFO, 1, time.Hour)
-		h.write(func(i uint64) error { return h.st.SchedulerSetConfig(i, c) })
+		h.write(func(i uint64) error { _, err := h.st.SchedulerSetConfig(i, c); return err })
 		synctest.Wait()
 		idx2, _ := h.q.Index()
 		must.Eq(t, idx, idx2)
@@ -447,14 +456,8 @@ func TestQueue_DisableReleasesEverything(t *testing.T) {
 		must.Eq(t, []string{"a"}, h.releasedJobs())
 		off := cfg(structs.BatchQueueOrderFIFO, 1, time.Hour)
 		off.Enabled = false
-		h.setConfig(off)
-		// The FSM drains the table in the entry that disables the queue.
-		var evals []*structs.Evaluation
-		h.write(func(i uint64) error {
-			var err error
-			evals, err = h.st.BatchQueueDrain(i)
-			return err
-		})
+		// The write that disables the queue drains the table.
+		evals := h.setConfig(off)
 		var ids []string
 		for _, e := range evals {
 			ids = append(ids, e.JobID)

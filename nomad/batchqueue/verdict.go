@@ -14,6 +14,7 @@ import (
 type Verdict struct {
 	// Status is placing, stalled or constrained; it is empty when Placed.
 	Status string
+	// Reason says why a workload is stalled, constrained or done.
 	Reason string
 
 	// Placed means the workload is done: every wanted alloc of the
@@ -22,7 +23,24 @@ type Verdict struct {
 
 	// Deadline is when a placing workload stalls (zero otherwise).
 	Deadline time.Time
+
+	// Exhausted means the scheduler's newest completed eval since the
+	// release failed a group for want of capacity (not infeasibility):
+	// the workload waits for room, and backfill may reserve it.
+	Exhausted bool
+	// Missing is what the allocs still to place ask for.
+	Missing structs.ComparableResources
+	// MaxRun is the job's longest max_run_duration, 0 when a group has
+	// none (see DemandOf).
+	MaxRun time.Duration
 }
+
+// Why a released workload is done.
+const (
+	ReasonPlaced         = "every wanted allocation was placed"
+	ReasonNothingToPlace = "the scheduler has nothing left to place"
+	ReasonJobChanged     = "job stopped, purged or registered with a new version"
+)
 
 // Judge computes a released entry's verdict from the job, its evals and
 // its allocs (all of them, terminal included) at time now. It is a pure
@@ -31,7 +49,7 @@ type Verdict struct {
 func Judge(e *structs.BatchQueueEntry, job *structs.Job, evals []*structs.Evaluation, allocs []*structs.Allocation, now time.Time, timeout time.Duration) Verdict {
 	rel := e.Release
 	if job == nil || job.Stop || job.Version != rel.JobVersion {
-		return Verdict{Placed: true}
+		return Verdict{Placed: true, Reason: ReasonJobChanged}
 	}
 	// Distinct alloc names per group: replacements and reschedules of an
 	// already placed alloc carry the same name, so they count once, at
@@ -52,16 +70,22 @@ func Judge(e *structs.BatchQueueEntry, job *structs.Job, evals []*structs.Evalua
 	}
 	done := true
 	var created []int64
+	var missing structs.ComparableResources
 	for _, tg := range job.TaskGroups {
-		if len(placed[tg.Name]) < tg.Count {
+		if n := tg.Count - len(placed[tg.Name]); n > 0 {
 			done = false
+			ask := tg.Ask()
+			missing.Add(structs.ComparableResources{CPU: ask.CPU * int64(n), MemoryMB: ask.MemoryMB * int64(n), DiskMB: ask.DiskMB * int64(n)})
 		}
 		for _, t := range placed[tg.Name] {
 			created = append(created, t)
 		}
 	}
-	if done || schedulerDone(rel, evals) {
-		return Verdict{Placed: true}
+	if done {
+		return Verdict{Placed: true, Reason: ReasonPlaced}
+	}
+	if schedulerDone(rel, evals) {
+		return Verdict{Placed: true, Reason: ReasonNothingToPlace}
 	}
 	if reason := constrained(e, evals); reason != "" {
 		return Verdict{Status: structs.BatchQueueStatusConstrained, Reason: reason}
@@ -73,9 +97,11 @@ func Judge(e *structs.BatchQueueEntry, job *structs.Job, evals []*structs.Evalua
 	// same verdict from Raft state.
 	slices.Sort(created)
 	last := rel.Time
+	exhausted := exhausted(rel, evals)
 	stalled := func() Verdict {
 		return Verdict{Status: structs.BatchQueueStatusStalled,
-			Reason: fmt.Sprintf("no new placement for %s (workload_timeout)", timeout)}
+			Reason:    fmt.Sprintf("no new placement for %s (workload_timeout)", timeout),
+			Exhausted: exhausted, Missing: missing, MaxRun: DemandOf(job).MaxRun}
 	}
 	for _, c := range created {
 		if c-last >= int64(timeout) {
@@ -87,7 +113,31 @@ func Judge(e *structs.BatchQueueEntry, job *structs.Job, evals []*structs.Evalua
 	if !now.Before(deadline) {
 		return stalled()
 	}
-	return Verdict{Status: structs.BatchQueueStatusPlacing, Deadline: deadline}
+	return Verdict{Status: structs.BatchQueueStatusPlacing, Deadline: deadline, Exhausted: exhausted, Missing: missing,
+		MaxRun: DemandOf(job).MaxRun}
+}
+
+// exhausted reports whether the newest eval completed since the release
+// failed a group for want of capacity: the scheduler's feasibility and
+// bin-packing over its snapshot found no room, which is what a
+// reservation needs, not a guess from sums.
+func exhausted(rel *structs.BatchQueueRelease, evals []*structs.Evaluation) bool {
+	var latest *structs.Evaluation
+	for _, ev := range evals {
+		if ev.ModifyIndex >= rel.Index && ev.Status == structs.EvalStatusComplete &&
+			(latest == nil || ev.ModifyIndex > latest.ModifyIndex) {
+			latest = ev
+		}
+	}
+	if latest == nil {
+		return false
+	}
+	for _, m := range latest.FailedTGAllocs {
+		if m != nil && !m.Infeasible {
+			return true
+		}
+	}
+	return false
 }
 
 // schedulerDone reports whether the scheduler has nothing left to place

@@ -2,6 +2,7 @@ package rawexec
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,11 +12,12 @@ import (
 	"time"
 
 	"github.com/nomadq/nomadq/client/drivers"
+	"github.com/nomadq/nomadq/client/drivers/executor"
 	"github.com/shoenig/test/must"
 )
 
 func TestMain(m *testing.M) {
-	if MaybeRunWaiter() {
+	if executor.MaybeRun() {
 		return
 	}
 	os.Exit(m.Run())
@@ -46,9 +48,15 @@ func wait(t *testing.T, d drivers.Driver, id string) *drivers.ExitResult {
 }
 
 func killGroupAtCleanup(t *testing.T, h *drivers.TaskHandle) {
-	var st handleState
-	must.NoError(t, jsonUnmarshal(h.State, &st))
-	t.Cleanup(func() { _ = syscall.Kill(-st.Pid, syscall.SIGKILL) })
+	var st struct{ Pid int }
+	must.NoError(t, json.Unmarshal(h.State, &st))
+	t.Cleanup(func() {
+		_ = syscall.Kill(-st.Pid, syscall.SIGKILL)
+		// A driver of its own removes the run's cgroup too.
+		d := New(Options{})
+		_ = d.RecoverTask(h)
+		_ = d.DestroyTask(h.Config.ID)
+	})
 }
 
 func TestRawExec_ExitCodeEnvAndLogs(t *testing.T) {
@@ -103,8 +111,8 @@ func TestRawExec_RecoverAfterRestart(t *testing.T) {
 	// A second driver, as a restarted client would have.
 	d2 := New(Options{Enabled: true})
 	must.NoError(t, d2.RecoverTask(h))
-	var st handleState
-	must.NoError(t, jsonUnmarshal(h.State, &st))
+	var st struct{ Pid int }
+	must.NoError(t, json.Unmarshal(h.State, &st))
 	b, _ := os.ReadFile(pidFile)
 	must.Eq(t, strconv.Itoa(st.Pid), strings.TrimSpace(string(b)))
 	u, err := d2.TaskStats("t3")
@@ -149,4 +157,38 @@ func waitForFile(t *testing.T, path, contains string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatalf("%s never contained %q", path, contains)
+}
+
+// A raw_exec task runs in a cgroup where the client can use cgroups: a
+// daemon it forks into a session of its own, out of its process group,
+// still dies with it.
+func TestRawExec_DaemonDiesWithTask(t *testing.T) {
+	d := New(Options{Enabled: true})
+	if !d.cgroups {
+		t.Skip("raw_exec kills daemons only with cgroups: needs root and cgroups")
+	}
+	tc := taskConfig(t, "t5", map[string]any{"command": "/bin/sh", "args": []any{"-c", `setsid sleep 300 >/dev/null 2>&1 & echo $! > daemon; exit 0`}})
+	h, err := d.StartTask(tc)
+	must.NoError(t, err)
+	killGroupAtCleanup(t, h)
+	must.Eq(t, 0, wait(t, d, "t5").ExitCode)
+	waitForFile(t, filepath.Join(tc.TaskDir, "daemon"), "\n")
+	b, _ := os.ReadFile(filepath.Join(tc.TaskDir, "daemon"))
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	must.NoError(t, err)
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	must.NoError(t, syscall.Kill(pid, 0)) // the daemon outlived its task
+
+	must.NoError(t, d.DestroyTask("t5"))
+	deadline := time.Now().Add(10 * time.Second)
+	for syscall.Kill(pid, 0) == nil && time.Now().Before(deadline) {
+		// A killed process lingers as a zombie until its parent (init)
+		// reaps it; kill(0) fails only then.
+		if st, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil && strings.Contains(string(st), ") Z ") {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	st, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	must.True(t, err != nil || strings.Contains(string(st), ") Z "), must.Sprintf("daemon %d still runs: %s", pid, st))
 }

@@ -1,0 +1,34 @@
+package agent
+
+import (
+	"net/http"
+
+	"github.com/nomadq/nomadq/structs"
+)
+
+// allocStopRequest serves PUT/POST /v1/allocation/:id/stop: the alloc is
+// marked to migrate and an eval replaces it.
+func (h *httpHandler) allocStopRequest(w http.ResponseWriter, r *http.Request, allocID string) (any, error) {
+	if !isWrite(r) {
+		return nil, methodNotAllowed()
+	}
+	args := structs.AllocStopRequest{AllocID: allocID}
+	q := r.URL.Query()
+	for name, into := range map[string]*bool{"no_shutdown_delay": &args.NoShutdownDelay, "reschedule": &args.Reschedule} {
+		if !q.Has(name) {
+			continue
+		}
+		b, err := parseBoolParam(q.Get(name))
+		if err != nil {
+			return nil, codedErr(http.StatusBadRequest, "%s must be a bool, got %q", name, q.Get(name))
+		}
+		*into = b
+	}
+	h.parseWrite(r, &args.WriteRequest)
+	var reply structs.AllocStopResponse
+	if err := h.agent.rpc("Alloc.Stop", &args, &reply); err != nil {
+		return nil, rpcError(err)
+	}
+	setIndex(w, reply.Index)
+	return &reply, nil
+}

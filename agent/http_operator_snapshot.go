@@ -1,0 +1,65 @@
+package agent
+
+import (
+	"io"
+	"net/http"
+	"strconv"
+
+	"github.com/nomadq/nomadq/structs"
+)
+
+// snapshotPath is the route of snapshot save (GET) and restore (PUT).
+const snapshotPath = "/v1/operator/snapshot"
+
+// operatorSnapshotRequest serves /v1/operator/snapshot: GET answers with
+// a snapshot archive and its checksum in the Digest header, which the
+// official client checks; PUT restores the archive in the body.
+func (h *httpHandler) operatorSnapshotRequest(w http.ResponseWriter, r *http.Request) (any, error) {
+	switch {
+	case r.Method == http.MethodGet:
+		return h.snapshotSave(w, r)
+	case isWrite(r):
+		return h.snapshotRestore(w, r)
+	}
+	return nil, methodNotAllowed()
+}
+
+func (h *httpHandler) snapshotSave(w http.ResponseWriter, r *http.Request) (any, error) {
+	var args structs.SnapshotSaveRequest
+	if err := h.parseQuery(r, &args.QueryOptions); err != nil {
+		return nil, err
+	}
+	var reply structs.SnapshotSaveResponse
+	if err := h.agent.rpc("Operator.SnapshotSave", &args, &reply); err != nil {
+		return nil, rpcError(err)
+	}
+	setMeta(w, &reply.QueryMeta)
+	w.Header().Set("Digest", reply.Checksum)
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Content-Length", strconv.Itoa(len(reply.Archive)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(reply.Archive)
+	return handled{}, nil
+}
+
+func (h *httpHandler) snapshotRestore(w http.ResponseWriter, r *http.Request) (any, error) {
+	var args structs.SnapshotRestoreRequest
+	h.parseWrite(r, &args.WriteRequest)
+	if r.Body == nil {
+		return nil, codedErr(http.StatusBadRequest, "Request body is empty: it must be a snapshot archive")
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return nil, codedErr(http.StatusBadRequest, "Failed to read the snapshot: %v", err)
+	}
+	if len(body) == 0 {
+		return nil, codedErr(http.StatusBadRequest, "Request body is empty: it must be a snapshot archive")
+	}
+	args.Archive = body
+	var reply structs.SnapshotRestoreResponse
+	if err := h.agent.rpc("Operator.SnapshotRestore", &args, &reply); err != nil {
+		return nil, rpcError(err)
+	}
+	setIndex(w, reply.Index)
+	return nil, nil
+}

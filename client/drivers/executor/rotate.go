@@ -1,0 +1,101 @@
+package executor
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Log files are "<prefix>.<n>": the highest n is the one being written,
+// as with Nomad's log rotation. The task writes straight into the file
+// through the descriptor it inherits, so rotation cannot swap files under
+// it; instead the waiter rotates by copy-and-truncate: the full file's
+// bytes are copied to a new file that takes its index, the live file is
+// truncated and renamed to the next index. Bytes the task writes between
+// the copy and the truncate are lost; this is the price of having no
+// log-shipping process between the task and its files.
+
+// latestIndex returns the highest index of the files "<prefix>.<n>", or 0.
+func latestIndex(prefix string) int {
+	matches, _ := filepath.Glob(prefix + ".*")
+	best := 0
+	for _, m := range matches {
+		n, err := strconv.Atoi(strings.TrimPrefix(m, prefix+"."))
+		if err == nil && n > best {
+			best = n
+		}
+	}
+	return best
+}
+
+// openLog opens the live log file of prefix for appending.
+func openLog(prefix string) (*os.File, int, error) {
+	if prefix == "" {
+		// Logs disabled: the output goes nowhere.
+		f, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+		return f, 0, err
+	}
+	idx := latestIndex(prefix)
+	f, err := os.OpenFile(prefix+"."+strconv.Itoa(idx), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	return f, idx, err
+}
+
+// rotator rotates one stream's files.
+type rotator struct {
+	prefix   string
+	idx      int
+	f        *os.File
+	maxSize  int64
+	maxFiles int
+}
+
+// check rotates when the live file has reached maxSize.
+func (r *rotator) check() {
+	if r.maxSize <= 0 {
+		return
+	}
+	st, err := r.f.Stat()
+	if err != nil || st.Size() < r.maxSize {
+		return
+	}
+	live := r.prefix + "." + strconv.Itoa(r.idx)
+	tmp := live + ".rotating"
+	if err := copyFile(live, tmp); err != nil {
+		os.Remove(tmp)
+		return
+	}
+	if err := r.f.Truncate(0); err != nil {
+		os.Remove(tmp)
+		return
+	}
+	next := r.prefix + "." + strconv.Itoa(r.idx+1)
+	if err := os.Rename(live, next); err != nil {
+		return
+	}
+	_ = os.Rename(tmp, live)
+	r.idx++
+	for old := r.idx - r.maxFiles; old >= 0; old-- {
+		if err := os.Remove(r.prefix + "." + strconv.Itoa(old)); err != nil {
+			break
+		}
+	}
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}

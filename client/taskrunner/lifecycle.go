@@ -1,0 +1,98 @@
+package taskrunner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/nomadq/nomadq/client/drivers"
+	"github.com/nomadq/nomadq/structs"
+)
+
+// ErrTaskNotRunning is returned for an operation that needs a running task;
+// the text is Nomad's.
+var ErrTaskNotRunning = errors.New("Task not running")
+
+// Reasons recorded on events of operations a user asked for.
+const (
+	reasonUserRestart = "User requested restart"
+	reasonUserSignal  = "User requested signal"
+)
+
+// running returns the current run's ID and start config, or
+// ErrTaskNotRunning.
+func (tr *TaskRunner) running() (string, *drivers.TaskConfig, error) {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if tr.killed || tr.state.State != structs.TaskStateRunning || tr.runID == "" || tr.local.Handle == nil {
+		return "", nil, ErrTaskNotRunning
+	}
+	return tr.runID, tr.local.Handle.Config, nil
+}
+
+// Restart stops the running task with its kill_signal and starts it again
+// at once; the restart counts in the task's Restarts but not against its
+// restart policy's attempts, as in Nomad.
+func (tr *TaskRunner) Restart() error {
+	if _, _, err := tr.running(); err != nil {
+		return err
+	}
+	e := NewEvent(structs.TaskRestartSignal)
+	e.RestartReason = reasonUserRestart
+	tr.EmitEvent(e)
+	select {
+	case tr.restartCh <- struct{}{}:
+	default:
+		// A restart is already on its way.
+	}
+	return nil
+}
+
+// restarted records the end of a run stopped for a user's restart and
+// starts the next run without delay, unless the task was killed meanwhile.
+func (tr *TaskRunner) restarted(id string, res *drivers.ExitResult) bool {
+	tr.recordExit(id, res)
+	tr.mu.Lock()
+	killed := tr.killed
+	tr.mu.Unlock()
+	if killed {
+		tr.update(structs.TaskStateDead, NewEvent(structs.TaskKilled), nil)
+		return false
+	}
+	return tr.waitRestart(0, "")
+}
+
+// Signal sends signal to the running task's main process and records a
+// Signaling event.
+func (tr *TaskRunner) Signal(signal string) error {
+	id, _, err := tr.running()
+	if err != nil {
+		return err
+	}
+	s, ok := tr.cfg.Driver.(drivers.TaskSignaler)
+	if !ok {
+		return fmt.Errorf("driver %q cannot signal tasks", tr.cfg.Task.Driver)
+	}
+	if _, err := drivers.ParseSignal(signal); err != nil {
+		return err
+	}
+	e := NewEvent(structs.TaskSignaling)
+	e.TaskSignal = signal
+	e.TaskSignalReason = reasonUserSignal
+	tr.EmitEvent(e)
+	return s.SignalTask(id, signal)
+}
+
+// Exec runs a command inside the running task, as its driver defines
+// "inside", and returns the command's exit code.
+func (tr *TaskRunner) Exec(ctx context.Context, opts *drivers.ExecOptions) (int, error) {
+	_, tc, err := tr.running()
+	if err != nil {
+		return 0, err
+	}
+	x, ok := tr.cfg.Driver.(drivers.TaskExecer)
+	if !ok {
+		return 0, fmt.Errorf("%w: driver %q runs no commands inside its tasks", drivers.ErrExecNotSupported, tr.cfg.Task.Driver)
+	}
+	return x.ExecTask(ctx, tc, opts)
+}

@@ -1,0 +1,13 @@
+job "j" {
+  group "g" {
+    task "t" {
+      driver = "raw_exec"
+      identity {
+        env = true
+      }
+      identity {
+        file = true
+      }
+    }
+  }
+}

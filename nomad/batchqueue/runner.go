@@ -1,0 +1,526 @@
+package batchqueue
+
+import (
+	"iter"
+	"slices"
+	"time"
+
+	memdb "github.com/hashicorp/go-memdb"
+
+	"github.com/nomadq/nomadq/state"
+	"github.com/nomadq/nomadq/structs"
+)
+
+// runner is the state Run keeps between rounds. The heap holds the
+// queued rows as the queue last read them; a row stopped, purged or
+// replaced since is found out when it reaches the top (lazy deletion),
+// so no round walks the line.
+type runner struct {
+	q        *Queue
+	st       *state.StateStore // the store the heap was built from
+	settings structs.BatchQueueConfig
+
+	lines      *lines
+	maxEnqueue uint64 // highest EnqueueIndex of the last full read: fed rows at or below it were in that read
+	tableIndex uint64 // the queue table's index at the last read
+	stats      state.BatchQueueStats
+
+	released  map[string]*tracked // released rows by key(ns, job)
+	workloads []Workload          // the plan's input, reused between rounds
+
+	capacity capacity // the cluster read, for the fair order and backfill
+
+	// controls are the operators' holds and tops by key(ns, job), read
+	// again when the control table moves; topped are the topped ones by
+	// namespace, newest top first, not held.
+	controls    map[string]*structs.BatchQueueControl
+	topped      map[string][]*structs.BatchQueueControl
+	controlsIdx uint64
+	last        Decision // the last round's decision, for the listing
+	// reservedSince is when the current reservation was first seen, for
+	// its age gauge.
+	reservedSince time.Time
+	// at is the time of the current round; a published view keeps it,
+	// and the listing's estimates count from it, so they move only when
+	// the queue index does.
+	at time.Time
+}
+
+// tracked is a released workload and what it was last judged on.
+type tracked struct {
+	entry   *structs.BatchQueueEntry
+	ws      memdb.WatchSet // nil: judge it on the next round
+	verdict Verdict
+	// rebuilt marks an entry read back after a leadership change: its
+	// first verdict is a recomputation, not a transition to count.
+	rebuilt bool
+}
+
+// round is one pass: read what changed in state, plan, commit.
+func (r *runner) round(ws memdb.WatchSet, now time.Time) (roundResult, error) {
+	var res roundResult
+	r.at = now
+	changed, err := r.read(ws, now)
+	if err != nil {
+		return res, err
+	}
+	if !r.settings.Enabled {
+		// The FSM drains the table in the entry that switches the queue
+		// off; there is nothing to release or watch.
+		if changed {
+			r.publish()
+		}
+		return res, nil
+	}
+
+	r.workloads = r.workloads[:0]
+	for _, t := range r.released {
+		r.workloads = append(r.workloads, Workload{Entry: t.entry, Verdict: t.verdict})
+	}
+	l := &line{r: r, yielded: map[string]bool{}}
+	in := Input{Config: r.settings, Now: now, Released: r.workloads, Demand: r.demand}
+	if r.settings.Order == structs.BatchQueueOrderFair {
+		in.Lines = make(map[string]iter.Seq[*structs.BatchQueueEntry], len(r.lines.byNS))
+		for ns, h := range r.lines.byNS {
+			if h.Len() == 0 {
+				delete(r.lines.byNS, ns)
+				continue
+			}
+			in.Lines[ns] = l.from(h)
+		}
+	} else {
+		in.Line = l.from(r.lines.one)
+	}
+	if r.settings.Order == structs.BatchQueueOrderFair || r.settings.Backfill {
+		if err := r.capacity.read(r.st); err != nil {
+			return res, err
+		}
+		in.Cluster, in.Shares = r.capacity.cluster, r.capacity.shares
+	}
+	d := Plan(in)
+	res.deadline = d.Wake
+	if l.err != nil {
+		r.requeue(l.popped)
+		return res, l.err
+	}
+	for _, e := range l.popped {
+		if !slices.Contains(d.Release, e) {
+			r.lines.Push(e) // pulled, not released: it keeps its place
+		}
+	}
+	if d.WatchCapacity || r.settings.Order == structs.BatchQueueOrderFair {
+		if err := r.capacity.watch(r.st, ws, d.WatchCapacity); err != nil {
+			return res, err
+		}
+	}
+	if r.noteDecision(d, now) {
+		changed = true
+	}
+	if l.adopted {
+		res.again, changed = true, true
+	}
+	if err := r.commit(d, now); err != nil {
+		r.requeue(d.Release)
+		return res, err
+	}
+	if len(d.Done) > 0 || len(d.Release) > 0 {
+		res.again, changed = true, true
+	}
+	if changed {
+		r.publish()
+	}
+	return res, nil
+}
+
+// read brings the runner up to date with state: the settings, new and
+// removed rows of the queue table, and the verdicts of released
+// workloads whose evals or allocs changed or whose stall deadline
+// passed. It adds to ws everything the next round waits on, and reports
+// whether anything a reader sees changed.
+func (r *runner) read(ws memdb.WatchSet, now time.Time) (bool, error) {
+	st := r.q.cfg.State()
+	ws.Add(st.AbandonCh())
+	_, cfg, err := st.SchedulerConfigWatch(ws)
+	if err != nil {
+		return false, err
+	}
+	settings := structs.BatchQueueConfig{}
+	if cfg != nil {
+		settings = cfg.BatchQueue
+	}
+	settings.Canonicalize()
+	changed := settings != r.settings || st != r.st
+	rejudge := settings.WorkloadTimeout != r.settings.WorkloadTimeout
+	rebuild := st != r.st || settings.Enabled != r.settings.Enabled || settings.Order != r.settings.Order
+	r.settings = settings
+	if rebuild {
+		if err := r.rebuild(st, ws); err != nil {
+			r.st = nil
+			return false, err
+		}
+	} else {
+		fresh, err := r.readNew(ws)
+		if err != nil {
+			return false, err
+		}
+		changed = changed || fresh
+	}
+	if !settings.Enabled {
+		return changed, nil
+	}
+	if fresh, err := r.readControls(ws, rebuild); err != nil {
+		return false, err
+	} else if fresh {
+		changed = true
+	}
+	for k, t := range r.released {
+		if t.ws == nil || rejudge || state.WatchFired(t.ws) ||
+			(t.verdict.Status == structs.BatchQueueStatusPlacing && !now.Before(t.verdict.Deadline)) {
+			prev := t.verdict
+			keep, err := r.judge(t, now)
+			if err != nil {
+				return false, err
+			}
+			if !keep {
+				delete(r.released, k)
+				changed = true
+				continue
+			}
+			if prev.Status != t.verdict.Status || prev.Reason != t.verdict.Reason {
+				changed = true
+				if s := t.verdict.Status; !t.rebuilt && (s == structs.BatchQueueStatusStalled || s == structs.BatchQueueStatusConstrained) {
+					r.q.incr(s)
+				}
+			}
+			t.rebuilt = false
+		}
+		for ch := range t.ws {
+			ws.Add(ch)
+		}
+	}
+	return changed, nil
+}
+
+// line is the queued line as Plan pulls it: it pops the heap in release
+// order and drops rows stopped, purged or re-enqueued since they were
+// read (lazy deletion), each checked against the store.
+type line struct {
+	r      *runner
+	popped []*structs.BatchQueueEntry // the current rows yielded, in order
+	err    error
+	// adopted is set when the line met a row released by a commit that
+	// reported an error but applied: it is watched like any other and
+	// holds a slot, so the line ends and the round runs again.
+	adopted bool
+	// yielded are the rows yielded this round, by key: a topped row is
+	// yielded ahead of its place and skipped when its place comes.
+	yielded map[string]bool
+}
+
+// from yields h's rows in order; the fair order pulls one heap per
+// namespace.
+func (l *line) from(h *Heap) iter.Seq[*structs.BatchQueueEntry] {
+	return func(yield func(*structs.BatchQueueEntry) bool) { l.all(h, yield) }
+}
+
+func (l *line) all(h *Heap, yield func(*structs.BatchQueueEntry) bool) {
+	r := l.r
+	for h.Len() > 0 {
+		e := r.lines.pop(h)
+		row, err := r.st.BatchQueueEntryByJob(nil, e.Namespace, e.JobID)
+		if err != nil {
+			r.lines.Push(e)
+			l.err = err
+			return
+		}
+		if row == nil || row.EnqueueIndex != e.EnqueueIndex {
+			continue // stopped, purged or re-enqueued since it was read
+		}
+		if row.Released() {
+			if k := key(row.Namespace, row.JobID); r.released[k] == nil {
+				r.released[k] = &tracked{entry: row}
+				l.adopted = true
+				return
+			}
+			continue
+		}
+		k := key(row.Namespace, row.JobID)
+		if c := r.controls[k]; l.yielded[k] || (c != nil && c.Held) {
+			// Held: it keeps its place and is skipped. Yielded already
+			// as a top of its namespace: once is enough.
+			l.popped = append(l.popped, row)
+			continue
+		}
+		// Popped: if the consumer stops at a top, it goes back.
+		l.popped = append(l.popped, row)
+		if !l.tops(row.Namespace, yield) {
+			return
+		}
+		l.yielded[k] = true
+		if !yield(row) {
+			return
+		}
+	}
+}
+
+// tops yields, before the first entry of ns that the line reaches, the
+// namespace's topped entries (newest top first) that it has not yielded
+// yet; it reports false when the consumer stopped.
+func (l *line) tops(ns string, yield func(*structs.BatchQueueEntry) bool) bool {
+	for _, c := range l.r.topped[ns] {
+		k := key(c.Namespace, c.JobID)
+		if l.yielded[k] {
+			continue
+		}
+		l.yielded[k] = true
+		row, err := l.r.st.BatchQueueEntryByJob(nil, c.Namespace, c.JobID)
+		if err != nil {
+			l.err = err
+			return false
+		}
+		if row == nil || row.Released() || row.EnqueueIndex != c.EnqueueIndex {
+			continue
+		}
+		if !yield(row) {
+			return false
+		}
+	}
+	return true
+}
+
+// commit writes a plan's releases and removals in one Raft entry and,
+// once it applied, tracks the released workloads and forgets the done
+// ones.
+func (r *runner) commit(d Decision, now time.Time) error {
+	if len(d.Done) == 0 && len(d.Release) == 0 {
+		return nil
+	}
+	req := &structs.BatchQueueReleaseRequest{ReleaseTime: now.UnixNano()}
+	for _, w := range d.Done {
+		req.Done = append(req.Done, ref(w.Entry))
+	}
+	for _, e := range d.Release {
+		req.Release = append(req.Release, ref(e))
+	}
+	if err := r.q.cfg.Commit.Commit(req); err != nil {
+		return err
+	}
+	for _, w := range d.Done {
+		delete(r.released, key(w.Entry.Namespace, w.Entry.JobID))
+		r.q.incr("placed")
+		r.q.sample("placement_time", now.Sub(time.Unix(0, w.Entry.ReleaseTime())))
+	}
+	for _, e := range d.Release {
+		r.released[key(e.Namespace, e.JobID)] = &tracked{entry: e}
+		r.q.incr("released")
+		r.q.sampleNS("wait_time", e.Namespace, now.Sub(time.Unix(0, e.EnqueueTime)))
+	}
+	for range d.Backfilled {
+		r.q.incr("backfilled")
+	}
+	return nil
+}
+
+func ref(e *structs.BatchQueueEntry) structs.BatchQueueRef {
+	return structs.BatchQueueRef{Namespace: e.Namespace, JobID: e.JobID, EvalID: e.EvalID}
+}
+
+// requeue puts popped rows back when a round fails before its commit
+// applied.
+func (r *runner) requeue(rows []*structs.BatchQueueEntry) {
+	for _, e := range rows {
+		r.lines.Push(e)
+	}
+}
+
+// rebuild reads the whole queue table: on the first round of a
+// leadership term, after a snapshot restore swapped the store, and when
+// the order or the on/off switch changed. O(n), once.
+func (r *runner) rebuild(st *state.StateStore, ws memdb.WatchSet) error {
+	// Rows fed from here on may also be in the table read below; readNew
+	// skips those at or below the highest index the read saw.
+	r.q.takeFed(ws)
+	sameStore := r.st == st
+	r.st = st
+	r.lines = newLines(r.settings.Order, nil)
+	r.released = make(map[string]*tracked)
+	r.last = Decision{}
+	r.maxEnqueue = 0
+	idx, err := st.BatchQueueTableIndex(ws)
+	if err != nil {
+		return err
+	}
+	r.tableIndex = idx
+	stats, err := st.BatchQueueStats(nil)
+	if err != nil {
+		return err
+	}
+	if sameStore {
+		// A settings change, switching the queue off included (its drain
+		// counts as removals): count what changed since the last read.
+		// A new term or a restored store starts from the stored totals.
+		r.countChanges(stats)
+	}
+	r.stats = stats
+	if !r.settings.Enabled {
+		return nil
+	}
+	rows, err := st.BatchQueueEntries(nil)
+	if err != nil {
+		return err
+	}
+	queued := make([]*structs.BatchQueueEntry, 0, len(rows))
+	for _, e := range rows {
+		r.maxEnqueue = max(r.maxEnqueue, e.EnqueueIndex)
+		if e.Released() {
+			r.released[key(e.Namespace, e.JobID)] = &tracked{entry: e, rebuilt: true}
+			continue
+		}
+		queued = append(queued, e)
+	}
+	r.lines = newLines(r.settings.Order, queued)
+	return nil
+}
+
+// readNew takes in the rows fed since the last round, O(k log n) for k
+// new rows, and, when the table changed, its counts. It reports whether
+// the table changed at all.
+func (r *runner) readNew(ws memdb.WatchSet) (bool, error) {
+	for _, e := range r.q.takeFed(ws) {
+		// A row at or below maxEnqueue was in the table when the heap
+		// was built; if it is not there now it was removed since.
+		if !r.settings.Enabled || e.EnqueueIndex <= r.maxEnqueue {
+			continue
+		}
+		r.lines.Push(e)
+	}
+	idx, err := r.st.BatchQueueTableIndex(ws)
+	if err != nil || idx == r.tableIndex {
+		return false, err
+	}
+	r.tableIndex = idx
+	stats, err := r.st.BatchQueueStats(nil)
+	if err != nil {
+		return false, err
+	}
+	r.countChanges(stats)
+	r.stats = stats
+	if !r.settings.Enabled {
+		return true, nil
+	}
+	// Lazy deletion leaves stopped and purged rows in the heap until they
+	// reach its top; when they outnumber the live ones, drop them all.
+	if r.lines.Len() > 2*stats.Queued+1024 {
+		return true, r.compact()
+	}
+	return true, nil
+}
+
+// countChanges emits the enqueue and removal counters for what the
+// stored totals gained since the last read.
+func (r *runner) countChanges(stats state.BatchQueueStats) {
+	for range stats.Enqueued - min(stats.Enqueued, r.stats.Enqueued) {
+		r.q.incr("enqueued")
+	}
+	for range stats.Removed - min(stats.Removed, r.stats.Removed) {
+		r.q.incr("removed")
+	}
+}
+
+// compact rebuilds the heap from the table's queued rows.
+func (r *runner) compact() error {
+	rows, err := r.st.BatchQueueEntries(nil)
+	if err != nil {
+		return err
+	}
+	queued := make([]*structs.BatchQueueEntry, 0, r.stats.Queued)
+	for _, e := range rows {
+		// Rows still waiting in the feed are in this read: skip them
+		// when they arrive.
+		r.maxEnqueue = max(r.maxEnqueue, e.EnqueueIndex)
+		if !e.Released() && r.released[key(e.Namespace, e.JobID)] == nil {
+			queued = append(queued, e)
+		}
+	}
+	r.lines = newLines(r.settings.Order, queued)
+	return nil
+}
+
+// judge recomputes a released workload's verdict from its row, job, evals
+// and allocs, and remembers what to watch. It reports false when the
+// workload is no longer released: gone from the table (stopped, purged,
+// a new version) or, when the release did not apply because the entry
+// changed in between, back in the line.
+func (r *runner) judge(t *tracked, now time.Time) (bool, error) {
+	e := t.entry
+	tws := memdb.NewWatchSet()
+	// One snapshot for the four reads, so the verdict sees one Raft
+	// index (a job stopped between two reads is not judged placed).
+	snap, err := r.st.Snapshot()
+	if err != nil {
+		return true, err
+	}
+	row, err := snap.BatchQueueEntryByJob(tws, e.Namespace, e.JobID)
+	if err != nil {
+		return true, err
+	}
+	if row == nil {
+		return false, nil
+	}
+	if !row.Released() {
+		if row.EnqueueIndex == e.EnqueueIndex {
+			r.lines.Push(row)
+		}
+		return false, nil
+	}
+	job, err := snap.JobByID(tws, row.Namespace, row.JobID)
+	if err != nil {
+		return true, err
+	}
+	evals, err := snap.EvalsByJob(tws, row.Namespace, row.JobID)
+	if err != nil {
+		return true, err
+	}
+	allocs, err := snap.AllocsByJob(tws, row.Namespace, row.JobID, true)
+	if err != nil {
+		return true, err
+	}
+	t.entry, t.ws = row, tws
+	t.verdict = Judge(row, job, evals, allocs, now, r.settings.WorkloadTimeout)
+	return true, nil
+}
+
+// publish hands readers the current settings and released workloads and
+// wakes blocking queries.
+func (r *runner) publish() {
+	v := view{settings: r.settings, store: r.st, released: make([]*structs.BatchQueueListEntry, 0, len(r.released)),
+		reservation: r.last.Reservation, limited: r.last.Limited, pending: make([]Workload, 0, len(r.released)),
+		reservedSince: r.reservedSince, at: r.at, controls: r.controls}
+	for _, t := range r.released {
+		if t.verdict.Placed {
+			continue
+		}
+		v.pending = append(v.pending, Workload{Entry: t.entry, Verdict: t.verdict})
+		status := t.verdict.Status
+		if status == "" {
+			status = structs.BatchQueueStatusPlacing // released, not judged yet
+		}
+		reason := t.verdict.Reason
+		switch status {
+		case structs.BatchQueueStatusStalled:
+			reason = ReasonStalled + ": " + reason
+		case structs.BatchQueueStatusConstrained:
+			reason = ReasonConstrained + ": " + reason
+		}
+		le := listEntry(t.entry, status, reason)
+		if res := r.last.Reservation; res != nil && res.Entry.Namespace == t.entry.Namespace && res.Entry.JobID == t.entry.JobID {
+			le.Reason = ReasonResources + ": " + res.Why
+			if !res.Start.IsZero() {
+				le.EstimatedStart = res.Start.UnixNano()
+			}
+		}
+		v.released = append(v.released, le)
+	}
+	sortByRelease(v.released)
+	r.q.publish(v)
+}

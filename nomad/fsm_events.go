@@ -1,0 +1,92 @@
+package nomad
+
+import (
+	"sync"
+
+	"github.com/hashicorp/go-memdb"
+
+	"github.com/nomadq/nomadq/state"
+	"github.com/nomadq/nomadq/structs"
+)
+
+// fsmEvents turns what each applied Raft entry committed into event
+// stream events. The state store hands over the changes of each commit;
+// once the entry is applied they become one batch, with the entry's index
+// and Nomad's event type for its message type, published to the broker,
+// which never blocks.
+type fsmEvents struct {
+	events *EventBroker // nil: the event stream is off
+
+	pendingMu sync.Mutex
+	pending   memdb.Changes
+}
+
+// eventBroker returns the broker the config asks for, nil when the event
+// stream is disabled.
+func (c *Config) eventBroker() *EventBroker {
+	if c.DisableEventBroker {
+		return nil
+	}
+	return NewEventBroker(c.EventBufferSize)
+}
+
+// setEventBroker publishes events to b (nil: none). Call it before Raft
+// starts.
+func (f *nomadFSM) setEventBroker(b *EventBroker) {
+	f.events = b
+	f.wireEvents(f.State())
+}
+
+// EventBroker returns the server's event broker, nil when the event
+// stream is disabled.
+func (s *Server) EventBroker() *EventBroker { return s.fsm.events }
+
+// wireEvents makes st report its commits, when there is a broker to
+// publish them to; change tracking costs memory on every write.
+func (f *nomadFSM) wireEvents(st *state.StateStore) {
+	if f.events == nil {
+		st.SetChangeFeed(nil)
+		return
+	}
+	st.SetChangeFeed(f.collectChanges)
+}
+
+func (f *nomadFSM) collectChanges(_ uint64, changes memdb.Changes) {
+	f.pendingMu.Lock()
+	f.pending = append(f.pending, changes...)
+	f.pendingMu.Unlock()
+}
+
+// publishEvents publishes what the entry at index committed. An entry
+// that failed committed nothing, or only what its earlier writes did.
+func (f *nomadFSM) publishEvents(msgType structs.MessageType, index uint64) {
+	f.pendingMu.Lock()
+	changes := f.pending
+	f.pending = nil
+	f.pendingMu.Unlock()
+	if f.events == nil || len(changes) == 0 {
+		return
+	}
+	f.events.Publish(&structs.Events{Index: index, Events: state.EventsFromChanges(msgType, index, changes)})
+}
+
+// restoredEvents drops the buffered events when a snapshot replaces the
+// state: the entries up to the snapshot were not applied here one by one,
+// so subscribers reading across them are told they missed events.
+func (f *nomadFSM) restoredEvents(st *state.StateStore) {
+	if f.events == nil {
+		return
+	}
+	idx, err := st.LatestIndex()
+	if err != nil {
+		f.logger.Warn("event stream: cannot read the restored index; dropping buffered events", "error", err)
+	}
+	f.events.Reset(idx)
+}
+
+// closeEvents ends every event stream subscription (server shutdown).
+func (f *nomadFSM) closeEvents() {
+	if f.events != nil {
+		f.events.Close()
+	}
+}

@@ -1,0 +1,93 @@
+package nomad
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"testing"
+
+	"github.com/shoenig/test/must"
+
+	"github.com/nomadq/nomadq/structs"
+)
+
+func TestFSM_PublishesCommittedChangesWithTheRaftIndex(t *testing.T) {
+	f := testFSM(t)
+	b := NewEventBroker(10)
+	f.setEventBroker(b)
+	sub := b.Subscribe(SubscribeRequest{Topics: map[structs.Topic][]string{"*": {"*"}}, Namespace: "*"})
+
+	node := mockNode(structs.GenerateUUID())
+	mustApply(t, f, 7, structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: node})
+	job := mockJob("web")
+	mustApply(t, f, 9, structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: job, Eval: mockEval(job)})
+	// A refused entry commits nothing and publishes nothing.
+	err, _ := apply(t, f, 10, structs.NamespaceDeleteRequestType, &structs.NamespaceDeleteRequest{Namespaces: []string{"default"}}).(error)
+	must.Error(t, err)
+
+	first, err := sub.Next(context.Background())
+	must.NoError(t, err)
+	must.Eq(t, 7, first.Index)
+	must.SliceLen(t, 1, first.Events)
+	must.Eq(t, structs.TypeNodeRegistration, first.Events[0].Type)
+
+	second, err := sub.Next(context.Background())
+	must.NoError(t, err)
+	must.Eq(t, 9, second.Index)
+	topics := map[structs.Topic]string{}
+	for _, ev := range second.Events {
+		topics[ev.Topic] = ev.Type
+		must.Eq(t, 9, ev.Index)
+	}
+	must.Eq(t, map[structs.Topic]string{structs.TopicJob: structs.TypeJobRegistered, structs.TopicEvaluation: structs.TypeJobRegistered}, topics)
+	must.SliceLen(t, 2, b.ring, must.Sprint("the refused entry published nothing"))
+}
+
+// A subscriber that never reads cannot hold up Raft: every apply returns,
+// and the subscriber is dropped once its unread events leave the buffer.
+func TestFSM_SlowSubscriberDoesNotBlockApplies(t *testing.T) {
+	f := testFSM(t)
+	b := NewEventBroker(4)
+	f.setEventBroker(b)
+	slow := b.Subscribe(SubscribeRequest{Topics: map[structs.Topic][]string{"*": {"*"}}, Namespace: "*"})
+
+	node := mockNode(structs.GenerateUUID())
+	for i := uint64(1); i <= 50; i++ {
+		mustApply(t, f, i, structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: node})
+	}
+	n, err := f.State().NodeByID(nil, node.ID)
+	must.NoError(t, err)
+	must.Eq(t, 50, n.ModifyIndex, must.Sprint("all 50 entries were applied"))
+
+	_, err = slow.Next(context.Background())
+	var dropped *SubscriptionDroppedError
+	must.ErrorAs[*SubscriptionDroppedError](t, err, &dropped)
+	must.Eq(t, 1, dropped.Next)
+	must.Eq(t, 46, dropped.Dropped)
+}
+
+func TestFSM_RestoreDropsBufferedEvents(t *testing.T) {
+	f := testFSM(t)
+	b := NewEventBroker(10)
+	f.setEventBroker(b)
+	mustApply(t, f, 3, structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: mockNode(structs.GenerateUUID())})
+	sub := b.Subscribe(SubscribeRequest{Topics: map[structs.Topic][]string{"*": {"*"}}, Namespace: "*", Index: 4})
+
+	other := testFSM(t)
+	mustApply(t, other, 20, structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: mockNode(structs.GenerateUUID())})
+	snap, err := other.Snapshot()
+	must.NoError(t, err)
+	var sink memSink
+	must.NoError(t, snap.Persist(&sink))
+	must.NoError(t, f.Restore(io.NopCloser(bytes.NewReader(sink.Bytes()))))
+
+	_, err = sub.Next(context.Background())
+	must.ErrorAs[*SubscriptionDroppedError](t, err, new(*SubscriptionDroppedError))
+
+	// The restored store reports its commits too.
+	fresh := b.Subscribe(SubscribeRequest{Topics: map[structs.Topic][]string{"*": {"*"}}, Namespace: "*"})
+	mustApply(t, f, 21, structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: mockNode(structs.GenerateUUID())})
+	ev, err := fresh.Next(context.Background())
+	must.NoError(t, err)
+	must.Eq(t, 21, ev.Index)
+}

@@ -1,0 +1,35 @@
+package nomad
+
+import "github.com/nomadq/nomadq/structs"
+
+func (f *nomadFSM) applyNamespaceUpsert(buf []byte, index uint64) any {
+	req, err := decode[structs.NamespaceUpsertRequest](buf, structs.NamespaceUpsertRequestType)
+	if err != nil {
+		return err
+	}
+	return f.State().UpsertNamespaces(index, req.Namespaces)
+}
+
+func (f *nomadFSM) applyNamespaceDelete(buf []byte, index uint64) any {
+	req, err := decode[structs.NamespaceDeleteRequest](buf, structs.NamespaceDeleteRequestType)
+	if err != nil {
+		return err
+	}
+	return f.State().DeleteNamespaces(index, req.Namespaces)
+}
+
+func (f *nomadFSM) applyNodePoolUpsert(buf []byte, index uint64) any {
+	req, err := decode[structs.NodePoolUpsertRequest](buf, structs.NodePoolUpsertRequestType)
+	if err != nil {
+		return err
+	}
+	return f.State().UpsertNodePools(index, req.NodePools)
+}
+
+func (f *nomadFSM) applyNodePoolDelete(buf []byte, index uint64) any {
+	req, err := decode[structs.NodePoolDeleteRequest](buf, structs.NodePoolDeleteRequestType)
+	if err != nil {
+		return err
+	}
+	return f.State().DeleteNodePools(index, req.Names)
+}

@@ -1,0 +1,103 @@
+package nomad
+
+import (
+	"net/http"
+
+	memdb "github.com/hashicorp/go-memdb"
+
+	"github.com/nomadq/nomadq/state"
+	"github.com/nomadq/nomadq/structs"
+)
+
+// QueueEndpoint is the RPC endpoint of the batch queue listing, served as
+// "Queue" (Queue.List, Queue.Status). The listing is leader state, so
+// reads are always forwarded to the leader.
+type QueueEndpoint struct {
+	srv *Server
+}
+
+// resetStaleIndex answers at once a blocking query whose index is ahead
+// of this leader's queue index. The index is leader-local, so it starts
+// again after a leadership change; a client holding the old leader's
+// index would otherwise wait out its whole wait time and miss every
+// change meanwhile.
+func (q *QueueEndpoint) resetStaleIndex(opts *structs.QueryOptions) {
+	if index, _ := q.srv.batchQueue.Index(); opts.MinQueryIndex > index+1 {
+		opts.MinQueryIndex = 0
+	}
+}
+
+// List returns the queue entries: queued ones in release order with their
+// position, then the released ones.
+func (q *QueueEndpoint) List(args *structs.BatchQueueListRequest, reply *structs.BatchQueueListResponse) error {
+	return q.read("Queue.List", &args.QueryOptions, args, reply, &reply.QueryMeta, func() {
+		if args.JobID == "" {
+			reply.Entries, reply.Tokens = q.srv.batchQueue.ListWithTokens()
+			return
+		}
+		reply.Entries = []*structs.BatchQueueListEntry{}
+		ns := args.Namespace
+		if ns == "" {
+			ns = structs.DefaultNamespace
+		}
+		if e := q.srv.batchQueue.Lookup(ns, args.JobID); e != nil {
+			reply.Entries = append(reply.Entries, e)
+		}
+	})
+}
+
+// Status returns the queue settings, depth by status and placing
+// workloads.
+func (q *QueueEndpoint) Status(args *structs.BatchQueueListRequest, reply *structs.BatchQueueStatusResponse) error {
+	return q.read("Queue.Status", &args.QueryOptions, args, reply, &reply.QueryMeta, func() {
+		reply.Status = q.srv.batchQueue.Status()
+	})
+}
+
+// Control holds, releases or tops a queued job through Raft. The job
+// must wait in the queue: a job that is placing, done or unknown is a
+// 404, an unknown operation a 400, each naming what was asked.
+func (q *QueueEndpoint) Control(args *structs.BatchQueueControlRequest, reply *structs.BatchQueueControlResponse) error {
+	if done, err := q.srv.forward("Queue.Control", args.WriteRequest, args, reply); done {
+		return err
+	}
+	if args.Namespace == "" {
+		args.Namespace = structs.DefaultNamespace
+	}
+	switch args.Op {
+	case structs.BatchQueueHold, structs.BatchQueueUnhold, structs.BatchQueueTop:
+	default:
+		return structs.NewErrRPCCodedf(http.StatusBadRequest, "batch queue control %q is not allowed: must be %q, %q or %q",
+			args.Op, structs.BatchQueueHold, structs.BatchQueueUnhold, structs.BatchQueueTop)
+	}
+	e, err := q.srv.State().BatchQueueEntryByJob(nil, args.Namespace, args.JobID)
+	if err != nil {
+		return err
+	}
+	if e == nil || e.Released() {
+		return structs.NewErrRPCCodedf(http.StatusNotFound, "job %q in namespace %q is not waiting in the batch queue", args.JobID, args.Namespace)
+	}
+	_, index, err := q.srv.raftApply(structs.BatchQueueControlRequestType, args)
+	if err != nil {
+		return err
+	}
+	reply.Index = index
+	return nil
+}
+
+// read serves a read of the queue: on a follower it forwards to the
+// leader; on the leader it answers as a blocking query on the queue
+// index, with fill writing the reply.
+func (q *QueueEndpoint) read(method string, opts *structs.QueryOptions, args, reply any, meta *structs.QueryMeta, fill func()) error {
+	opts.AllowStale = false
+	if done, err := q.srv.forward(method, *opts, args, reply); done {
+		return err
+	}
+	q.resetStaleIndex(opts)
+	return q.srv.blockingRPC(opts, meta, func(ws memdb.WatchSet, _ *state.StateStore) (uint64, error) {
+		index, ch := q.srv.batchQueue.Index()
+		ws.Add(ch)
+		fill()
+		return index + 1, nil
+	})
+}
