@@ -248,3 +248,31 @@ func TestQueue_FairTop(t *testing.T) {
 	})
 }
 
+// A listing shows a hold as soon as it is in the store, before the
+// leader's next round has read it: an operator who holds a job and lists
+// the queue sees it held (read your writes). The queue here never runs a
+// round; its view is the one a round published before the hold.
+func TestQueue_ListingReadsHoldsFromStore(t *testing.T) {
+	st, err := state.NewStateStore()
+	must.NoError(t, err)
+	st.SetBatchQueueRouter(Route)
+	h := &harness{t: t, st: st, evals: make(map[string]string)}
+	bq := cfg(structs.BatchQueueOrderFIFO, 1, time.Hour)
+	h.setConfig(bq)
+	bq.Canonicalize()
+	h.registerAll("a", "b")
+	q := New(Config{State: func() *state.StateStore { return st }, Commit: h})
+	q.view = view{settings: bq, store: st}
+
+	must.NoError(t, h.control(structs.DefaultNamespace, "a", structs.BatchQueueHold))
+	must.NoError(t, h.control(structs.DefaultNamespace, "b", structs.BatchQueueTop))
+	var order []string
+	for _, e := range q.List() {
+		order = append(order, e.JobID)
+	}
+	must.Eq(t, []string{"b", "a"}, order)
+	must.Eq(t, ReasonHeld, q.Lookup(structs.DefaultNamespace, "a").Reason)
+
+	must.NoError(t, h.control(structs.DefaultNamespace, "a", structs.BatchQueueUnhold))
+	must.Eq(t, ReasonPriority, q.Lookup(structs.DefaultNamespace, "a").Reason)
+}

@@ -52,7 +52,7 @@ func (q *Queue) List() []*structs.BatchQueueListEntry {
 // a released one's its release time; names are hex-encoded so that the
 // separators sort below every name byte.
 func (q *Queue) ListWithTokens() ([]*structs.BatchQueueListEntry, []string) {
-	v := q.current()
+	v := q.readerView()
 	out := make([]*structs.BatchQueueListEntry, 0, len(v.released))
 	if v.store == nil || !v.settings.Enabled {
 		return out, nil
@@ -164,7 +164,7 @@ func (q *Queue) estimate(v view, c Cluster, queued []*structs.BatchQueueEntry, d
 // sort before it, plus one; its estimate and reason come from the whole
 // listing, so a queued job costs what a listing costs.
 func (q *Queue) Lookup(namespace, jobID string) *structs.BatchQueueListEntry {
-	v := q.current()
+	v := q.readerView()
 	if v.store == nil || !v.settings.Enabled {
 		return nil
 	}

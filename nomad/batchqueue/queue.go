@@ -178,6 +178,24 @@ func (q *Queue) current() view {
 	return q.view
 }
 
+// readerView is the view a listing reads: the last round's, with the
+// operators' holds and tops read from the store now, so that a hold or
+// release answered to a client shows in the next listing (read your
+// writes) rather than after the leader's next round.
+func (q *Queue) readerView() view {
+	v := q.current()
+	if v.store == nil {
+		return v
+	}
+	controls, err := v.store.BatchQueueControls(nil)
+	if err != nil {
+		q.cfg.Logger.Error("batch queue listing: reading the holds and tops failed", "error", err)
+		return v
+	}
+	v.controls = controls
+	return v
+}
+
 // The queue's series are new, so they follow Prometheus naming: counters
 // end in _total and durations are seconds, named so.
 
