@@ -159,8 +159,12 @@ func TestExecDriver_StopLeavesNoProcessAndStats(t *testing.T) {
 // every process of its cgroup is gone afterwards.
 func TestExecDriver_MaxRunDuration(t *testing.T) {
 	a, c := execAgent(t)
-	job := maxRunJob("deadline", "batch", 2*time.Second, "")
-	job.TaskGroups[0].Tasks[0] = execTask("main", `sleep 300`, 32)
+	// Long enough that a loaded machine still sees the task running
+	// before it is killed. The memory leaves room for the init step
+	// (this binary, with the race detector when tests run under it),
+	// which runs in the task's cgroup until it execs the command.
+	job := maxRunJob("deadline", "batch", 5*time.Second, "")
+	job.TaskGroups[0].Tasks[0] = execTask("main", `sleep 300`, 128)
 	register(t, c, job)
 	alloc := onlyAlloc(t, c, "deadline", isRunning)
 	ar, err := a.client.(*nodeClient).c.AllocRunner(alloc.ID)
@@ -169,7 +173,7 @@ func TestExecDriver_MaxRunDuration(t *testing.T) {
 	must.Wait(t, wait.InitialSuccess(wait.ErrorFunc(func() error {
 		u, err := ar.TaskRunner("main").Stats()
 		if err != nil || u == nil || len(u.Pids) == 0 {
-			return fmt.Errorf("no pids yet: %v", err)
+			return fmt.Errorf("no pids yet: %v (%+v)", err, u)
 		}
 		pids = u.Pids
 		return nil
