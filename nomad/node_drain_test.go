@@ -411,9 +411,17 @@ func TestNodeDrain_DeadlineSurvivesLeaderFailover(t *testing.T) {
 	must.NoError(t, leader.RPC("Node.UpdateDrain", &structs.NodeUpdateDrainRequest{
 		NodeID: node.ID, DrainStrategy: &structs.DrainStrategy{DrainSpec: structs.DrainSpec{Deadline: 3 * time.Second}},
 	}, &dr))
-	set, err := leader.State().NodeByID(nil, node.ID)
-	must.NoError(t, err)
-	forceDeadline := set.DrainStrategy.ForceDeadline
+	// On a loaded machine leadership can move during the call, which is
+	// then forwarded: wait for this server to apply the drain.
+	var forceDeadline time.Time
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
+		set, err := leader.State().NodeByID(nil, node.ID)
+		if err != nil || set == nil || set.DrainStrategy == nil {
+			return false
+		}
+		forceDeadline = set.DrainStrategy.ForceDeadline
+		return true
+	}), wait.Timeout(10*time.Second), wait.Gap(10*time.Millisecond)))
 	must.False(t, forceDeadline.IsZero())
 
 	must.NoError(t, leader.Shutdown())
