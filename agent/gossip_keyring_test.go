@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/nomad/api"
 	"github.com/hashicorp/serf/serf"
 	"github.com/shoenig/test/must"
 	"github.com/shoenig/test/wait"
@@ -226,4 +227,47 @@ func TestGossipKeyring_BadConfigKeyRefused(t *testing.T) {
 		cfg.Server.EncryptKey = newGossipKey(t, n)
 		must.NoError(t, cfg.Validate())
 	}
+}
+
+// TestGossipKeyring_ACL: with ACLs on, the gossip keyring needs agent
+// write, as in Nomad, even to list.
+func TestGossipKeyring_ACL(t *testing.T) {
+	a, c, _ := aclAgent(t)
+	_, err := c.ACLPolicies().Upsert(&api.ACLPolicy{Name: "agent-read", Rules: `agent { policy = "read" }`}, nil)
+	must.NoError(t, err)
+	_, err = c.ACLPolicies().Upsert(&api.ACLPolicy{Name: "agent-write", Rules: `agent { policy = "write" }`}, nil)
+	must.NoError(t, err)
+	reader, _, err := c.ACLTokens().Create(&api.ACLToken{Name: "r", Type: "client", Policies: []string{"agent-read"}}, nil)
+	must.NoError(t, err)
+	writer, _, err := c.ACLTokens().Create(&api.ACLToken{Name: "w", Type: "client", Policies: []string{"agent-write"}}, nil)
+	must.NoError(t, err)
+
+	for name, secret := range map[string]string{"anonymous": "", "agent read": reader.SecretID} {
+		cl := apiClient(t, a)
+		cl.SetSecretID(secret)
+		_, err := cl.Agent().ListKeys()
+		must.ErrorContains(t, err, "403", must.Sprint(name))
+		_, err = cl.Agent().InstallKey(newGossipKey(t, 32))
+		must.ErrorContains(t, err, "403", must.Sprint(name))
+	}
+	// Agent write passes the check; this dev cluster has no encryption.
+	cl := apiClient(t, a)
+	cl.SetSecretID(writer.SecretID)
+	_, err = cl.Agent().ListKeys()
+	must.ErrorContains(t, err, "Keyring is empty (encryption not enabled)")
+}
+
+// TestGossipKeyring_ConfigKey: server.encrypt is read (no "ignored"
+// warning) and kept out of /v1/agent/self.
+func TestGossipKeyring_ConfigKey(t *testing.T) {
+	key := newGossipKey(t, 32)
+	cfg := DefaultConfig()
+	var warnings []string
+	err := ParseConfig(cfg, "x.hcl", []byte("server {\n  enabled = true\n  encrypt = \""+key+"\"\n}\n"), func(w string) { warnings = append(warnings, w) })
+	must.NoError(t, err)
+	must.SliceEmpty(t, warnings)
+	must.Eq(t, key, cfg.Server.EncryptKey)
+	b, err := json.Marshal(cfg)
+	must.NoError(t, err)
+	must.StrNotContains(t, string(b), key)
 }
