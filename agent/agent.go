@@ -144,6 +144,13 @@ func (a *Agent) serverConfig() (*nomad.Config, error) {
 	if sc.SerfBindAddr == "0.0.0.0" && sc.SerfAdvertiseAddr == "" {
 		sc.SerfAdvertiseAddr = "127.0.0.1"
 	}
+	if cfg.Server.EncryptKey != "" {
+		key, err := nomad.DecodeGossipKey(cfg.Server.EncryptKey)
+		if err != nil {
+			return nil, fmt.Errorf("server.encrypt is not allowed: %w", err)
+		}
+		sc.EncryptKey = key
+	}
 	sc.BootstrapExpect = cfg.Server.BootstrapExpect
 	if cfg.DevMode {
 		sc.BootstrapExpect = 1

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/nomadq/nomadq/nomad"
 	"github.com/nomadq/nomadq/structs"
 )
 
@@ -117,6 +118,11 @@ type ServerConfig struct {
 	// DefaultSchedulerConfig seeds the cluster's scheduler configuration
 	// at bootstrap, including the batch queue settings.
 	DefaultSchedulerConfig *structs.SchedulerConfiguration
+
+	// EncryptKey is server.encrypt (or -encrypt): the base64 gossip key
+	// that seeds the serf keyring on first start. A secret, so it never
+	// shows in /v1/agent/self, as in Nomad.
+	EncryptKey string `json:"-"`
 }
 
 // ClientConfig is the client block.
@@ -258,6 +264,11 @@ func (c *Config) Validate() error {
 	for name, p := range map[string]int{"http": c.Ports.HTTP, "rpc": c.Ports.RPC, "serf": c.Ports.Serf} {
 		if p < 0 || p > 65535 {
 			errs.Add(fmt.Errorf("ports.%s %d is not allowed: must be between 0 and 65535", name, p))
+		}
+	}
+	if c.Server.EncryptKey != "" {
+		if _, err := nomad.DecodeGossipKey(c.Server.EncryptKey); err != nil {
+			errs.Add(fmt.Errorf("server.encrypt is not allowed: %w", err))
 		}
 	}
 	if c.Server.BootstrapExpect < 0 {

@@ -90,6 +90,7 @@ func (d *cfgDecoder) server(b *hcl.Block, s *ServerConfig) {
 	attrs["enabled"] = d.enable("server.enabled", &s.Enabled)
 	attrs["bootstrap_expect"] = d.positive("server.bootstrap_expect", &s.BootstrapExpect)
 	attrs["num_schedulers"] = d.integer("server.num_schedulers", &s.NumSchedulers)
+	attrs["encrypt"] = d.str("server.encrypt", &s.EncryptKey)
 	attrs["event_buffer_size"] = d.integer("server.event_buffer_size", &s.EventBufferSize)
 	attrs["enable_event_broker"] = func(v cty.Value, rng hcl.Range) {
 		enabled := !s.DisableEventBroker
@@ -111,7 +112,7 @@ func (d *cfgDecoder) server(b *hcl.Block, s *ServerConfig) {
 			}),
 		},
 		ignored: []string{
-			"raft_protocol", "raft_multiplier", "encrypt", "node_gc_threshold", "job_gc_interval", "job_gc_threshold",
+			"raft_protocol", "raft_multiplier", "node_gc_threshold", "job_gc_interval", "job_gc_threshold",
 			"eval_gc_threshold", "batch_eval_gc_threshold", "deployment_gc_threshold", "csi_volume_claim_gc_interval",
 			"csi_volume_claim_gc_threshold", "csi_plugin_gc_threshold", "acl_token_gc_threshold", "root_key_gc_interval",
 			"root_key_gc_threshold", "root_key_rotation_threshold", "heartbeat_grace", "min_heartbeat_ttl",

@@ -102,6 +102,7 @@ func newHTTPHandler(a *Agent) *httpHandler {
 	add("/v1/agent/host", h.agentHostRequest)
 	add("/v1/agent/monitor", h.agentMonitorRequest)
 	add("/v1/agent/pprof/", h.agentPprofRequest)
+	add("/v1/agent/keyring/", h.agentKeyringRequest)
 	add("/v1/operator/raft/", h.operatorRaftRequest)
 	add(snapshotPath, h.operatorSnapshotRequest)
 	add("/v1/operator/autopilot/configuration", h.autopilotConfigRequest)

@@ -146,6 +146,8 @@ func httpRules() map[string]httpRule {
 		"/v1/agent/join": agentWrite, "/v1/agent/force-leave": agentWrite, "/v1/agent/schedulers": agentRead,
 		"/v1/agent/schedulers/config": readOrWrite(agentRead, agentWrite), "/v1/agent/host": agentRead,
 		"/v1/agent/monitor": agentRead, "/v1/agent/pprof/": agentWrite,
+		// Nomad asks agent write even to list the gossip keys.
+		"/v1/agent/keyring/":     agentWrite,
 		"/v1/client/stats":       nodeRead,
 		"/v1/client/allocation/": allocCap("/v1/client/allocation/", clientAllocOp),
 		"/v1/client/fs/logs/":    allocCap("/v1/client/fs/logs/", clientFSOp("logs")),

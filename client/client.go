@@ -100,7 +100,7 @@ func NewClient(cfg Config) (*Client, error) {
 	c.drivers = cfg.Drivers
 	if c.drivers == nil {
 		c.drivers = map[string]drivers.Driver{
-			rawexec.Name: rawexec.New(rawexec.Options{Enabled: cfg.DevMode || cfg.optionBool("driver.raw_exec.enable")}),
+			rawexec.Name: rawexec.New(rawexec.Options{Enabled: cfg.rawExecEnabled()}),
 			// exec needs no enabling, as in Nomad: it fingerprints itself
 			// undetected where it cannot isolate tasks.
 			execdriver.Name: execdriver.New(execdriver.Options{ChrootEnv: cfg.ChrootEnv}),

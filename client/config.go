@@ -44,7 +44,8 @@ type Config struct {
 	// ChrootEnv maps host paths to their place in exec tasks' chroots;
 	// empty means the exec driver's defaults.
 	ChrootEnv map[string]string
-	// DevMode enables raw_exec and mock_driver, as a -dev agent does.
+	// DevMode enables mock_driver, and raw_exec unless the
+	// driver.raw_exec.enable option says otherwise, as a -dev agent does.
 	DevMode bool
 
 	// NetworkInterface names the interface whose first address the
@@ -146,6 +147,16 @@ func (c *Config) setDefaults() error {
 }
 
 // optionBool reads a boolean client option.
+// rawExecEnabled is the driver.raw_exec.enable option when set (the agent
+// always sets it, so an operator's enabled = false holds even in -dev),
+// else DevMode.
+func (c *Config) rawExecEnabled() bool {
+	if _, ok := c.Options["driver.raw_exec.enable"]; ok {
+		return c.optionBool("driver.raw_exec.enable")
+	}
+	return c.DevMode
+}
+
 func (c *Config) optionBool(key string) bool {
 	v, ok := c.Options[key]
 	if !ok {

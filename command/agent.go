@@ -50,6 +50,7 @@ func runAgent(args []string, s Streams) int {
 		bootstrap int
 		join      stringList
 		servers   stringList
+		encrypt   string
 	)
 	fs := newFlagSet("agent", s.Stderr, agentUsage)
 	fs.Var(&configs, "config", "A config file or directory to load (repeatable; later ones override)")
@@ -69,6 +70,7 @@ func runAgent(args []string, s Streams) int {
 	fs.IntVar(&bootstrap, "bootstrap-expect", 0, "How many servers to wait for before bootstrapping")
 	fs.Var(&join, "retry-join", "A server's serf address to join (repeatable)")
 	fs.Var(&servers, "servers", "A server's RPC address for the client (repeatable)")
+	fs.StringVar(&encrypt, "encrypt", "", "The servers' gossip encryption key (base64; see nomad operator gossip keyring generate)")
 	if err := fs.Parse(args); err != nil {
 		return 1
 	}
@@ -129,6 +131,9 @@ func runAgent(args []string, s Streams) int {
 	}
 	if len(servers) > 0 {
 		cfg.Client.Servers = servers
+	}
+	if encrypt != "" {
+		cfg.Server.EncryptKey = encrypt
 	}
 
 	// One agent per process: its in-memory sink is the global one, so the

@@ -109,6 +109,12 @@ var commands = map[string]commandInfo{
 	"acl token info":             {runACLTokenInfo, "Fetch information on an existing ACL token"},
 	"acl token self":             {runACLTokenSelf, "Lookup self ACL token"},
 	"acl token delete":           {runACLTokenDelete, "Delete an existing ACL token"},
+	// The servers' gossip encryption keyring (not the root keyring).
+	"operator gossip keyring list":     {runGossipKeyringList, "List gossip encryption keys"},
+	"operator gossip keyring install":  {runGossipKeyringInstall, "Install a gossip encryption key"},
+	"operator gossip keyring use":      {runGossipKeyringUse, "Change the primary gossip encryption key"},
+	"operator gossip keyring remove":   {runGossipKeyringRemove, "Remove a gossip encryption key"},
+	"operator gossip keyring generate": {runGossipKeyringGenerate, "Generate a new gossip encryption key"},
 }
 
 // Run dispatches args to the matching command and returns its exit code.

@@ -50,6 +50,12 @@ type Config struct {
 	// defaults to SerfBindAddr.
 	SerfAdvertiseAddr string
 
+	// EncryptKey is the gossip encryption key (server.encrypt, decoded)
+	// that seeds the serf keyring file under DataDir on first start (see
+	// SerfKeyringFile); empty leaves gossip in clear text unless that file
+	// exists. 16, 24 or 32 bytes.
+	EncryptKey []byte
+
 	// BootstrapExpect is how many servers must join before the first
 	// leader election. 1 bootstraps a single server at once.
 	BootstrapExpect int

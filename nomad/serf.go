@@ -89,6 +89,9 @@ func (s *Server) setupSerf() error {
 		conf.MemberlistConfig.GossipInterval = 100 * time.Millisecond
 		conf.MemberlistConfig.SuspicionMult = 2
 	}
+	if err := s.setupKeyring(conf); err != nil {
+		return err
+	}
 	conf.ReapInterval = 30 * time.Second
 	conf.ReconnectTimeout = 24 * time.Hour
 	sf, err := serf.Create(conf)

@@ -1,0 +1,51 @@
+package agent
+
+import (
+	"testing"
+
+	"github.com/shoenig/test/must"
+)
+
+// TestRawExec_OffUnlessEnabled: raw_exec runs any command as the agent's
+// user, so it is off on an agent the operator did not enable it on, and
+// an explicit enabled = false wins even in -dev.
+func TestRawExec_OffUnlessEnabled(t *testing.T) {
+	cases := []struct {
+		name    string
+		modify  func(*Config)
+		enabled bool
+	}{
+		{"default agent", func(c *Config) {
+			def := DefaultConfig()
+			c.DevMode = false
+			c.DataDir = t.TempDir()
+			c.Client.Options = def.Client.Options
+			c.Plugins = def.Plugins
+		}, false},
+		{"default agent with the plugin block", func(c *Config) {
+			c.DevMode = false
+			c.DataDir = t.TempDir()
+			c.Client.Options = map[string]string{}
+			c.Plugins = []*PluginConfig{{Name: "raw_exec", Config: map[string]any{"enabled": true}}}
+		}, true},
+		{"-dev with enabled = false", func(c *Config) {
+			c.Plugins = []*PluginConfig{{Name: "raw_exec", Config: map[string]any{"enabled": false}}}
+		}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			a := NewTestAgent(t, tc.modify)
+			c := apiClient(t, a)
+			nodes, _, err := c.Nodes().List(nil)
+			must.NoError(t, err)
+			must.Len(t, 1, nodes)
+			node, _, err := c.Nodes().Info(nodes[0].ID, nil)
+			must.NoError(t, err)
+			d := node.Drivers["raw_exec"]
+			must.NotNil(t, d)
+			must.Eq(t, tc.enabled, d.Detected, must.Sprint(d.HealthDescription))
+			_, attr := node.Attributes["driver.raw_exec"]
+			must.Eq(t, tc.enabled, attr)
+		})
+	}
+}
