@@ -1,6 +1,7 @@
 package command
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -50,6 +51,7 @@ func runAgent(args []string, s Streams) int {
 		bootstrap int
 		join      stringList
 		servers   stringList
+		simNodes  int
 	)
 	fs := newFlagSet("agent", s.Stderr, agentUsage)
 	fs.Var(&configs, "config", "A config file or directory to load (repeatable; later ones override)")
@@ -69,6 +71,7 @@ func runAgent(args []string, s Streams) int {
 	fs.IntVar(&bootstrap, "bootstrap-expect", 0, "How many servers to wait for before bootstrapping")
 	fs.Var(&join, "retry-join", "A server's serf address to join (repeatable)")
 	fs.Var(&servers, "servers", "A server's RPC address for the client (repeatable)")
+	fs.IntVar(&simNodes, "sim-nodes", 0, "Run this many simulated nodes (mock_driver only) instead of the client (nomadq only; see client.sim_nodes)")
 	if err := fs.Parse(args); err != nil {
 		return 1
 	}
@@ -130,6 +133,11 @@ func runAgent(args []string, s Streams) int {
 	if len(servers) > 0 {
 		cfg.Client.Servers = servers
 	}
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "sim-nodes" {
+			cfg.Client.SimNodes = simNodes
+		}
+	})
 
 	// One agent per process: its in-memory sink is the global one, so the
 	// metrics other packages emit show up on /v1/metrics.
