@@ -47,6 +47,9 @@ type clientEndpoints interface {
 // to the configured servers.
 func newNodeClient(a *Agent, rpc RPCer, servers []string, dataDir string) (NodeClient, error) {
 	cfg := a.config
+	if cfg.Client.SimNodes > 0 {
+		return newSimClient(a, rpc, servers)
+	}
 	adapter := &nodeClient{}
 	if dataDir == "" {
 		// A dev agent keeps alloc dirs and client state in a temp dir

@@ -149,6 +149,13 @@ type ClientConfig struct {
 	// HostVolumes are the host_volume blocks: directories jobs may
 	// mount, by name.
 	HostVolumes []*structs.ClientHostVolumeConfig
+
+	// SimNodes, when above 0, replaces the client by that many simulated
+	// nodes (nomadq only: sim_nodes, -sim-nodes), each with SimNodeCPU
+	// MHz and SimNodeMemoryMB of memory (0: the simulator's defaults).
+	SimNodes        int
+	SimNodeCPU      int
+	SimNodeMemoryMB int
 }
 
 // PluginConfig is one plugin "<name>" { config { ... } } block.
@@ -289,6 +296,8 @@ func (c *Config) Validate() error {
 	}
 	if c.Client.Enabled {
 		c.Client.validate(&errs)
+	} else if c.Client.SimNodes > 0 {
+		errs.Add(fmt.Errorf("client.sim_nodes %d is not allowed: simulated nodes need client.enabled (or -client / -dev)", c.Client.SimNodes))
 	}
 	return errs.ErrorOrNil()
 }
@@ -301,6 +310,17 @@ func (c *ClientConfig) validate(errs *structs.MultiError) {
 		if p.v < 0 || p.v > structs.MaxPort {
 			errs.Add(fmt.Errorf("%s %d is not allowed: must be between 1 and %d", p.key, p.v, structs.MaxPort))
 		}
+	}
+	for _, p := range []struct {
+		key string
+		v   int
+	}{{"client.sim_nodes", c.SimNodes}, {"client.sim_node_cpu", c.SimNodeCPU}, {"client.sim_node_memory_mb", c.SimNodeMemoryMB}} {
+		if p.v < 0 {
+			errs.Add(fmt.Errorf("%s %d is not allowed: must be 0 or more", p.key, p.v))
+		}
+	}
+	if c.SimNodes == 0 && (c.SimNodeCPU != 0 || c.SimNodeMemoryMB != 0) {
+		errs.Add(fmt.Errorf("client.sim_node_cpu and client.sim_node_memory_mb need client.sim_nodes: they size simulated nodes only"))
 	}
 	lo, hi := c.MinDynamicPort, c.MaxDynamicPort
 	if lo == 0 {

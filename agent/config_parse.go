@@ -186,6 +186,10 @@ func (d *cfgDecoder) client(b *hcl.Block, c *ClientConfig) {
 			"min_dynamic_port":  d.integer("client.min_dynamic_port", &c.MinDynamicPort),
 			"max_dynamic_port":  d.integer("client.max_dynamic_port", &c.MaxDynamicPort),
 			"network_interface": d.str("client.network_interface", &c.NetworkInterface),
+			// nomadq only: the node simulator.
+			"sim_nodes":          d.integer("client.sim_nodes", &c.SimNodes),
+			"sim_node_cpu":       d.integer("client.sim_node_cpu", &c.SimNodeCPU),
+			"sim_node_memory_mb": d.integer("client.sim_node_memory_mb", &c.SimNodeMemoryMB),
 		},
 		blocks: map[string]blockReader{
 			"meta":    block(func(b *hcl.Block) { d.mapBlock(b, "client.meta", c.Meta) }),

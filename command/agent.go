@@ -1,6 +1,7 @@
 package command
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -51,6 +52,7 @@ func runAgent(args []string, s Streams) int {
 		join      stringList
 		servers   stringList
 		encrypt   string
+		simNodes  int
 	)
 	fs := newFlagSet("agent", s.Stderr, agentUsage)
 	fs.Var(&configs, "config", "A config file or directory to load (repeatable; later ones override)")
@@ -71,6 +73,7 @@ func runAgent(args []string, s Streams) int {
 	fs.Var(&join, "retry-join", "A server's serf address to join (repeatable)")
 	fs.Var(&servers, "servers", "A server's RPC address for the client (repeatable)")
 	fs.StringVar(&encrypt, "encrypt", "", "The servers' gossip encryption key (base64; see nomad operator gossip keyring generate)")
+	fs.IntVar(&simNodes, "sim-nodes", 0, "Run this many simulated nodes (mock_driver only) instead of the client (nomadq only; see client.sim_nodes)")
 	if err := fs.Parse(args); err != nil {
 		return 1
 	}
@@ -135,6 +138,11 @@ func runAgent(args []string, s Streams) int {
 	if encrypt != "" {
 		cfg.Server.EncryptKey = encrypt
 	}
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "sim-nodes" {
+			cfg.Client.SimNodes = simNodes
+		}
+	})
 
 	// One agent per process: its in-memory sink is the global one, so the
 	// metrics other packages emit show up on /v1/metrics.

@@ -201,7 +201,8 @@ var rpcRules = map[string]rule{
 	// A new node registers with the secret it made up; a known node must
 	// present its secret, which Node.Register checks itself.
 	"Node.Register": public, "Node.UpdateStatus": nodeSecret, "Node.GetClientAllocs": either(nodeSecret, nodeRead),
-	"Node.UpdateAlloc": nodeSecret, "Node.Get": either(nodeSecret, nodeRead), "Node.List": nodeRead,
+	"Node.GetClientAllocsBatch": nodeSecrets,
+	"Node.UpdateAlloc":          nodeSecret, "Node.Get": either(nodeSecret, nodeRead), "Node.List": nodeRead,
 	"Node.UpdateDrain": nodeWrite, "Node.UpdateEligibility": nodeWrite, "Node.Evaluate": nodeWrite,
 	"Node.Deregister": nodeWrite,
 	// GetAllocs keeps only the allocations of namespaces the token may

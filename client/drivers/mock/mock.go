@@ -62,6 +62,27 @@ func (d *Driver) ValidateConfig(cfg map[string]any) error {
 	return err
 }
 
+// Config is a task's mock_driver configuration, parsed.
+type Config struct {
+	RunFor, StartBlockFor, KillAfter time.Duration
+	ExitCode, ExitSignal             int
+	StartError                       string
+}
+
+// ParseConfig checks and parses a task's mock_driver config, as the
+// driver does. Other node agents that simulate the driver (the node
+// simulator) use it so a task behaves the same there.
+func ParseConfig(m map[string]any) (Config, error) {
+	c, err := parse(m)
+	if err != nil {
+		return Config{}, err
+	}
+	return Config{
+		RunFor: c.runFor, StartBlockFor: c.startBlockFor, KillAfter: c.killAfter,
+		ExitCode: c.exitCode, ExitSignal: c.exitSignal, StartError: c.startError,
+	}, nil
+}
+
 func parse(m map[string]any) (config, error) {
 	var c config
 	if err := drivers.CheckKeys(Name, m, configKeys...); err != nil {

@@ -1,0 +1,163 @@
+package sim
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/shoenig/test/must"
+
+	"github.com/nomadq/nomadq/structs"
+)
+
+// fakeServers answers the simulator's RPCs from memory: nodes register,
+// one alloc (when set) is handed to the first node that watches, and
+// status updates are recorded.
+type fakeServers struct {
+	mu       sync.Mutex
+	nodes    map[string]*structs.Node
+	alloc    *structs.Allocation
+	handed   bool
+	updates  []*structs.Allocation
+	updated  chan struct{}
+	watchers int
+}
+
+func newFakeServers() *fakeServers {
+	return &fakeServers{nodes: map[string]*structs.Node{}, updated: make(chan struct{}, 100)}
+}
+
+func (f *fakeServers) Call(ctx context.Context, method string, args, reply any) error {
+	switch method {
+	case "Node.Register":
+		req := args.(*structs.NodeRegisterRequest)
+		f.mu.Lock()
+		f.nodes[req.Node.ID] = req.Node
+		f.mu.Unlock()
+		reply.(*structs.NodeUpdateResponse).HeartbeatTTL = time.Minute
+	case "Node.UpdateStatus":
+		reply.(*structs.NodeUpdateResponse).HeartbeatTTL = time.Minute
+	case "Node.GetClientAllocsBatch":
+		req := args.(*structs.NodesClientAllocsRequest)
+		f.mu.Lock()
+		f.watchers++
+		a := f.alloc
+		give := a != nil && !f.handed && req.MinQueryIndex == 0
+		if give {
+			f.handed = true
+			a.NodeID = req.Nodes[0].NodeID
+		}
+		f.mu.Unlock()
+		resp := reply.(*structs.NodesClientAllocsResponse)
+		if give {
+			resp.Allocs = map[string]map[string]uint64{a.NodeID: {a.ID: 10}}
+			resp.Index = 10
+			return nil
+		}
+		<-ctx.Done()
+		return ctx.Err()
+	case "Alloc.GetAllocs":
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		reply.(*structs.AllocsGetResponse).Allocs = []*structs.Allocation{f.alloc.Copy()}
+	case "Node.UpdateAlloc":
+		req := args.(*structs.AllocUpdateRequest)
+		f.mu.Lock()
+		f.updates = append(f.updates, req.Alloc...)
+		f.mu.Unlock()
+		f.updated <- struct{}{}
+	}
+	return nil
+}
+
+func (f *fakeServers) registered() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.nodes)
+}
+
+// TestSim_MemoryPerNode registers 5,000 simulated nodes and reports what
+// each costs the process (the figure in website/simulator.md), holding
+// the goroutine count to the fixed pools: nothing runs per node.
+func TestSim_MemoryPerNode(t *testing.T) {
+	const count = 5000
+	f := newFakeServers()
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	goroutinesBefore := runtime.NumGoroutine()
+
+	s, err := New(Config{Count: count, RPC: f, Datacenter: "dc1"})
+	must.NoError(t, err)
+	t.Cleanup(s.Shutdown)
+	select {
+	case <-s.Ready():
+	case <-time.After(60 * time.Second):
+		t.Fatalf("%d of %d nodes registered after 60s", s.Registered(), count)
+	}
+	must.Eq(t, count, f.registered())
+	runtime.GC()
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	perNode := (float64(after.HeapAlloc) - float64(before.HeapAlloc)) / count
+	goroutines := runtime.NumGoroutine() - goroutinesBefore
+	t.Logf("simulated nodes: %d; heap per node: %.0f bytes; goroutines: %d (workers 32, watch batches %d)", count, perNode, goroutines, (count+127)/128)
+	must.Less(t, 200, goroutines, must.Sprint("goroutines must not grow with the node count"))
+	must.Less(t, 16*1024, perNode, must.Sprint("a simulated node should cost a few KiB at most"))
+}
+
+// TestSim_RunsMockTask: a node runs the alloc handed to it with
+// mock_driver semantics and reports it, here a failure (exit_code 3,
+// no restarts) with the Terminated and Not Restarting events.
+func TestSim_RunsMockTask(t *testing.T) {
+	f := newFakeServers()
+	job := &structs.Job{
+		ID: "j", Namespace: "default", Type: structs.JobTypeBatch,
+		TaskGroups: []*structs.TaskGroup{{
+			Name:          "g",
+			RestartPolicy: &structs.RestartPolicy{Attempts: 0, Mode: structs.RestartPolicyModeFail},
+			Tasks: []*structs.Task{{
+				Name: "t", Driver: "mock_driver",
+				Config: map[string]any{"run_for": "5ms", "exit_code": 3},
+			}},
+		}},
+	}
+	f.alloc = &structs.Allocation{
+		ID: structs.GenerateUUID(), Namespace: "default", JobID: "j", TaskGroup: "g", Job: job,
+		DesiredStatus: structs.AllocDesiredStatusRun, ClientStatus: structs.AllocClientStatusPending,
+		AllocModifyIndex: 10, CreateTime: time.Now().UnixNano(),
+	}
+	s, err := New(Config{Count: 3, RPC: f, SyncInterval: 10 * time.Millisecond})
+	must.NoError(t, err)
+	t.Cleanup(s.Shutdown)
+
+	deadline := time.After(10 * time.Second)
+	for {
+		f.mu.Lock()
+		var last *structs.Allocation
+		if n := len(f.updates); n > 0 {
+			last = f.updates[n-1]
+		}
+		f.mu.Unlock()
+		if last != nil && last.ClientStatus == structs.AllocClientStatusFailed {
+			ts := last.TaskStates["t"]
+			must.Eq(t, structs.TaskStateDead, ts.State)
+			must.True(t, ts.Failed)
+			var types []string
+			for _, e := range ts.Events {
+				types = append(types, e.Type)
+			}
+			must.Eq(t, []string{structs.TaskReceived, structs.TaskStarted, structs.TaskTerminated, structs.TaskNotRestarting}, types)
+			must.Eq(t, 3, ts.Events[2].ExitCode)
+			must.Eq(t, f.alloc.NodeID, last.NodeID)
+			return
+		}
+		select {
+		case <-f.updated:
+		case <-deadline:
+			t.Fatalf("no failed update after 10s; last: %+v", last)
+		}
+	}
+}

@@ -1,0 +1,105 @@
+package nomad
+
+import (
+	"errors"
+	"fmt"
+
+	memdb "github.com/hashicorp/go-memdb"
+	"github.com/nomadq/nomadq/acl"
+	"github.com/nomadq/nomadq/state"
+	"github.com/nomadq/nomadq/structs"
+)
+
+// maxNodesPerAllocsBatch bounds one Node.GetClientAllocsBatch query, so
+// that a single wake-up re-reads a bounded number of nodes.
+const maxNodesPerAllocsBatch = 1024
+
+// GetClientAllocsBatch is GetClientAllocs for many nodes in one blocking
+// query (nomadq only; the node simulator uses it so that thousands of
+// simulated nodes hold tens of queries, not thousands). It answers, for
+// each node whose allocs changed after MinQueryIndex, the node's full map
+// of alloc ID to AllocModifyIndex.
+func (n *Node) GetClientAllocsBatch(args *structs.NodesClientAllocsRequest, reply *structs.NodesClientAllocsResponse) error {
+	if done, err := n.srv.forward("Node.GetClientAllocsBatch", args.QueryOptions, args, reply); done {
+		return err
+	}
+	if len(args.Nodes) == 0 {
+		return errors.New("missing nodes: Nodes must name at least one node")
+	}
+	if len(args.Nodes) > maxNodesPerAllocsBatch {
+		return fmt.Errorf("too many nodes: %d given, at most %d allowed in one query", len(args.Nodes), maxNodesPerAllocsBatch)
+	}
+	for _, ns := range args.Nodes {
+		if ns.NodeID == "" {
+			return errors.New("missing node ID in Nodes")
+		}
+	}
+	min := args.MinQueryIndex
+	return n.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		// As in GetClientAllocs: a garbage collection deletes allocs
+		// without raising any modify index, so its index counts for
+		// every node.
+		deleted, err := st.Index(state.IndexAllocsDeleted)
+		if err != nil {
+			return 0, err
+		}
+		index := max(deleted, 1)
+		reply.Allocs = make(map[string]map[string]uint64)
+		for _, ns := range args.Nodes {
+			node, err := st.NodeByID(ws, ns.NodeID)
+			if err != nil {
+				return 0, err
+			}
+			if node == nil {
+				return 0, fmt.Errorf("node %s not found", ns.NodeID)
+			}
+			if ns.SecretID != "" && node.SecretID != ns.SecretID {
+				return 0, fmt.Errorf("node %s: node secret ID does not match", ns.NodeID)
+			}
+			allocs, err := st.AllocsByNode(ws, ns.NodeID)
+			if err != nil {
+				return 0, err
+			}
+			nodeIndex := max(deleted, 1)
+			for _, a := range allocs {
+				nodeIndex = max(nodeIndex, a.AllocModifyIndex)
+			}
+			index = max(index, nodeIndex)
+			if min > 0 && nodeIndex <= min {
+				continue
+			}
+			m := make(map[string]uint64, len(allocs))
+			for _, a := range allocs {
+				m[a.ID] = a.AllocModifyIndex
+			}
+			reply.Allocs[ns.NodeID] = m
+		}
+		return index, nil
+	})
+}
+
+// nodeSecrets: a caller acting for many nodes, each authenticated by its
+// own secret in the request (or a management token).
+func nodeSecrets(s *Server, a *acl.ACL, _ *structs.ACLToken, args any) error {
+	if a.IsManagement() {
+		return nil
+	}
+	req, ok := args.(*structs.NodesClientAllocsRequest)
+	if !ok || len(req.Nodes) == 0 {
+		return structs.ErrPermissionDenied
+	}
+	st := s.State()
+	for _, ns := range req.Nodes {
+		if ns.SecretID == "" {
+			return structs.ErrPermissionDenied
+		}
+		node, err := st.NodeByID(nil, ns.NodeID)
+		if err != nil {
+			return err
+		}
+		if node == nil || node.SecretID != ns.SecretID {
+			return structs.ErrPermissionDenied
+		}
+	}
+	return nil
+}

@@ -1,0 +1,64 @@
+package nomad
+
+import (
+	"testing"
+	"time"
+
+	"github.com/shoenig/test/must"
+
+	"github.com/nomadq/nomadq/structs"
+)
+
+// One batch watch answers the allocs of each node it names, each node
+// authenticated by its own secret, and blocks until one of them changes.
+func TestGetClientAllocsBatch_WatchesManyNodes(t *testing.T) {
+	s := testServer(t, func(c *Config) {
+		c.ACLEnabled = true
+		c.MinHeartbeatTTL = 10 * time.Minute
+	})
+	waitForLeader(t, s)
+	a, b := mockNode(structs.GenerateUUID()), mockNode(structs.GenerateUUID())
+	for _, n := range []*structs.Node{a, b} {
+		var nr structs.NodeUpdateResponse
+		must.NoError(t, s.RPC("Node.Register", &structs.NodeRegisterRequest{Node: n}, &nr))
+	}
+	pairs := []structs.NodeSecret{{NodeID: a.ID, SecretID: a.SecretID}, {NodeID: b.ID, SecretID: b.SecretID}}
+
+	var first structs.NodesClientAllocsResponse
+	must.NoError(t, s.RPC("Node.GetClientAllocsBatch", &structs.NodesClientAllocsRequest{Nodes: pairs}, &first))
+	must.MapLen(t, 2, first.Allocs, must.Sprint("a first read lists every node"))
+	must.MapEmpty(t, first.Allocs[a.ID])
+
+	// A wrong secret for any one node refuses the whole query.
+	bad := []structs.NodeSecret{pairs[0], {NodeID: b.ID, SecretID: a.SecretID}}
+	var denied structs.NodesClientAllocsResponse
+	err := s.RPC("Node.GetClientAllocsBatch", &structs.NodesClientAllocsRequest{Nodes: bad}, &denied)
+	must.ErrorContains(t, err, structs.ErrPermissionDenied.Error())
+
+	got := make(chan structs.NodesClientAllocsResponse, 1)
+	go func() {
+		req := &structs.NodesClientAllocsRequest{Nodes: pairs}
+		req.MinQueryIndex = first.Index
+		req.MaxQueryTime = int64(time.Minute)
+		var resp structs.NodesClientAllocsResponse
+		_ = s.RPC("Node.GetClientAllocsBatch", req, &resp)
+		got <- resp
+	}()
+	// An alloc lands on node b (written to the store directly: the
+	// watch only needs the store to change).
+	job := mockJob("j")
+	must.NoError(t, s.State().UpsertJob(first.Index+100, job))
+	alloc := &structs.Allocation{
+		ID: structs.GenerateUUID(), Namespace: job.Namespace, NodeID: b.ID, JobID: job.ID, Job: job, TaskGroup: job.TaskGroups[0].Name,
+		DesiredStatus: structs.AllocDesiredStatusRun, ClientStatus: structs.AllocClientStatusPending,
+	}
+	must.NoError(t, s.State().UpsertAllocs(first.Index+101, []*structs.Allocation{alloc}))
+	select {
+	case resp := <-got:
+		must.MapLen(t, 1, resp.Allocs, must.Sprint("only the node whose allocs changed is answered"))
+		must.MapContainsKey(t, resp.Allocs[b.ID], alloc.ID)
+		must.Greater(t, first.Index, resp.Index)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the batch watch did not wake on the new alloc")
+	}
+}
