@@ -63,18 +63,14 @@ func aclNamespaceOf(args any) string {
 	return ns
 }
 
-// nsCap requires capability op in the call's namespace. A wildcard
-// namespace ("*") needs the capability through a policy for every
-// namespace ("*"), since the answer is not filtered per namespace.
+// nsCap requires capability op in the call's namespace. In the wildcard
+// namespace ("*") some namespace must grant it, as in Nomad; listings
+// then keep only the entries of namespaces that grant it themselves
+// (namespaceFilter).
 func nsCap(op string) rule {
 	return func(_ *Server, a *acl.ACL, _ *structs.ACLToken, args any) error {
 		return allowIf(a.AllowNamespaceOperation(aclNamespaceOf(args), op))
 	}
-}
-
-// nsAny requires any capability in the call's namespace.
-func nsAny(_ *Server, a *acl.ACL, _ *structs.ACLToken, args any) error {
-	return allowIf(a.AllowNamespace(aclNamespaceOf(args)))
 }
 
 func nodeRead(_ *Server, a *acl.ACL, _ *structs.ACLToken, _ any) error {
@@ -212,14 +208,16 @@ var rpcRules = map[string]rule{
 	"Operator.ServerHealth": operatorRead, "Operator.SchedulerGetConfiguration": operatorRead,
 	"Operator.SchedulerSetConfiguration": operatorWrite, "Operator.RaftGetConfiguration": operatorRead,
 	"Operator.RaftRemovePeerByID": operatorWrite,
-	"Scaling.ListPolicies":        nsCap(acl.NamespaceCapabilityListScalingPolicies),
+	"Scaling.ListPolicies":        scalingListRule,
 	// Reading one policy by ID: its namespace is unknown before the read,
 	// so the caller needs the capability in the namespace it names.
 	"Scaling.GetPolicy": nsCap(acl.NamespaceCapabilityReadScalingPolicy),
 	// A snapshot holds every secret in the cluster: management only.
 	"Operator.SnapshotSave": management, "Operator.SnapshotRestore": management,
 
-	"Search.PrefixSearch": nsAny, "Search.FuzzySearch": nsAny,
+	// Search keeps the contexts and results the token may see, and
+	// refuses a context asked for by name that it may not search.
+	"Search.PrefixSearch": ruleSelfChecked, "Search.FuzzySearch": ruleSelfChecked,
 	"Queue.List": nsCap(acl.NamespaceCapabilityReadJob), "Queue.Status": nsCap(acl.NamespaceCapabilityReadJob),
 	// Holding, releasing or topping a queued job changes everyone's line.
 	"Queue.Control":         operatorWrite,
@@ -371,4 +369,17 @@ func (c *authCodec) ReadRequestBody(body any) error {
 		return err
 	}
 	return c.srv.authorizeRPC(c.method, body)
+}
+
+// namespaceFilter is the check a listing applies to each entry's
+// namespace: it passes where the caller (by its secret) holds any of
+// ops. A listing over every namespace ("*") passes its rule when some
+// namespace grants the capability, as in Nomad, and keeps through this
+// only the entries the token may see.
+func (s *Server) namespaceFilter(secret string, ops ...string) (func(ns string) bool, error) {
+	a, _, err := s.ResolveACL(secret)
+	if err != nil {
+		return nil, err
+	}
+	return a.AllowNamespaceOperationFunc(ops...), nil
 }
