@@ -1,10 +1,10 @@
 package nomad
 
 import (
-	"github.com/nomadq/nomadq/acl"
 	"slices"
 
 	memdb "github.com/hashicorp/go-memdb"
+	"github.com/nomadq/nomadq/acl"
 	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
 )

@@ -3,13 +3,13 @@ package nomad
 import (
 	"errors"
 	"fmt"
-	"github.com/nomadq/nomadq/acl"
 	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	memdb "github.com/hashicorp/go-memdb"
+	"github.com/nomadq/nomadq/acl"
 	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
 )

@@ -3,10 +3,10 @@ package nomad
 import (
 	"errors"
 	"fmt"
-	"github.com/nomadq/nomadq/acl"
 	"sort"
 
 	memdb "github.com/hashicorp/go-memdb"
+	"github.com/nomadq/nomadq/acl"
 	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
 )

@@ -1,12 +1,12 @@
 package nomad
 
 import (
-	"github.com/nomadq/nomadq/acl"
 	"net/http"
 	"sort"
 
 	memdb "github.com/hashicorp/go-memdb"
 
+	"github.com/nomadq/nomadq/acl"
 	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
 )

@@ -2,12 +2,12 @@ package nomad
 
 import (
 	"fmt"
-	"github.com/nomadq/nomadq/acl"
 	"slices"
 	"strings"
 
 	memdb "github.com/hashicorp/go-memdb"
 
+	"github.com/nomadq/nomadq/acl"
 	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
 )
