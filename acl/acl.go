@@ -148,6 +148,9 @@ func (a *ACL) AllowNamespaceOperation(ns, op string) bool {
 	if a.management {
 		return true
 	}
+	if ns == AllNamespaces && a.anyNamespaceAllows(func(c capabilitySet) bool { return c.has(op) }) {
+		return true
+	}
 	caps, ok := matchRule(a.namespaces, ns)
 	if !ok || caps.has(NamespaceCapabilityDeny) {
 		return false
@@ -155,9 +158,43 @@ func (a *ACL) AllowNamespaceOperation(ns, op string) bool {
 	return caps.has(op)
 }
 
+// AllNamespaces is the namespace name that asks for every namespace. A
+// check in it passes, as in Nomad, when the ACL grants the capability in
+// some namespace; the listing must then keep only the entries of the
+// namespaces that pass on their own name.
+const AllNamespaces = "*"
+
+// anyNamespaceAllows reports whether some namespace rule, not denied,
+// passes ok.
+func (a *ACL) anyNamespaceAllows(ok func(capabilitySet) bool) bool {
+	for _, caps := range a.namespaces {
+		if !caps.has(NamespaceCapabilityDeny) && ok(caps) {
+			return true
+		}
+	}
+	return false
+}
+
+// AllowNamespaceOperationFunc returns a check of a namespace name that
+// passes when any of ops is granted there: the filter a listing over
+// every namespace applies to each entry.
+func (a *ACL) AllowNamespaceOperationFunc(ops ...string) func(ns string) bool {
+	return func(ns string) bool {
+		for _, op := range ops {
+			if a.AllowNamespaceOperation(ns, op) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
 // AllowNamespace reports whether the ACL grants anything in namespace ns.
 func (a *ACL) AllowNamespace(ns string) bool {
 	if a.management {
+		return true
+	}
+	if ns == AllNamespaces && a.anyNamespaceAllows(func(c capabilitySet) bool { return len(c) > 0 }) {
 		return true
 	}
 	caps, ok := matchRule(a.namespaces, ns)

@@ -142,3 +142,24 @@ func TestACL_AllowVariableSearch(t *testing.T) {
 	}
 	must.True(t, Management.AllowVariableSearch("any"))
 }
+
+// A check in the "*" namespace passes when some namespace grants the
+// capability, as Nomad's does; the per-entry filter then decides.
+func TestACL_AllNamespaces(t *testing.T) {
+	a := New([]*Policy{mustParse(t, `
+namespace "a" { policy = "read" }
+namespace "b" { policy = "deny" }
+`)})
+	must.True(t, a.AllowNamespaceOperation(AllNamespaces, NamespaceCapabilityListJobs))
+	must.True(t, a.AllowNamespace(AllNamespaces))
+	must.False(t, a.AllowNamespaceOperation(AllNamespaces, NamespaceCapabilitySubmitJob), must.Sprint("no namespace grants submit-job"))
+	allow := a.AllowNamespaceOperationFunc(NamespaceCapabilityReadJob)
+	must.True(t, allow("a"))
+	must.False(t, allow("b"))
+	must.False(t, allow("c"))
+
+	none := New([]*Policy{mustParse(t, `namespace "b" { policy = "deny" }`)})
+	must.False(t, none.AllowNamespaceOperation(AllNamespaces, NamespaceCapabilityReadJob))
+	must.False(t, none.AllowNamespace(AllNamespaces))
+	must.True(t, Management.AllowNamespaceOperationFunc(NamespaceCapabilityReadJob)("anything"))
+}

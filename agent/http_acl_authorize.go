@@ -155,11 +155,16 @@ func httpRules() map[string]httpRule {
 		"/v1/validate/job":       nsFromQuery(acl.NamespaceCapabilityReadJob),
 		"/v1/jobs/parse":         nsFromQuery(acl.NamespaceCapabilityParseJob),
 		"/v1/event/stream":       eventStreamRule,
+		// nomadq has no deployments: the listing is always empty, but
+		// only to a token that may read jobs in the namespace (some
+		// namespace for "*"), as Nomad answers.
+		"/v1/deployments": nsFromQuery(acl.NamespaceCapabilityReadJob),
+		"/v1/deployment/": nsFromQuery(acl.NamespaceCapabilityReadJob),
 	}
 	for _, p := range []string{
 		"/v1/jobs", "/v1/jobs/statuses", "/v1/job/", "/v1/evaluations", "/v1/evaluations/count", "/v1/evaluation/",
 		"/v1/allocations", "/v1/allocation/", "/v1/nodes", "/v1/node/pools", "/v1/node/pool/", "/v1/node/",
-		"/v1/namespaces", "/v1/namespace", "/v1/namespace/", "/v1/deployments", "/v1/deployment/",
+		"/v1/namespaces", "/v1/namespace", "/v1/namespace/",
 		"/v1/operator/raft/", "/v1/operator/autopilot/configuration", "/v1/operator/snapshot", "/v1/operator/autopilot/health",
 		"/v1/search/fuzzy", "/v1/search", "/v1/status/leader", "/v1/status/peers", "/v1/regions",
 		"/v1/operator/scheduler/configuration", "/v1/operator/keyring/", "/v1/system/gc",

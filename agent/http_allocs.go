@@ -27,15 +27,6 @@ func (h *httpHandler) allocsRequest(w http.ResponseWriter, r *http.Request) (any
 		return nil, rpcError(err)
 	}
 	allocs := reply.Allocations
-	if ns := args.Namespace; ns != "*" && args.Prefix == "" {
-		kept := allocs[:0:0]
-		for _, a := range allocs {
-			if a.Namespace == ns {
-				kept = append(kept, a)
-			}
-		}
-		allocs = kept
-	}
 	allocs = page(&args.QueryOptions, allocs, func(a *structs.AllocListStub) string { return a.ID }, &reply.QueryMeta)
 	if r.URL.Query().Get("task_states") == "false" {
 		for i, a := range allocs {

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-msgpack/v2/codec"
@@ -68,7 +69,15 @@ func (h *httpHandler) eventStreamRequest(w http.ResponseWriter, r *http.Request)
 	if broker == nil {
 		return nil, codedErr(http.StatusServiceUnavailable, "the event stream is disabled on this server (server.enable_event_broker = false)")
 	}
-	sub := broker.Subscribe(nomad.SubscribeRequest{Topics: topics, Namespace: namespace, Index: index})
+	ctx, cancel := context.WithCancelCause(r.Context())
+	defer cancel(nil)
+	req := nomad.SubscribeRequest{Topics: topics, Namespace: namespace, Index: index}
+	if h.agent.config.ACL.Enabled {
+		if req.Allow, err = h.followStreamACL(ctx, cancel, srv, authToken(r), namespace, topics); err != nil {
+			return nil, err
+		}
+	}
+	sub := broker.Subscribe(req)
 
 	hj, ok := w.(http.Hijacker)
 	if !ok {
@@ -79,8 +88,61 @@ func (h *httpHandler) eventStreamRequest(w http.ResponseWriter, r *http.Request)
 		return nil, fmt.Errorf("event stream: take over the connection: %w", err)
 	}
 	defer conn.Close()
-	streamEvents(r.Context(), conn, bufrw, sub)
+	streamEvents(ctx, conn, bufrw, sub)
+	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		h.logger.Debug("event stream ended", "error", err)
+	}
 	return handled{}, nil
+}
+
+// followStreamACL returns the per-event check of a stream's token and
+// keeps it current: the server's watch of the token and of the policies
+// and roles refreshes it, and ends the stream (cancel, with the reason)
+// when the token is deleted or expires, or when its policies no longer
+// grant the subscription. Nomad's server then sends its streaming RPC an
+// error frame ("subscription closed by server, client should
+// resubscribe"), which its HTTP layer cannot write after the stream's 200
+// header; the HTTP client sees the stream end (EOF), and so it does here.
+func (h *httpHandler) followStreamACL(ctx context.Context, cancel context.CancelCauseFunc, srv *nomad.Server, secret, namespace string, topics map[structs.Topic][]string) (func(*structs.Event) bool, error) {
+	namespaces, err := streamNamespaces(srv, namespace)
+	if err != nil {
+		return nil, err
+	}
+	a, _, err := srv.ResolveACL(secret)
+	if err != nil {
+		return nil, rpcError(err)
+	}
+	var current atomic.Pointer[acl.ACL]
+	current.Store(a)
+	go func() {
+		err := srv.WatchACL(ctx, secret, func(a *acl.ACL) error {
+			if err := eventStreamCheck(a, namespaces, topics); err != nil {
+				return fmt.Errorf("the token no longer grants this subscription: %w", err)
+			}
+			current.Store(a)
+			return nil
+		})
+		if err != nil {
+			cancel(err)
+		}
+	}()
+	return func(ev *structs.Event) bool { return eventAllowed(current.Load(), ev) }, nil
+}
+
+// eventAllowed reports whether a token with ACL a may see event ev, as
+// Nomad decides per topic: read-job in the event's namespace for jobs,
+// evaluations, allocations and deployments, node read for nodes, list on
+// the variable's path for variables, a management token for the rest.
+func eventAllowed(a *acl.ACL, ev *structs.Event) bool {
+	switch ev.Topic {
+	case structs.TopicJob, structs.TopicEvaluation, structs.TopicAllocation, structs.TopicDeployment:
+		return a.AllowNamespaceOperation(ev.Namespace, acl.NamespaceCapabilityReadJob)
+	case structs.TopicNode:
+		return a.AllowNodeRead()
+	case structs.TopicVariable:
+		return a.AllowVariableOperation(ev.Namespace, ev.Key, acl.VariablesCapabilityList)
+	}
+	return a.IsManagement()
 }
 
 // streamEvents writes the subscription to conn until one side ends. The
@@ -230,25 +292,43 @@ func eventStreamRule(h *httpHandler, r *http.Request) error {
 	if a.IsManagement() {
 		return nil
 	}
-	namespaces := []string{r.URL.Query().Get("namespace")}
-	switch namespaces[0] {
+	srv := h.agent.Server()
+	if srv == nil {
+		return nil // the handler refuses: no server here
+	}
+	namespaces, err := streamNamespaces(srv, r.URL.Query().Get("namespace"))
+	if err != nil {
+		return err
+	}
+	return eventStreamCheck(a, namespaces, topics)
+}
+
+// streamNamespaces lists the namespaces a subscription to namespace asks
+// for: "*" is every namespace there is, not only those the token may
+// see, since the stream would carry them all.
+func streamNamespaces(srv *nomad.Server, namespace string) ([]string, error) {
+	switch namespace {
 	case "":
-		namespaces[0] = structs.DefaultNamespace
+		return []string{structs.DefaultNamespace}, nil
 	case "*":
-		// Every namespace there is, not only those the token may see:
-		// the stream would carry them all.
-		srv := h.agent.Server()
-		if srv == nil {
-			return nil // the handler refuses: no server here
-		}
 		all, err := srv.State().NamespacesByNamePrefix(nil, "")
 		if err != nil {
-			return err
+			return nil, err
 		}
-		namespaces = namespaces[:0]
+		out := make([]string, 0, len(all))
 		for _, ns := range all {
-			namespaces = append(namespaces, ns.Name)
+			out = append(out, ns.Name)
 		}
+		return out, nil
+	}
+	return []string{namespace}, nil
+}
+
+// eventStreamCheck reports whether ACL a may follow topics in each of
+// namespaces.
+func eventStreamCheck(a *acl.ACL, namespaces []string, topics map[structs.Topic][]string) error {
+	if a.IsManagement() {
+		return nil
 	}
 	for _, ns := range namespaces {
 		for topic := range topics {

@@ -62,6 +62,13 @@ func TestCLI_AllocLifecycle(t *testing.T) {
 		{"exec alias", []string{"exec", "-i=false", "-task", "main", allocID, "echo", "alias"}, 0, "alias\n", ""},
 		{"exec unknown task", []string{"alloc", "exec", "-task", "nope", allocID, "true"}, 1, "", "Could not find task named: nope"},
 		{"exec needs a command", []string{"alloc", "exec", allocID}, 1, "", "A command is required"},
+		{"exec by job", []string{"alloc", "exec", "-i=false", "-job", "clilife", "echo", "by job"}, 0, "by job\n", ""},
+		{"exec by job prefix and group", []string{"alloc", "exec", "-i=false", "-job", "-group", "g", "-task", "main", "clil", "echo", "grp"}, 0, "grp\n", ""},
+		{"exec by job unknown group", []string{"alloc", "exec", "-job", "-group", "nope", "clilife", "true"}, 1, "", `task group "nope" doesn't exist or it has no allocations`},
+		{"exec unknown job", []string{"alloc", "exec", "-job", "nojob", "true"}, 1, "", `No job(s) with prefix or ID "nojob" found`},
+		{"exec job needs an ID", []string{"alloc", "exec", "-job"}, 1, "", "A job ID is required"},
+		{"exec group needs job", []string{"alloc", "exec", "-group", "g", allocID, "true"}, 1, "", `-group "g" needs -job`},
+		{"exec bad escape", []string{"alloc", "exec", "-e", "ab", allocID, "true"}, 1, "", "-e requires 'none' or a single character"},
 		{"fs cat", []string{"alloc", "fs", allocID, "main/out.txt"}, 0, "written\n", ""},
 		{"fs tail", []string{"alloc", "fs", "-tail", "-c", "4", allocID, "main/out.txt"}, 0, "ten\n", ""},
 		{"fs traversal", []string{"alloc", "fs", allocID, "../../etc/passwd"}, 1, "", "escapes the allocation directory"},
@@ -79,6 +86,24 @@ func TestCLI_AllocLifecycle(t *testing.T) {
 			must.StrContains(t, errOut, tc.wantErr)
 		})
 	}
+
+	// The escape character of a pseudo-terminal session: "~." at a line
+	// start closes it, another character can be chosen, "none" passes
+	// everything to the task.
+	execTTY := func(stdin string, flags ...string) (int, string, string) {
+		args := append([]string{"alloc", "exec", "-address", addr, "-t"}, flags...)
+		return run(t, stdin, append(args, allocID, "/bin/sh")...)
+	}
+	code, _, errOut := execTTY("~.\nexit 3\n")
+	must.Eq(t, 1, code, must.Sprint(errOut))
+	must.StrContains(t, errOut, "Connection closed")
+	must.StrContains(t, errOut, "failed to exec into task: context canceled")
+	code, _, errOut = execTTY("~.\n#.\nexit 3\n", "-e", "#")
+	must.Eq(t, 1, code, must.Sprint(errOut))
+	must.StrContains(t, errOut, "Connection closed")
+	code, _, errOut = execTTY("~.\nexit 3\n", "-e", "none")
+	must.Eq(t, 3, code, must.Sprint(errOut))
+	must.StrNotContains(t, errOut, "Connection closed")
 
 	code, out, errOut := cli(t, addr, "alloc", "fs", allocID, "main")
 	must.Zero(t, code, must.Sprint(errOut))

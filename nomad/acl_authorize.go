@@ -63,18 +63,14 @@ func aclNamespaceOf(args any) string {
 	return ns
 }
 
-// nsCap requires capability op in the call's namespace. A wildcard
-// namespace ("*") needs the capability through a policy for every
-// namespace ("*"), since the answer is not filtered per namespace.
+// nsCap requires capability op in the call's namespace. In the wildcard
+// namespace ("*") some namespace must grant it, as in Nomad; listings
+// then keep only the entries of namespaces that grant it themselves
+// (namespaceFilter).
 func nsCap(op string) rule {
 	return func(_ *Server, a *acl.ACL, _ *structs.ACLToken, args any) error {
 		return allowIf(a.AllowNamespaceOperation(aclNamespaceOf(args), op))
 	}
-}
-
-// nsAny requires any capability in the call's namespace.
-func nsAny(_ *Server, a *acl.ACL, _ *structs.ACLToken, args any) error {
-	return allowIf(a.AllowNamespace(aclNamespaceOf(args)))
 }
 
 func nodeRead(_ *Server, a *acl.ACL, _ *structs.ACLToken, _ any) error {
@@ -213,14 +209,16 @@ var rpcRules = map[string]rule{
 	"Operator.ServerHealth": operatorRead, "Operator.SchedulerGetConfiguration": operatorRead,
 	"Operator.SchedulerSetConfiguration": operatorWrite, "Operator.RaftGetConfiguration": operatorRead,
 	"Operator.RaftRemovePeerByID": operatorWrite,
-	"Scaling.ListPolicies":        nsCap(acl.NamespaceCapabilityListScalingPolicies),
+	"Scaling.ListPolicies":        scalingListRule,
 	// Reading one policy by ID: its namespace is unknown before the read,
 	// so the caller needs the capability in the namespace it names.
 	"Scaling.GetPolicy": nsCap(acl.NamespaceCapabilityReadScalingPolicy),
 	// A snapshot holds every secret in the cluster: management only.
 	"Operator.SnapshotSave": management, "Operator.SnapshotRestore": management,
 
-	"Search.PrefixSearch": nsAny, "Search.FuzzySearch": nsAny,
+	// Search keeps the contexts and results the token may see, and
+	// refuses a context asked for by name that it may not search.
+	"Search.PrefixSearch": ruleSelfChecked, "Search.FuzzySearch": ruleSelfChecked,
 	"Queue.List": nsCap(acl.NamespaceCapabilityReadJob), "Queue.Status": nsCap(acl.NamespaceCapabilityReadJob),
 	// Holding, releasing or topping a queued job changes everyone's line.
 	"Queue.Control":         operatorWrite,
@@ -351,8 +349,47 @@ func (s *Server) authorizeRPC(method string, args any) error {
 	return rl(s, a, token, args)
 }
 
+// forwardedRPCs are the methods whose endpoint begins with s.forward: a
+// call may be answered by another server (the leader) than the one that
+// received it. They are authorized by forward on the server that answers
+// (authorizeHere), not on receipt, so a call is checked once, against the
+// state it is answered from: the leader's for writes and consistent
+// reads, which holds a token's creation or deletion as soon as the call
+// that made it returned, so a revoked token is refused at once through
+// every server; this server's own for a stale read, which it answers
+// from its state as a whole. TestACL_ForwardedRPCsAuthorizeInForward
+// keeps this list equal to the endpoints that call forward.
+var forwardedRPCs = map[string]bool{
+	"ACL.Bootstrap": true, "ACL.DeletePolicies": true, "ACL.DeleteRolesByID": true, "ACL.DeleteTokens": true,
+	"ACL.ExchangeOneTimeToken": true, "ACL.GetPolicy": true, "ACL.GetRoleByID": true, "ACL.GetRoleByName": true,
+	"ACL.GetToken": true, "ACL.ListPolicies": true, "ACL.ListRoles": true, "ACL.ListTokens": true,
+	"ACL.UpsertOneTimeToken": true, "ACL.UpsertPolicies": true, "ACL.UpsertRoles": true,
+	"ACL.UpsertTokens": true, "Alloc.Get": true, "Alloc.GetAllocs": true, "Alloc.List": true, "Alloc.Stop": true,
+	"Eval.Allocations": true, "Eval.Delete": true, "Eval.Get": true, "Eval.List": true, "Job.Allocations": true,
+	"Job.Deregister": true, "Job.Dispatch": true, "Job.Evaluate": true, "Job.Evaluations": true, "Job.Get": true,
+	"Job.GetJobSubmission": true, "Job.List": true, "Job.PeriodicForce": true, "Job.Plan": true,
+	"Job.Register": true, "Job.Revert": true, "Job.Scale": true, "Job.ScaleStatus": true, "Job.Stable": true,
+	"Job.Statuses": true, "Job.Summary": true, "Job.Versions": true, "Keyring.Delete": true,
+	"Keyring.List": true, "Keyring.ListPublic": true, "Keyring.Rotate": true, "Namespace.DeleteNamespaces": true,
+	"Namespace.GetNamespace": true, "Namespace.ListNamespaces": true, "Namespace.UpsertNamespaces": true,
+	"Node.Deregister": true, "Node.Evaluate": true, "Node.Get": true, "Node.GetAllocs": true,
+	"Node.GetClientAllocs": true, "Node.List": true, "Node.Register": true, "Node.UpdateAlloc": true,
+	"Node.UpdateDrain": true, "Node.UpdateEligibility": true, "Node.UpdateStatus": true,
+	"NodePool.DeleteNodePools": true, "NodePool.GetNodePool": true, "NodePool.List": true,
+	"NodePool.ListJobs": true, "NodePool.ListNodes": true, "NodePool.UpsertNodePools": true,
+	"Operator.AutopilotGetConfiguration": true, "Operator.AutopilotSetConfiguration": true,
+	"Operator.RaftGetConfiguration": true, "Operator.RaftRemovePeerByID": true,
+	"Operator.SchedulerGetConfiguration": true, "Operator.SchedulerSetConfiguration": true,
+	"Operator.ServerHealth": true, "Operator.SnapshotRestore": true, "Operator.SnapshotSave": true,
+	"Queue.Control": true, "Queue.List": true, "Queue.Status": true, "Scaling.GetPolicy": true,
+	"Scaling.ListPolicies": true, "Search.FuzzySearch": true, "Search.PrefixSearch": true,
+	"System.GarbageCollect": true, "System.ReconcileJobSummaries": true, "Variables.Apply": true,
+	"Variables.List": true, "Variables.Read": true, "Variables.RenewLock": true,
+}
+
 // authCodec checks each request's ACL after decoding it; a refused call
-// never reaches its endpoint, and its caller gets the error.
+// never reaches its endpoint, and its caller gets the error. Forwarded
+// methods are checked by forward instead (forwardedRPCs).
 type authCodec struct {
 	rpc.ServerCodec
 	srv    *Server
@@ -371,5 +408,21 @@ func (c *authCodec) ReadRequestBody(body any) error {
 	if err := c.ServerCodec.ReadRequestBody(body); err != nil || body == nil {
 		return err
 	}
+	if forwardedRPCs[c.method] {
+		return nil
+	}
 	return c.srv.authorizeRPC(c.method, body)
+}
+
+// namespaceFilter is the check a listing applies to each entry's
+// namespace: it passes where the caller (by its secret) holds any of
+// ops. A listing over every namespace ("*") passes its rule when some
+// namespace grants the capability, as in Nomad, and keeps through this
+// only the entries the token may see.
+func (s *Server) namespaceFilter(secret string, ops ...string) (func(ns string) bool, error) {
+	a, _, err := s.ResolveACL(secret)
+	if err != nil {
+		return nil, err
+	}
+	return a.AllowNamespaceOperationFunc(ops...), nil
 }

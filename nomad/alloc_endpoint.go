@@ -1,11 +1,12 @@
 package nomad
 
 import (
-	"github.com/nomadq/nomadq/acl"
 	"net/http"
+	"slices"
 	"time"
 
 	memdb "github.com/hashicorp/go-memdb"
+	"github.com/nomadq/nomadq/acl"
 	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
 )
@@ -68,17 +69,27 @@ func (a *Alloc) List(args *structs.AllocListRequest, reply *structs.AllocListRes
 	if err != nil {
 		return err
 	}
+	allow, err := a.srv.namespaceFilter(args.AuthToken, acl.NamespaceCapabilityReadJob)
+	if err != nil {
+		return err
+	}
+	ns := namespaceOf(args.Namespace)
 	return a.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		var allocs []*structs.Allocation
 		var err error
 		if args.Prefix != "" {
-			allocs, err = st.AllocsByIDPrefix(ws, args.Namespace, args.Prefix)
+			allocs, err = st.AllocsByIDPrefix(ws, ns, args.Prefix)
 		} else {
 			allocs, err = st.Allocs(ws)
 		}
 		if err != nil {
 			return 0, err
 		}
+		// The listing answers the query's namespace only, and of "*" the
+		// namespaces the token may read jobs in.
+		allocs = slices.DeleteFunc(allocs, func(a *structs.Allocation) bool {
+			return ns != "*" && a.Namespace != ns || !allow(a.Namespace)
+		})
 		if allocs, err = structs.KeepMatching(filter, allocs, func(a *structs.Allocation) any { return a }); err != nil {
 			return 0, err
 		}

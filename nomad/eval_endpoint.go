@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	memdb "github.com/hashicorp/go-memdb"
+	"github.com/nomadq/nomadq/acl"
 	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
 )
@@ -40,6 +41,10 @@ func (e *Eval) List(args *structs.EvalListRequest, reply *structs.EvalListRespon
 	if err != nil {
 		return err
 	}
+	allow, err := e.srv.namespaceFilter(args.AuthToken, acl.NamespaceCapabilityReadJob)
+	if err != nil {
+		return err
+	}
 	return e.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		var evals []*structs.Evaluation
 		var err error
@@ -55,7 +60,8 @@ func (e *Eval) List(args *structs.EvalListRequest, reply *structs.EvalListRespon
 			return 0, err
 		}
 		evals = slices.DeleteFunc(evals, func(e *structs.Evaluation) bool {
-			return args.FilterJobID != "" && e.JobID != args.FilterJobID ||
+			return !allow(e.Namespace) ||
+				args.FilterJobID != "" && e.JobID != args.FilterJobID ||
 				args.FilterEvalStatus != "" && e.Status != args.FilterEvalStatus
 		})
 		if evals, err = structs.KeepMatching(filter, evals, func(e *structs.Evaluation) any { return e }); err != nil {

@@ -104,6 +104,9 @@ type SubscribeRequest struct {
 	Topics    map[structs.Topic][]string
 	Namespace string
 	Index     uint64
+	// Allow, when set, passes each selected event once more: the
+	// subscriber's ACL at the time the event is read.
+	Allow func(*structs.Event) bool
 }
 
 // Subscription reads a broker's events in order from its position.
@@ -180,7 +183,7 @@ func (s *Subscription) selects(ev *structs.Event) bool {
 	keys := append(slices.Clone(s.req.Topics[structs.TopicAll]), s.req.Topics[ev.Topic]...)
 	for _, k := range keys {
 		if k == "*" || k == ev.Key || slices.Contains(ev.FilterKeys, k) {
-			return true
+			return s.req.Allow == nil || s.req.Allow(ev)
 		}
 	}
 	return false

@@ -3,11 +3,13 @@ package nomad
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	memdb "github.com/hashicorp/go-memdb"
+	"github.com/nomadq/nomadq/acl"
 	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
 )
@@ -270,6 +272,10 @@ func (j *Job) List(args *structs.JobListRequest, reply *structs.JobListResponse)
 	if err != nil {
 		return err
 	}
+	allow, err := j.srv.namespaceFilter(args.AuthToken, acl.NamespaceCapabilityListJobs)
+	if err != nil {
+		return err
+	}
 	return j.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		var jobs []*structs.Job
 		var err error
@@ -281,6 +287,7 @@ func (j *Job) List(args *structs.JobListRequest, reply *structs.JobListResponse)
 		if err != nil {
 			return 0, err
 		}
+		jobs = slices.DeleteFunc(jobs, func(j *structs.Job) bool { return !allow(j.Namespace) })
 		if jobs, err = structs.KeepMatching(filter, jobs, func(j *structs.Job) any { return j }); err != nil {
 			return 0, err
 		}

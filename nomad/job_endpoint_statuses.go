@@ -3,6 +3,8 @@ package nomad
 import (
 	"sort"
 
+	"github.com/nomadq/nomadq/acl"
+
 	memdb "github.com/hashicorp/go-memdb"
 	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
@@ -19,6 +21,10 @@ func (j *Job) Statuses(args *structs.JobStatusesRequest, reply *structs.JobStatu
 		return err
 	}
 	ns := namespaceOf(args.Namespace)
+	allow, err := j.srv.namespaceFilter(args.AuthToken, acl.NamespaceCapabilityReadJob)
+	if err != nil {
+		return err
+	}
 	wanted := make(map[structs.NamespacedID]bool, len(args.Jobs))
 	for _, id := range args.Jobs {
 		id.Namespace = namespaceOf(id.Namespace)
@@ -33,7 +39,7 @@ func (j *Job) Statuses(args *structs.JobStatusesRequest, reply *structs.JobStatu
 		out := make([]structs.JobStatusesJob, 0, len(jobs))
 		for _, job := range jobs {
 			switch {
-			case ns != "*" && job.Namespace != ns:
+			case ns != "*" && job.Namespace != ns, !allow(job.Namespace):
 				continue
 			case len(wanted) > 0 && !wanted[structs.NamespacedID{Namespace: job.Namespace, ID: job.ID}]:
 				continue

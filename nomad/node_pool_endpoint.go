@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	memdb "github.com/hashicorp/go-memdb"
+	"github.com/nomadq/nomadq/acl"
 	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
 )
@@ -149,6 +150,10 @@ func (p *NodePool) ListJobs(args *structs.NodePoolSpecificRequest, reply *struct
 	if done, err := p.srv.forward("NodePool.ListJobs", args.QueryOptions, args, reply); done {
 		return err
 	}
+	allow, err := p.srv.namespaceFilter(args.AuthToken, acl.NamespaceCapabilityListJobs)
+	if err != nil {
+		return err
+	}
 	return p.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		reply.Jobs = nil
 		pool, err := st.NodePoolByName(ws, args.Name)
@@ -165,7 +170,7 @@ func (p *NodePool) ListJobs(args *structs.NodePoolSpecificRequest, reply *struct
 		}
 		reply.Jobs = make([]*structs.JobListStub, 0, len(jobs))
 		for _, job := range jobs {
-			if ns != "*" && job.Namespace != ns {
+			if ns != "*" && job.Namespace != ns || !allow(job.Namespace) {
 				continue
 			}
 			sum, err := st.JobSummaryByID(ws, job.Namespace, job.ID)

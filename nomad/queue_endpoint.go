@@ -2,9 +2,11 @@ package nomad
 
 import (
 	"net/http"
+	"slices"
 
 	memdb "github.com/hashicorp/go-memdb"
 
+	"github.com/nomadq/nomadq/acl"
 	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
 )
@@ -30,9 +32,21 @@ func (q *QueueEndpoint) resetStaleIndex(opts *structs.QueryOptions) {
 // List returns the queue entries: queued ones in release order with their
 // position, then the released ones.
 func (q *QueueEndpoint) List(args *structs.BatchQueueListRequest, reply *structs.BatchQueueListResponse) error {
-	return q.read("Queue.List", &args.QueryOptions, args, reply, &reply.QueryMeta, func() {
+	return q.read("Queue.List", &args.QueryOptions, args, reply, &reply.QueryMeta, func(allow func(string) bool) {
 		if args.JobID == "" {
-			reply.Entries, reply.Tokens = q.srv.batchQueue.ListWithTokens()
+			// The line is one for every namespace; a token sees the
+			// entries of the namespaces it may read jobs in, each with
+			// its place in the whole line.
+			entries, tokens := q.srv.batchQueue.ListWithTokens()
+			reply.Entries, reply.Tokens = entries[:0:0], tokens[:0:0]
+			for i, e := range entries {
+				if allow(e.Namespace) {
+					reply.Entries = append(reply.Entries, e)
+					if i < len(tokens) {
+						reply.Tokens = append(reply.Tokens, tokens[i])
+					}
+				}
+			}
 			return
 		}
 		reply.Entries = []*structs.BatchQueueListEntry{}
@@ -49,8 +63,13 @@ func (q *QueueEndpoint) List(args *structs.BatchQueueListRequest, reply *structs
 // Status returns the queue settings, depth by status and placing
 // workloads.
 func (q *QueueEndpoint) Status(args *structs.BatchQueueListRequest, reply *structs.BatchQueueStatusResponse) error {
-	return q.read("Queue.Status", &args.QueryOptions, args, reply, &reply.QueryMeta, func() {
+	return q.read("Queue.Status", &args.QueryOptions, args, reply, &reply.QueryMeta, func(allow func(string) bool) {
 		reply.Status = q.srv.batchQueue.Status()
+		// Depths are counts over the whole line; the placing workloads
+		// name jobs, so only those the token may read are shown.
+		reply.Status.Placing = slices.DeleteFunc(slices.Clone(reply.Status.Placing), func(e *structs.BatchQueueListEntry) bool {
+			return !allow(e.Namespace)
+		})
 	})
 }
 
@@ -88,16 +107,20 @@ func (q *QueueEndpoint) Control(args *structs.BatchQueueControlRequest, reply *s
 // read serves a read of the queue: on a follower it forwards to the
 // leader; on the leader it answers as a blocking query on the queue
 // index, with fill writing the reply.
-func (q *QueueEndpoint) read(method string, opts *structs.QueryOptions, args, reply any, meta *structs.QueryMeta, fill func()) error {
+func (q *QueueEndpoint) read(method string, opts *structs.QueryOptions, args, reply any, meta *structs.QueryMeta, fill func(allow func(ns string) bool)) error {
 	opts.AllowStale = false
 	if done, err := q.srv.forward(method, *opts, args, reply); done {
+		return err
+	}
+	allow, err := q.srv.namespaceFilter(opts.AuthToken, acl.NamespaceCapabilityReadJob)
+	if err != nil {
 		return err
 	}
 	q.resetStaleIndex(opts)
 	return q.srv.blockingRPC(opts, meta, func(ws memdb.WatchSet, _ *state.StateStore) (uint64, error) {
 		index, ch := q.srv.batchQueue.Index()
 		ws.Add(ch)
-		fill()
+		fill(allow)
 		return index + 1, nil
 	})
 }

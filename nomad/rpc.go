@@ -92,19 +92,22 @@ type rpcInfo interface {
 // forward sends the request to the leader when this server must not answer
 // it itself: every write, and every read that is not stale. It returns
 // true when it handled the request (err is then the endpoint's result).
+//
+// When this server answers, forward authorizes the call first: the
+// receiving server of a forwarded call does not (see forwardedRPCs).
 func (s *Server) forward(method string, info rpcInfo, args, reply any) (bool, error) {
 	if region := info.RequestRegion(); region != "" && region != s.config.Region {
 		return true, fmt.Errorf("No path to region %q", region)
 	}
 	if info.IsRead() && info.AllowStaleRead() {
-		return false, nil
+		return s.authorizeHere(method, args)
 	}
 	leader, err := s.waitForLeader()
 	if err != nil {
 		return true, err
 	}
 	if leader == "" {
-		return false, nil // this server is the leader
+		return s.authorizeHere(method, args) // this server is the leader
 	}
 	// Endpoints have no context to pass on; Shutdown closes the pool's
 	// connections, which ends a forwarded call.
@@ -131,6 +134,15 @@ func (s *Server) waitForLeader() (string, error) {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// authorizeHere checks a call this server is about to answer: false and
+// nil to go on, true and the refusal otherwise.
+func (s *Server) authorizeHere(method string, args any) (bool, error) {
+	if err := s.authorizeRPC(method, args); err != nil {
+		return true, err
+	}
+	return false, nil
 }
 
 func (s *Server) forwardRegionErr(region string) error {

@@ -6,6 +6,7 @@ import (
 
 	memdb "github.com/hashicorp/go-memdb"
 
+	"github.com/nomadq/nomadq/acl"
 	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
 )
@@ -56,6 +57,10 @@ func (sc *Scaling) ListPolicies(args *structs.ScalingPolicyListRequest, reply *s
 	if args.Type != "" && args.Type != structs.ScalingPolicyTypeHorizontal {
 		return structs.NewErrRPCCodedf(http.StatusBadRequest, "scaling policy type %q is not supported: only %q", args.Type, structs.ScalingPolicyTypeHorizontal)
 	}
+	a, _, err := sc.srv.ResolveACL(args.AuthToken)
+	if err != nil {
+		return err
+	}
 	return sc.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		policies, err := scalingPolicies(ws, st, args.Namespace, args.Job)
 		if err != nil {
@@ -63,6 +68,9 @@ func (sc *Scaling) ListPolicies(args *structs.ScalingPolicyListRequest, reply *s
 		}
 		reply.Policies = make([]*structs.ScalingPolicyListStub, 0, len(policies))
 		for _, p := range policies {
+			if !canListScalingPolicies(a, p.Target[structs.ScalingTargetNamespace]) {
+				continue
+			}
 			reply.Policies = append(reply.Policies, p.Stub())
 		}
 		return maxIndex(st, state.TableJobs)
@@ -89,4 +97,24 @@ func (sc *Scaling) GetPolicy(args *structs.ScalingPolicySpecificRequest, reply *
 		}
 		return maxIndex(st, state.TableJobs)
 	})
+}
+
+// canListScalingPolicies reports whether a may list the scaling policies
+// of namespace ns: list-scaling-policies, or both list-jobs and read-job,
+// as Nomad grants it.
+func canListScalingPolicies(a *acl.ACL, ns string) bool {
+	return a.AllowNamespaceOperation(ns, acl.NamespaceCapabilityListScalingPolicies) ||
+		a.AllowNamespaceOperation(ns, acl.NamespaceCapabilityListJobs) && a.AllowNamespaceOperation(ns, acl.NamespaceCapabilityReadJob)
+}
+
+// scalingListRule: in one namespace the caller needs what
+// canListScalingPolicies asks; over every namespace ("*") anyone may ask
+// and the listing keeps the policies of the namespaces the token may
+// list, an empty list for a token with none, as Nomad answers.
+func scalingListRule(_ *Server, a *acl.ACL, _ *structs.ACLToken, args any) error {
+	ns := aclNamespaceOf(args)
+	if ns == acl.AllNamespaces {
+		return nil
+	}
+	return allowIf(canListScalingPolicies(a, ns))
 }

@@ -2,10 +2,12 @@ package nomad
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
 	memdb "github.com/hashicorp/go-memdb"
+	"github.com/nomadq/nomadq/acl"
 	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
 )
@@ -40,12 +42,16 @@ func (s *Search) PrefixSearch(args *structs.SearchRequest, reply *structs.Search
 		return fmt.Errorf("context must be one of %s or \"all\"; got %q", strings.Join(searchContexts, ", "), args.Context)
 	}
 	ns := namespaceOf(args.Namespace)
+	a, contexts, err := s.searchACL(args.AuthToken, ns, args.Context, contexts)
+	if err != nil {
+		return err
+	}
 	return s.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		reply.Matches = map[string][]string{}
 		reply.Truncations = map[string]bool{}
 		var tables []string
 		for _, ctx := range contexts {
-			ids, table, err := searchContext(ws, st, ctx, ns, args.Prefix)
+			ids, table, err := searchContext(ws, st, a, ctx, ns, args.Prefix)
 			if err != nil {
 				return 0, err
 			}
@@ -68,8 +74,49 @@ func (s *Search) PrefixSearch(args *structs.SearchRequest, reply *structs.Search
 	})
 }
 
-func searchContext(ws memdb.WatchSet, st *state.StateStore, ctx, ns, prefix string) ([]string, string, error) {
+// searchACL resolves the caller's ACL for a search in namespace ns and
+// keeps of contexts those it may search, as Nomad does: a context asked
+// for by name that the token may not search is refused, and "all" drops
+// the contexts it may not search.
+func (s *Search) searchACL(secret, ns, asked string, contexts []string) (*acl.ACL, []string, error) {
+	a, _, err := s.srv.ResolveACL(secret)
+	if err != nil {
+		return nil, nil, err
+	}
+	if asked != structs.SearchContextAll && !searchContextAllowed(a, ns, asked) {
+		return nil, nil, structs.ErrPermissionDenied
+	}
+	return a, slices.DeleteFunc(slices.Clone(contexts), func(ctx string) bool { return !searchContextAllowed(a, ns, ctx) }), nil
+}
+
+// searchContextAllowed reports whether a may search context ctx in
+// namespace ns ("*": some namespace grants it; each result is then
+// checked in its own namespace).
+func searchContextAllowed(a *acl.ACL, ns, ctx string) bool {
+	switch ctx {
+	case structs.SearchContextJobs, structs.SearchContextEvals, structs.SearchContextAllocs,
+		structs.SearchContextDeployments, "volumes", "host_volumes":
+		return a.AllowNamespaceOperation(ns, acl.NamespaceCapabilityReadJob)
+	case "scaling_policy":
+		return a.AllowNamespaceOperation(ns, acl.NamespaceCapabilityReadJob) ||
+			a.AllowNamespaceOperation(ns, acl.NamespaceCapabilityListScalingPolicies)
+	case structs.SearchContextNamespaces:
+		return a.AllowNamespace(ns)
+	case structs.SearchContextNodes, structs.SearchContextNodePools:
+		return a.AllowNodeRead()
+	case "vars":
+		return a.AllowVariableSearch(ns)
+	case "plugins":
+		return a.AllowPluginList()
+	case "quotas":
+		return a.AllowQuotaRead()
+	}
+	return a.IsManagement()
+}
+
+func searchContext(ws memdb.WatchSet, st *state.StateStore, a *acl.ACL, ctx, ns, prefix string) ([]string, string, error) {
 	var ids []string
+	readJob := a.AllowNamespaceOperationFunc(acl.NamespaceCapabilityReadJob)
 	switch ctx {
 	case structs.SearchContextJobs:
 		var jobs []*structs.Job
@@ -83,7 +130,7 @@ func searchContext(ws memdb.WatchSet, st *state.StateStore, ctx, ns, prefix stri
 			return nil, "", err
 		}
 		for _, j := range jobs {
-			if strings.HasPrefix(j.ID, prefix) {
+			if strings.HasPrefix(j.ID, prefix) && readJob(j.Namespace) {
 				ids = append(ids, j.ID)
 			}
 		}
@@ -97,7 +144,9 @@ func searchContext(ws memdb.WatchSet, st *state.StateStore, ctx, ns, prefix stri
 			return nil, "", err
 		}
 		for _, e := range evals {
-			ids = append(ids, e.ID)
+			if readJob(e.Namespace) {
+				ids = append(ids, e.ID)
+			}
 		}
 		return ids, state.TableEvals, nil
 	case structs.SearchContextAllocs:
@@ -108,8 +157,10 @@ func searchContext(ws memdb.WatchSet, st *state.StateStore, ctx, ns, prefix stri
 		if err != nil {
 			return nil, "", err
 		}
-		for _, a := range allocs {
-			ids = append(ids, a.ID)
+		for _, alloc := range allocs {
+			if readJob(alloc.Namespace) {
+				ids = append(ids, alloc.ID)
+			}
 		}
 		return ids, state.TableAllocs, nil
 	case structs.SearchContextNodes:
@@ -139,7 +190,9 @@ func searchContext(ws memdb.WatchSet, st *state.StateStore, ctx, ns, prefix stri
 			return nil, "", err
 		}
 		for _, n := range list {
-			ids = append(ids, n.Name)
+			if a.AllowNamespace(n.Name) {
+				ids = append(ids, n.Name)
+			}
 		}
 		return ids, state.TableNamespaces, nil
 	}

@@ -7,6 +7,7 @@ import (
 
 	memdb "github.com/hashicorp/go-memdb"
 
+	"github.com/nomadq/nomadq/acl"
 	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
 )
@@ -54,12 +55,19 @@ func (s *Search) FuzzySearch(args *structs.FuzzySearchRequest, reply *structs.Fu
 	}
 	text := strings.ToLower(args.Text)
 	ns := namespaceOf(args.Namespace)
+	a, fuzzy, err := s.searchACL(args.AuthToken, ns, args.Context, fuzzy)
+	if err != nil {
+		return err
+	}
+	if _, prefix, err = s.searchACL(args.AuthToken, ns, structs.SearchContextAll, prefix); err != nil {
+		return err
+	}
 	st := s.srv.State()
 	reply.Matches = map[string][]structs.FuzzyMatch{}
 	reply.Truncations = map[string]bool{}
 	var tables []string
 	for _, ctx := range prefix {
-		ids, table, err := searchContext(nil, st, ctx, ns, args.Prefix)
+		ids, table, err := searchContext(nil, st, a, ctx, ns, args.Prefix)
 		if err != nil {
 			return err
 		}
@@ -78,7 +86,7 @@ func (s *Search) FuzzySearch(args *structs.FuzzySearchRequest, reply *structs.Fu
 	hits := map[string][]fuzzyHit{}
 	for _, ctx := range fuzzy {
 		reply.Truncations[ctx] = false
-		objects, table, err := fuzzyObjects(st, ctx, ns)
+		objects, table, err := fuzzyObjects(st, a, ctx, ns)
 		if err != nil {
 			return err
 		}
@@ -130,8 +138,9 @@ func (s *Search) FuzzySearch(args *structs.FuzzySearchRequest, reply *structs.Fu
 
 // fuzzyObjects returns the objects of a context that fuzzy search reads,
 // in ID order, and the table that indexes them.
-func fuzzyObjects(st *state.StateStore, ctx, ns string) ([]any, string, error) {
+func fuzzyObjects(st *state.StateStore, a *acl.ACL, ctx, ns string) ([]any, string, error) {
 	var out []any
+	readJob := a.AllowNamespaceOperationFunc(acl.NamespaceCapabilityReadJob)
 	var ws memdb.WatchSet
 	switch ctx {
 	case structs.SearchContextJobs:
@@ -146,7 +155,9 @@ func fuzzyObjects(st *state.StateStore, ctx, ns string) ([]any, string, error) {
 			return nil, "", err
 		}
 		for _, j := range jobs {
-			out = append(out, j)
+			if readJob(j.Namespace) {
+				out = append(out, j)
+			}
 		}
 		return out, state.TableJobs, nil
 	case structs.SearchContextNodes:
@@ -163,9 +174,9 @@ func fuzzyObjects(st *state.StateStore, ctx, ns string) ([]any, string, error) {
 		if err != nil {
 			return nil, "", err
 		}
-		for _, a := range allocs {
-			if ns == "*" || a.Namespace == ns {
-				out = append(out, a)
+		for _, alloc := range allocs {
+			if (ns == "*" || alloc.Namespace == ns) && readJob(alloc.Namespace) {
+				out = append(out, alloc)
 			}
 		}
 		return out, state.TableAllocs, nil
@@ -175,6 +186,9 @@ func fuzzyObjects(st *state.StateStore, ctx, ns string) ([]any, string, error) {
 		}
 		return out, "", nil
 	case structs.SearchContextNamespaces:
+		if !a.AllowNamespace(structs.DefaultNamespace) {
+			return nil, "", nil
+		}
 		return []any{fuzzyNamed{ctx: ctx, name: structs.DefaultNamespace}}, "", nil
 	}
 	return nil, "", nil // plugins, variables: nomadq has none
