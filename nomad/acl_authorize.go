@@ -373,7 +373,7 @@ var forwardedRPCs = map[string]bool{
 	"Keyring.List": true, "Keyring.ListPublic": true, "Keyring.Rotate": true, "Namespace.DeleteNamespaces": true,
 	"Namespace.GetNamespace": true, "Namespace.ListNamespaces": true, "Namespace.UpsertNamespaces": true,
 	"Node.Deregister": true, "Node.Evaluate": true, "Node.Get": true, "Node.GetAllocs": true,
-	"Node.GetClientAllocs": true, "Node.List": true, "Node.Register": true, "Node.UpdateAlloc": true,
+	"Node.GetClientAllocs": true, "Node.GetClientAllocsBatch": true, "Node.List": true, "Node.Register": true, "Node.UpdateAlloc": true,
 	"Node.UpdateDrain": true, "Node.UpdateEligibility": true, "Node.UpdateStatus": true,
 	"NodePool.DeleteNodePools": true, "NodePool.GetNodePool": true, "NodePool.List": true,
 	"NodePool.ListJobs": true, "NodePool.ListNodes": true, "NodePool.UpsertNodePools": true,
