@@ -179,6 +179,10 @@ func (m *ACLAuthMethod) Merge(existing *ACLAuthMethod) {
 	}
 	if m.Config == nil {
 		m.Config = existing.Config.Copy()
+	} else if m.Config.OIDCClientSecret == "redacted" && existing.Config != nil {
+		// A read answers the secret redacted; writing that back keeps
+		// the stored secret.
+		m.Config.OIDCClientSecret = existing.Config.OIDCClientSecret
 	}
 	m.CreateTime = existing.CreateTime
 }
