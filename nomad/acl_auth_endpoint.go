@@ -63,15 +63,17 @@ func (a *ACL) UpsertAuthMethods(args *structs.ACLAuthMethodUpsertRequest, reply 
 		if m.TokenNameFormat == "" {
 			m.TokenNameFormat = structs.DefaultACLAuthMethodTokenNameFormat
 		}
-		if err := m.Validate(lo, hi); err != nil {
-			return structs.NewBadRequest(fmt.Sprintf("auth method %d invalid: %v", i, err))
-		}
-		if m.Type == structs.ACLAuthMethodTypeJWT {
+		var errs structs.MultiError
+		errs.Add(m.Validate(lo, hi))
+		if m.Type == structs.ACLAuthMethodTypeJWT && m.Config != nil {
 			if err := auth.CheckJWTConfig(m.Config); err != nil {
-				return structs.NewBadRequest(fmt.Sprintf("auth method %d invalid: invalid config: %v", i, err))
+				errs.Add(fmt.Errorf("invalid config: %w", err))
 			}
 		}
 		if _, err := auth.TokenName(m, &structs.ACLAuthClaims{}); err != nil {
+			errs.Add(err)
+		}
+		if err := errs.ErrorOrNil(); err != nil {
 			return structs.NewBadRequest(fmt.Sprintf("auth method %d invalid: %v", i, err))
 		}
 		if m.Default {

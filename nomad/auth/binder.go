@@ -133,9 +133,16 @@ func Interpolate(s string, vars map[string]string) (string, error) {
 }
 
 // TokenName renders a method's TokenNameFormat for one login: it may use
-// ${auth_method_type}, ${auth_method_name} and ${value.<name>}.
+// ${auth_method_type}, ${auth_method_name} and ${value.<name>} for each
+// name of the method's ClaimMappings.
 func TokenName(m *structs.ACLAuthMethod, claims *structs.ACLAuthClaims) (string, error) {
 	vars := map[string]string{"auth_method_type": m.Type, "auth_method_name": m.Name}
+	// Every mapped claim is a variable, empty when the token lacks it.
+	if m.Config != nil {
+		for _, target := range m.Config.ClaimMappings {
+			vars["value."+target] = ""
+		}
+	}
 	for k, v := range claims.Value {
 		vars["value."+k] = v
 	}
