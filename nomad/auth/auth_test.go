@@ -193,3 +193,29 @@ func TestSelectorDataAndBind(t *testing.T) {
 	_, err = TokenName(&structs.ACLAuthMethod{Name: "ci", TokenNameFormat: "${nope"}, data)
 	must.ErrorContains(t, err, "failed to generate ACL token name")
 }
+
+// TestValidateJWT_OIDCDiscovery finds the JWKS through the provider's
+// discovery document, trusting it through DiscoveryCaPem.
+func TestValidateJWT_OIDCDiscovery(t *testing.T) {
+	key, _ := testKey(t)
+	var srv *httptest.Server
+	srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/.well-known/openid-configuration":
+			_ = json.NewEncoder(w).Encode(map[string]any{"issuer": srv.URL, "jwks_uri": srv.URL + "/keys"})
+		case "/keys":
+			_ = json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &key.PublicKey, KeyID: "k1", Algorithm: "ES256", Use: "sig"}}})
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	ca := string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}))
+	cfg := &structs.ACLAuthMethodConfig{OIDCDiscoveryURL: srv.URL, DiscoveryCaPem: []string{ca}, SigningAlgs: []string{"ES256"},
+		BoundIssuer: []string{srv.URL}}
+	must.NoError(t, CheckJWTConfig(cfg))
+	tok := sign(t, key, "k1", map[string]any{"iss": srv.URL, "sub": "y", "exp": time.Now().Add(time.Minute).Unix()})
+	claims, err := ValidateJWT(context.Background(), tok, cfg, time.Now)
+	must.NoError(t, err)
+	must.Eq(t, "y", claims["sub"])
+}
