@@ -113,6 +113,16 @@ func TestACLAuth_JWTLogin(t *testing.T) {
 	must.NoError(t, err)
 	_, _, err = user.Jobs().Register(mockJob("nope", 1), nil)
 	must.ErrorContains(t, err, "Permission denied")
+	// A client token cannot manage auth methods or binding rules.
+	_, _, err = user.ACLAuthMethods().Create(&api.ACLAuthMethod{Name: "mine", Type: "JWT", TokenLocality: "local",
+		MaxTokenTTL: time.Hour, Config: &api.ACLAuthMethodConfig{JWTValidationPubKeys: []string{pub}}}, nil)
+	must.ErrorContains(t, err, "Permission denied")
+	_, err = user.ACLAuthMethods().Delete("ci", nil)
+	must.ErrorContains(t, err, "Permission denied")
+	_, _, err = user.ACLBindingRules().Create(&api.ACLBindingRule{AuthMethod: "ci", BindType: "management"}, nil)
+	must.ErrorContains(t, err, "Permission denied")
+	_, _, err = user.ACLBindingRules().Get(rule.ID, nil)
+	must.ErrorContains(t, err, "Permission denied")
 
 	// Bad JWTs: 401 with the reason; claims no rule matches: 400.
 	otherKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
