@@ -117,7 +117,7 @@ func TestACL_Agent(t *testing.T) {
 	must.ErrorContains(t, err, "ACL bootstrap already done")
 
 	// Routes of features nomadq lacks say so.
-	_, _, err = c.ACLAuthMethods().List(nil)
+	_, _, err = c.ACLIdentity().CreateClientIntroductionToken(&api.ACLIdentityClientIntroductionTokenRequest{}, nil)
 	must.ErrorContains(t, err, "not supported by nomadq")
 	must.True(t, strings.Contains(err.Error(), "501"), must.Sprint(err))
 }

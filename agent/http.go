@@ -135,10 +135,15 @@ func newHTTPHandler(a *Agent) *httpHandler {
 	add("/v1/acl/roles", h.aclRolesRequest)
 	add("/v1/acl/role", h.aclRoleCreateRequest)
 	add("/v1/acl/role/", h.aclRoleSpecificRequest)
-	for _, p := range []string{"/v1/acl/auth-methods", "/v1/acl/auth-method", "/v1/acl/auth-method/", "/v1/acl/binding-rules",
-		"/v1/acl/binding-rule", "/v1/acl/binding-rule/", "/v1/acl/oidc/", "/v1/acl/login", "/v1/acl/identity/"} {
-		add(p, h.aclNotImplementedRequest)
-	}
+	add("/v1/acl/auth-methods", h.aclAuthMethodsRequest)
+	add("/v1/acl/auth-method", h.aclAuthMethodCreateRequest)
+	add("/v1/acl/auth-method/", h.aclAuthMethodSpecificRequest)
+	add("/v1/acl/binding-rules", h.aclBindingRulesRequest)
+	add("/v1/acl/binding-rule", h.aclBindingRuleCreateRequest)
+	add("/v1/acl/binding-rule/", h.aclBindingRuleSpecificRequest)
+	add("/v1/acl/login", h.aclLoginRequest)
+	add("/v1/acl/oidc/", h.aclOIDCRequest)
+	add("/v1/acl/identity/", h.aclIdentityRequest)
 	add("/v1/client/fs/", h.clientFSRequest)
 	add("/v1/vars", h.variablesListRequest)
 	add("/v1/var/", h.variableSpecificRequest)

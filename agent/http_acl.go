@@ -371,10 +371,3 @@ func (h *httpHandler) aclRoleUpsert(w http.ResponseWriter, r *http.Request, id s
 	}
 	return reply.Roles[0], nil
 }
-
-// aclNotImplementedRequest answers the ACL routes of features nomadq
-// does not have (auth methods, binding rules, OIDC, login, client
-// introduction) with 501 naming them.
-func (h *httpHandler) aclNotImplementedRequest(w http.ResponseWriter, r *http.Request) (any, error) {
-	return nil, codedErr(http.StatusNotImplemented, "%s is not supported by nomadq: ACL auth methods, binding rules, OIDC and JWT login are not implemented", r.URL.Path)
-}

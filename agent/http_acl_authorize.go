@@ -160,6 +160,10 @@ func httpRules() map[string]httpRule {
 		// namespace for "*"), as Nomad answers.
 		"/v1/deployments": nsFromQuery(acl.NamespaceCapabilityReadJob),
 		"/v1/deployment/": nsFromQuery(acl.NamespaceCapabilityReadJob),
+		// OIDC login is refused to everyone alike, before any token
+		// matters; client introduction is not implemented.
+		"/v1/acl/oidc/":     httpPublic,
+		"/v1/acl/identity/": needACL((*acl.ACL).IsManagement),
 	}
 	for _, p := range []string{
 		"/v1/jobs", "/v1/jobs/statuses", "/v1/job/", "/v1/evaluations", "/v1/evaluations/count", "/v1/evaluation/",
@@ -172,7 +176,7 @@ func httpRules() map[string]httpRule {
 		"/v1/acl/bootstrap", "/v1/acl/policies", "/v1/acl/policy/", "/v1/acl/tokens", "/v1/acl/token",
 		"/v1/acl/token/", "/v1/acl/roles", "/v1/acl/role", "/v1/acl/role/",
 		"/v1/acl/auth-methods", "/v1/acl/auth-method", "/v1/acl/auth-method/", "/v1/acl/binding-rules",
-		"/v1/acl/binding-rule", "/v1/acl/binding-rule/", "/v1/acl/oidc/", "/v1/acl/login", "/v1/acl/identity/",
+		"/v1/acl/binding-rule", "/v1/acl/binding-rule/", "/v1/acl/login",
 		"/v1/vars", "/v1/var/",
 	} {
 		rules[p] = byRPC

@@ -115,6 +115,17 @@ var commands = map[string]commandInfo{
 	"operator gossip keyring use":      {runGossipKeyringUse, "Change the primary gossip encryption key"},
 	"operator gossip keyring remove":   {runGossipKeyringRemove, "Remove a gossip encryption key"},
 	"operator gossip keyring generate": {runGossipKeyringGenerate, "Generate a new gossip encryption key"},
+	"acl auth-method create":           {runACLAuthMethodCreate, "Create a new ACL auth method"},
+	"acl auth-method update":           {runACLAuthMethodUpdate, "Update an existing ACL auth method"},
+	"acl auth-method list":             {runACLAuthMethodList, "List ACL auth methods"},
+	"acl auth-method info":             {runACLAuthMethodInfo, "Fetch information on an existing ACL auth method"},
+	"acl auth-method delete":           {runACLAuthMethodDelete, "Delete an existing ACL auth method"},
+	"acl binding-rule create":          {runACLBindingRuleCreate, "Create a new ACL binding rule"},
+	"acl binding-rule update":          {runACLBindingRuleUpdate, "Update an existing ACL binding rule"},
+	"acl binding-rule list":            {runACLBindingRuleList, "List ACL binding rules"},
+	"acl binding-rule info":            {runACLBindingRuleInfo, "Fetch information on an existing ACL binding rule"},
+	"acl binding-rule delete":          {runACLBindingRuleDelete, "Delete an existing ACL binding rule"},
+	"login":                            {runLogin, "Login to Nomad using an auth method"},
 }
 
 // Run dispatches args to the matching command and returns its exit code.

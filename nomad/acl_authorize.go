@@ -239,6 +239,14 @@ var rpcRules = map[string]rule{
 	"ACL.GetToken": ruleSelfChecked, "ACL.UpsertOneTimeToken": anyToken,
 	"ACL.UpsertRoles": management, "ACL.DeleteRolesByID": management, "ACL.ListRoles": management,
 	"ACL.GetRoleByID": management, "ACL.GetRoleByName": management,
+	// Auth methods are listed to anyone (a login screen offers them);
+	// reading one in full and every change need management, as in Nomad.
+	// Login is anonymous: the JWT it carries is the credential.
+	"ACL.ListAuthMethods": public, "ACL.GetAuthMethod": management,
+	"ACL.UpsertAuthMethods": management, "ACL.DeleteAuthMethods": management,
+	"ACL.ListBindingRules": management, "ACL.GetBindingRule": management,
+	"ACL.UpsertBindingRules": management, "ACL.DeleteBindingRules": management,
+	"ACL.Login": public,
 }
 
 // nsAnyNamed: any capability in the namespace the call names (reading a

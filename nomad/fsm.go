@@ -121,6 +121,9 @@ func (f *nomadFSM) Apply(l *raft.Log) any {
 		structs.OneTimeTokenDeleteRequestType, structs.OneTimeTokenExpireRequestType, structs.ACLRolesUpsertRequestType,
 		structs.ACLRolesDeleteByIDRequestType:
 		return f.applyACL(msgType, buf, l.Index)
+	case structs.ACLAuthMethodsUpsertRequestType, structs.ACLAuthMethodsDeleteRequestType,
+		structs.ACLBindingRulesUpsertRequestType, structs.ACLBindingRulesDeleteRequestType:
+		return f.applyACLAuth(msgType, buf, l.Index)
 	case structs.NamespaceUpsertRequestType:
 		return f.applyNamespaceUpsert(buf, l.Index)
 	case structs.NamespaceDeleteRequestType:

@@ -63,3 +63,35 @@ func (f *nomadFSM) applyACL(msgType structs.MessageType, buf []byte, index uint6
 	}
 	return nil
 }
+
+// applyACLAuth applies the Raft entries of auth methods and binding rules.
+func (f *nomadFSM) applyACLAuth(msgType structs.MessageType, buf []byte, index uint64) any {
+	st := f.State()
+	switch msgType {
+	case structs.ACLAuthMethodsUpsertRequestType:
+		req, err := decode[structs.ACLAuthMethodUpsertRequest](buf, msgType)
+		if err != nil {
+			return err
+		}
+		return st.UpsertACLAuthMethods(index, req.AuthMethods)
+	case structs.ACLAuthMethodsDeleteRequestType:
+		req, err := decode[structs.ACLAuthMethodDeleteRequest](buf, msgType)
+		if err != nil {
+			return err
+		}
+		return st.DeleteACLAuthMethods(index, req.Names)
+	case structs.ACLBindingRulesUpsertRequestType:
+		req, err := decode[structs.ACLBindingRulesUpsertRequest](buf, msgType)
+		if err != nil {
+			return err
+		}
+		return st.UpsertACLBindingRules(index, req.ACLBindingRules)
+	case structs.ACLBindingRulesDeleteRequestType:
+		req, err := decode[structs.ACLBindingRulesDeleteRequest](buf, msgType)
+		if err != nil {
+			return err
+		}
+		return st.DeleteACLBindingRules(index, req.ACLBindingRuleIDs)
+	}
+	return nil
+}

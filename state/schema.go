@@ -52,6 +52,7 @@ func stateSchema() *memdb.DBSchema {
 		variableTableSchema(),
 	}
 	tables = append(tables, aclTableSchemas()...)
+	tables = append(tables, aclAuthTableSchemas()...)
 	db := &memdb.DBSchema{Tables: make(map[string]*memdb.TableSchema, len(tables))}
 	for _, t := range tables {
 		db.Tables[t.Name] = t

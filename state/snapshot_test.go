@@ -91,6 +91,12 @@ func populate(t testing.TB, s *StateStore) {
 		Type: structs.ACLClientToken, Policies: []string{"readonly"}, Roles: []*structs.ACLTokenRoleLink{{ID: "role-1", Name: "readers"}},
 		ExpirationTime: &expires, ExpirationTTL: time.Hour, CreateTime: time.Unix(1e9, 0).UTC()}}))
 	must.NoError(t, s.UpsertOneTimeToken(10, &structs.OneTimeToken{OneTimeSecretID: "ott-1", AccessorID: "5b9a4d4c-5a0e-4d7b-9d5e-1f2a3b4c5d6e", ExpiresAt: expires}))
+	must.NoError(t, s.UpsertACLAuthMethods(10, []*structs.ACLAuthMethod{{Name: "ci", Type: structs.ACLAuthMethodTypeJWT,
+		TokenLocality: "local", MaxTokenTTL: time.Hour, Default: true, CreateTime: time.Unix(1e9, 0).UTC(),
+		Config: &structs.ACLAuthMethodConfig{JWKSURL: "https://keys.example", BoundAudiences: []string{"nomad"},
+			ClockSkewLeeway: time.Minute, ClaimMappings: map[string]string{"sub": "sub"}}}}))
+	must.NoError(t, s.UpsertACLBindingRules(10, []*structs.ACLBindingRule{{ID: "rule-1", AuthMethod: "ci",
+		Selector: `value.sub == "x"`, BindType: structs.ACLBindingRuleBindTypeRole, BindName: "readers"}}))
 	_, err = s.ApplyVariable(10, structs.VarOpLockAcquire, &structs.VariableEncrypted{
 		VariableMetadata: structs.VariableMetadata{Namespace: "prod", Path: "app/db", CreateTime: 1e9, ModifyTime: 1e9,
 			Lock: &structs.VariableLock{ID: "lock-1", TTL: time.Minute, LockDelay: time.Second}},
@@ -275,6 +281,8 @@ func TestIndexTable(t *testing.T) {
 		TableACLRoles:        10,
 		TableACLTokens:       10,
 		TableOneTimeTokens:   10,
+		TableACLAuthMethods:  10,
+		TableACLBindingRules: 10,
 		TableVariables:       10,
 	}, indexTable(t, s))
 	latest, err = s.LatestIndex()

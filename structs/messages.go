@@ -55,6 +55,10 @@ var messageTypeNames = map[MessageType]string{
 	NodePoolDeleteRequestType:               "NodePoolDeleteRequestType",
 	NamespaceUpsertRequestType:              "NamespaceUpsertRequestType",
 	NamespaceDeleteRequestType:              "NamespaceDeleteRequestType",
+	ACLAuthMethodsUpsertRequestType:         "ACLAuthMethodsUpsertRequestType",
+	ACLAuthMethodsDeleteRequestType:         "ACLAuthMethodsDeleteRequestType",
+	ACLBindingRulesUpsertRequestType:        "ACLBindingRulesUpsertRequestType",
+	ACLBindingRulesDeleteRequestType:        "ACLBindingRulesDeleteRequestType",
 }
 
 // String returns Nomad's name of the message type.
