@@ -368,7 +368,9 @@ func (s *Server) authorizeRPC(method string, args any) error {
 // from its state as a whole. TestACL_ForwardedRPCsAuthorizeInForward
 // keeps this list equal to the endpoints that call forward.
 var forwardedRPCs = map[string]bool{
-	"ACL.Bootstrap": true, "ACL.DeletePolicies": true, "ACL.DeleteRolesByID": true, "ACL.DeleteTokens": true,
+	"ACL.Bootstrap": true, "ACL.DeleteAuthMethods": true, "ACL.DeleteBindingRules": true, "ACL.GetAuthMethod": true,
+	"ACL.GetBindingRule": true, "ACL.ListAuthMethods": true, "ACL.ListBindingRules": true, "ACL.Login": true,
+	"ACL.UpsertAuthMethods": true, "ACL.UpsertBindingRules": true, "ACL.DeletePolicies": true, "ACL.DeleteRolesByID": true, "ACL.DeleteTokens": true,
 	"ACL.ExchangeOneTimeToken": true, "ACL.GetPolicy": true, "ACL.GetRoleByID": true, "ACL.GetRoleByName": true,
 	"ACL.GetToken": true, "ACL.ListPolicies": true, "ACL.ListRoles": true, "ACL.ListTokens": true,
 	"ACL.UpsertOneTimeToken": true, "ACL.UpsertPolicies": true, "ACL.UpsertRoles": true,

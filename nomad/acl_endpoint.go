@@ -277,6 +277,12 @@ func (a *ACL) UpsertTokens(args *structs.ACLTokenUpsertRequest, reply *structs.A
 	if done, err := a.srv.forward("ACL.UpsertTokens", args.WriteRequest, args, reply); done {
 		return err
 	}
+	return a.upsertTokens(args, reply)
+}
+
+// upsertTokens stores tokens on the leader, for a caller already
+// authorized (ACL.UpsertTokens after forward, or a login minting one).
+func (a *ACL) upsertTokens(args *structs.ACLTokenUpsertRequest, reply *structs.ACLTokenUpsertResponse) error {
 	if len(args.Tokens) == 0 {
 		return structs.NewBadRequest("must specify as least one token")
 	}
