@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/nomadq/nomadq/structs"
+	"github.com/nomadq/nomadq/tlsutil"
 )
 
 // Default ports, as Nomad's.
@@ -49,6 +50,9 @@ type Config struct {
 	Plugins   []*PluginConfig
 	Telemetry *Telemetry
 	ACL       *ACLConfig
+	// TLS is the tls block: HTTPS on the API, mutual TLS on RPC and
+	// Raft (website/security.md).
+	TLS *tlsutil.Config
 
 	// UI is what the CLI reads to decide whether to print web UI hints;
 	// nomadq has no web UI, so hints are off.
@@ -201,6 +205,7 @@ func DefaultConfig() *Config {
 		Client:         &ClientConfig{NodePool: structs.DefaultNodePool, Meta: map[string]string{}, Options: map[string]string{}, ChrootEnv: map[string]string{}},
 		Telemetry:      &Telemetry{CollectionInterval: "1s", CollectionIntervalDur: time.Second},
 		ACL:            DefaultACLConfig(),
+		TLS:            &tlsutil.Config{},
 		UI:             &UIConfig{},
 		MaxRequestBody: DefaultMaxRequestBody,
 	}
@@ -278,6 +283,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Client.Enabled {
 		c.Client.validate(&errs)
+	}
+	if err := c.TLS.Validate(); err != nil {
+		errs.Add(err)
 	}
 	return errs.ErrorOrNil()
 }

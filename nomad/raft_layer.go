@@ -1,6 +1,7 @@
 package nomad
 
 import (
+	"crypto/tls"
 	"errors"
 	"net"
 	"sync"
@@ -18,6 +19,8 @@ type raftLayer struct {
 	connCh  chan net.Conn
 	closeCh chan struct{}
 	once    sync.Once
+	// tls, when set, makes outgoing Raft connections TLS.
+	tls *tls.Config
 }
 
 func newRaftLayer(addr net.Addr) *raftLayer {
@@ -57,9 +60,5 @@ func (l *raftLayer) Dial(address raft.ServerAddress, timeout time.Duration) (net
 	if err != nil {
 		return nil, err
 	}
-	if _, err := conn.Write([]byte{msgpackrpc.ConnRaft}); err != nil {
-		conn.Close()
-		return nil, err
-	}
-	return conn, nil
+	return msgpackrpc.Announce(conn, msgpackrpc.ConnRaft, l.tls)
 }
