@@ -109,6 +109,8 @@ var commands = map[string]commandInfo{
 	"acl token info":             {runACLTokenInfo, "Fetch information on an existing ACL token"},
 	"acl token self":             {runACLTokenSelf, "Lookup self ACL token"},
 	"acl token delete":           {runACLTokenDelete, "Delete an existing ACL token"},
+	"tls ca create":              {runTLSCACreate, "Create a certificate authority for Nomad"},
+	"tls cert create":            {runTLSCertCreate, "Create a new TLS certificate"},
 }
 
 // Run dispatches args to the matching command and returns its exit code.
