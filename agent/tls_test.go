@@ -3,7 +3,9 @@ package agent
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -195,4 +197,53 @@ tls {
 	c.TLS = &tlsutil.Config{EnableHTTP: true, CertFile: "/nonexistent/cert.pem", KeyFile: "/nonexistent/key.pem"}
 	_, err = New(c, io.Discard)
 	must.ErrorContains(t, err, "tls.cert_file /nonexistent/cert.pem")
+}
+
+// With verify_server_hostname, a Raft connection must come from a
+// server certificate: a client's, though from the same CA, is hung up on.
+func TestTLS_RaftPeerNeedsServerCert(t *testing.T) {
+	ca := tlstest.NewCA(t)
+	a := NewTestAgent(t, func(c *Config) {
+		c.Client.Enabled = false
+		c.TLS = ca.Config(tlsutil.RoleServer, "global")
+		c.TLS.VerifyServerHostname = true
+	})
+	raftConn := func(role string) error {
+		set, err := tlsutil.Load(ca.Config(role, "global"), "global")
+		must.NoError(t, err)
+		raw, err := net.DialTimeout("tcp", a.RPCAddr(), 5*time.Second)
+		must.NoError(t, err)
+		conn, err := msgpackrpc.Announce(raw, msgpackrpc.ConnRaft, set.OutgoingRPC())
+		must.NoError(t, err)
+		defer conn.Close()
+		// A Raft peer that is kept waits for our first message; one that
+		// is refused reads the end of the connection.
+		_ = conn.SetReadDeadline(time.Now().Add(time.Second))
+		_, err = conn.Read(make([]byte, 1))
+		return err
+	}
+	err := raftConn(tlsutil.RoleServer)
+	must.ErrorIs(t, err, os.ErrDeadlineExceeded)
+	must.ErrorIs(t, raftConn(tlsutil.RoleClient), io.EOF)
+}
+
+// rpc_upgrade_mode lets plain RPC in beside mutual TLS.
+func TestTLS_RPCUpgradeMode(t *testing.T) {
+	ca := tlstest.NewCA(t)
+	a := NewTestAgent(t, func(c *Config) {
+		c.TLS = ca.Config(tlsutil.RoleServer, "global")
+		c.TLS.RPCUpgradeMode = true
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var reply string
+	plain := msgpackrpc.NewPool(5 * time.Second)
+	defer plain.Shutdown()
+	must.NoError(t, plain.Call(ctx, a.RPCAddr(), "Status.Leader", &structs.GenericRequest{}, &reply))
+	set, err := tlsutil.Load(ca.Config(tlsutil.RoleClient, "global"), "global")
+	must.NoError(t, err)
+	mtls := msgpackrpc.NewPool(5 * time.Second)
+	defer mtls.Shutdown()
+	mtls.UseTLS(set.OutgoingRPC())
+	must.NoError(t, mtls.Call(ctx, a.RPCAddr(), "Status.Leader", &structs.GenericRequest{}, &reply))
 }
