@@ -51,8 +51,9 @@ type Config struct {
 	Telemetry *Telemetry
 	ACL       *ACLConfig
 	// TLS is the tls block: HTTPS on the API, mutual TLS on RPC and
-	// Raft (website/security.md).
-	TLS *tlsutil.Config
+	// Raft (website/security.md). /v1/agent/self shows it under
+	// Nomad's name.
+	TLS *tlsutil.Config `json:"TLSConfig"`
 
 	// UI is what the CLI reads to decide whether to print web UI hints;
 	// nomadq has no web UI, so hints are off.

@@ -62,6 +62,12 @@ func TestTLS_HTTPSAndRPCRequireTheCA(t *testing.T) {
 	node, _, err := good.Nodes().Info(nodes[0].ID, nil)
 	must.NoError(t, err)
 	must.True(t, node.TLSEnabled)
+	self, err := good.Agent().Self()
+	must.NoError(t, err)
+	tlsSelf, ok := self.Config["TLSConfig"].(map[string]any)
+	must.True(t, ok, must.Sprintf("agent self config: %v", self.Config))
+	must.Eq(t, true, tlsSelf["EnableRPC"])
+	must.Eq(t, true, tlsSelf["VerifyHTTPSClient"])
 
 	// Without the CA the server is not trusted.
 	_, err = tlsAPI(t, a, &api.TLSConfig{ClientCert: cliCert, ClientKey: cliKey}).Status().Leader()
@@ -213,7 +219,7 @@ func TestTLS_RaftPeerNeedsServerCert(t *testing.T) {
 		must.NoError(t, err)
 		raw, err := net.DialTimeout("tcp", a.RPCAddr(), 5*time.Second)
 		must.NoError(t, err)
-		conn, err := msgpackrpc.Announce(raw, msgpackrpc.ConnRaft, set.OutgoingRPC())
+		conn, err := msgpackrpc.Announce(context.Background(), raw, msgpackrpc.ConnRaft, set.OutgoingRPC())
 		must.NoError(t, err)
 		defer conn.Close()
 		// A Raft peer that is kept waits for our first message; one that

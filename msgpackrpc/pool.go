@@ -134,7 +134,7 @@ func (p *Pool) open(ctx context.Context, addr string) (*rpc.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dial server %s: %w", addr, err)
 	}
-	conn, err = Announce(conn, ConnRPC, p.tls)
+	conn, err = Announce(ctx, conn, ConnRPC, p.tls)
 	if err != nil {
 		return nil, fmt.Errorf("dial server %s: %w", addr, err)
 	}

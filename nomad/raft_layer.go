@@ -1,6 +1,7 @@
 package nomad
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"net"
@@ -60,5 +61,7 @@ func (l *raftLayer) Dial(address raft.ServerAddress, timeout time.Duration) (net
 	if err != nil {
 		return nil, err
 	}
-	return msgpackrpc.Announce(conn, msgpackrpc.ConnRaft, l.tls)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	return msgpackrpc.Announce(ctx, conn, msgpackrpc.ConnRaft, l.tls)
 }

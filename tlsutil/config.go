@@ -10,7 +10,8 @@ import (
 	"strings"
 )
 
-// Config is the agent config's tls block.
+// Config is the agent config's tls block. Its JSON is Nomad's
+// TLSConfig as /v1/agent/self shows it.
 type Config struct {
 	// EnableHTTP serves the HTTP API over HTTPS only.
 	EnableHTTP bool
@@ -33,10 +34,10 @@ type Config struct {
 	RPCUpgradeMode bool
 	// CipherSuites is tls_cipher_suites: a comma-separated list of Go
 	// cipher suite names for TLS 1.2 ("" means Go's defaults).
-	CipherSuites string
+	CipherSuites string `json:"TLSCipherSuites"`
 	// MinVersion is tls_min_version: tls10, tls11, tls12 (the default)
 	// or tls13.
-	MinVersion string
+	MinVersion string `json:"TLSMinVersion"`
 }
 
 // Enabled reports whether the agent uses TLS at all.
