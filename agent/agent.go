@@ -321,6 +321,20 @@ func (a *Agent) rpc(method string, args, reply any) error {
 	return errors.New("no servers: this agent runs no server and its client cannot reach one")
 }
 
+// ReloadTLS rolls the agent's CA, certificate and key to the files c
+// (the reloaded tls block) names, for every handshake from now on
+// (SIGHUP). Turning TLS on or off, or changing another key of the block,
+// needs a restart; ReloadTLS says so.
+func (a *Agent) ReloadTLS(c *tlsutil.Config) error {
+	switch {
+	case a.tls == nil && c.Enabled():
+		return errors.New("tls.http or tls.rpc turned on: restart the agent to apply it")
+	case a.tls == nil:
+		return nil
+	}
+	return a.tls.Reload(c)
+}
+
 // Shutdown stops the HTTP API, the client and the server, in that order.
 func (a *Agent) Shutdown() error {
 	a.shutdownOnce.Do(func() {

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -252,4 +253,57 @@ func TestTLS_RPCUpgradeMode(t *testing.T) {
 	defer mtls.Shutdown()
 	mtls.UseTLS(set.OutgoingRPC())
 	must.NoError(t, mtls.Call(ctx, a.RPCAddr(), "Status.Leader", &structs.GenericRequest{}, &reply))
+}
+
+// A reload (SIGHUP) rolls the CA, certificate and key for every new
+// handshake; other keys of the block need a restart.
+func TestTLS_ReloadRollsCertificates(t *testing.T) {
+	dir := t.TempDir()
+	conf := &tlsutil.Config{EnableHTTP: true, EnableRPC: true, VerifyHTTPSClient: true,
+		CAFile: filepath.Join(dir, "ca.pem"), CertFile: filepath.Join(dir, "cert.pem"), KeyFile: filepath.Join(dir, "key.pem")}
+	install := func(ca *tlstest.CA) {
+		cert, key := ca.Cert(tlsutil.RoleServer, "global")
+		for from, to := range map[string]string{ca.CAFile: conf.CAFile, cert: conf.CertFile, key: conf.KeyFile} {
+			b, err := os.ReadFile(from)
+			must.NoError(t, err)
+			must.NoError(t, os.WriteFile(to, b, 0o600))
+		}
+	}
+	cli := func(ca *tlstest.CA) *api.TLSConfig {
+		cert, key := ca.Cert(tlsutil.RoleCLI, "global")
+		return &api.TLSConfig{CACert: ca.CAFile, ClientCert: cert, ClientKey: key}
+	}
+	oldCA, newCA := tlstest.NewCA(t), tlstest.NewCA(t)
+	install(oldCA)
+	a := NewTestAgent(t, func(c *Config) {
+		c.Client.Enabled = false
+		copied := *conf
+		c.TLS = &copied
+	})
+	_, err := tlsAPI(t, a, cli(oldCA)).Status().Leader()
+	must.NoError(t, err)
+
+	install(newCA)
+	must.NoError(t, a.ReloadTLS(conf))
+	_, err = tlsAPI(t, a, cli(oldCA)).Status().Leader()
+	must.ErrorContains(t, err, "certificate signed by unknown authority")
+	_, err = tlsAPI(t, a, cli(newCA)).Status().Leader()
+	must.NoError(t, err)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var reply string
+	for ca, ok := range map[*tlstest.CA]bool{oldCA: false, newCA: true} {
+		set, err := tlsutil.Load(ca.Config(tlsutil.RoleClient, "global"), "global")
+		must.NoError(t, err)
+		pool := msgpackrpc.NewPool(5 * time.Second)
+		pool.UseTLS(set.OutgoingRPC())
+		err = pool.Call(ctx, a.RPCAddr(), "Status.Leader", &structs.GenericRequest{}, &reply)
+		pool.Shutdown()
+		must.Eq(t, ok, err == nil, must.Sprintf("RPC with a certificate of the %v CA: %v", map[bool]string{true: "new", false: "old"}[ok], err))
+	}
+
+	changed := *conf
+	changed.VerifyServerHostname = true
+	must.ErrorContains(t, a.ReloadTLS(&changed), "tls.verify_server_hostname changed from false to true: restart the agent")
 }

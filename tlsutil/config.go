@@ -8,6 +8,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync/atomic"
 )
 
 // Config is the agent config's tls block. Its JSON is Nomad's
@@ -117,14 +118,21 @@ func (c *Config) cipherSuites() ([]uint16, error) {
 }
 
 // Set is a loaded tls block: the CA pool and the agent's certificate,
-// from which each connection kind gets its tls.Config.
+// from which each connection kind gets its tls.Config. The configs read
+// the pool and certificate at each handshake, so Reload rolls them
+// without new listeners or pools.
 type Set struct {
 	conf       Config
 	region     string
-	roots      *x509.CertPool
-	cert       tls.Certificate
 	minVersion uint16
 	suites     []uint16
+	mat        atomic.Pointer[material]
+}
+
+// material is what the files of a tls block hold.
+type material struct {
+	roots *x509.CertPool
+	cert  tls.Certificate
 }
 
 // Load reads the CA, certificate and key files of c for an agent of
@@ -136,13 +144,23 @@ func Load(c *Config, region string) (*Set, error) {
 	s := &Set{conf: *c, region: region}
 	s.minVersion, _ = c.minVersion()
 	s.suites, _ = c.cipherSuites()
+	m, err := readMaterial(c)
+	if err != nil {
+		return nil, err
+	}
+	s.mat.Store(m)
+	return s, nil
+}
+
+func readMaterial(c *Config) (*material, error) {
+	m := &material{}
 	if c.CAFile != "" {
 		pemBytes, err := os.ReadFile(c.CAFile)
 		if err != nil {
 			return nil, fmt.Errorf("tls.ca_file: %w", err)
 		}
-		s.roots = x509.NewCertPool()
-		if !s.roots.AppendCertsFromPEM(pemBytes) {
+		m.roots = x509.NewCertPool()
+		if !m.roots.AppendCertsFromPEM(pemBytes) {
 			return nil, fmt.Errorf("tls.ca_file %s: no PEM-encoded certificate found", c.CAFile)
 		}
 	}
@@ -150,8 +168,39 @@ func Load(c *Config, region string) (*Set, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tls.cert_file %s / tls.key_file %s: %w", c.CertFile, c.KeyFile, err)
 	}
-	s.cert = cert
-	return s, nil
+	m.cert = cert
+	return m, nil
+}
+
+// Reload reads the CA, certificate and key files of c (a reloaded tls
+// block) and uses them for every handshake from now on; connections
+// already open keep theirs. Any other key of the block must be as it
+// was: changing it needs a restart, and Reload says which key.
+func (s *Set) Reload(c *Config) error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	for _, k := range []struct {
+		key      string
+		was, now any
+	}{
+		{"http", s.conf.EnableHTTP, c.EnableHTTP}, {"rpc", s.conf.EnableRPC, c.EnableRPC},
+		{"verify_server_hostname", s.conf.VerifyServerHostname, c.VerifyServerHostname},
+		{"verify_https_client", s.conf.VerifyHTTPSClient, c.VerifyHTTPSClient},
+		{"rpc_upgrade_mode", s.conf.RPCUpgradeMode, c.RPCUpgradeMode},
+		{"tls_cipher_suites", s.conf.CipherSuites, c.CipherSuites},
+		{"tls_min_version", s.conf.MinVersion, c.MinVersion},
+	} {
+		if k.was != k.now {
+			return fmt.Errorf("tls.%s changed from %v to %v: restart the agent to apply it", k.key, k.was, k.now)
+		}
+	}
+	m, err := readMaterial(c)
+	if err != nil {
+		return err
+	}
+	s.mat.Store(m)
+	return nil
 }
 
 // Config returns the tls block the set was loaded from.
@@ -163,45 +212,50 @@ func (s *Set) ServerName() string { return RoleServer + "." + s.region + "." + D
 
 func (s *Set) base() *tls.Config {
 	return &tls.Config{
-		Certificates: []tls.Certificate{s.cert},
+		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+			return &s.mat.Load().cert, nil
+		},
+		GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+			return &s.mat.Load().cert, nil
+		},
 		MinVersion:   s.minVersion,
 		CipherSuites: s.suites,
 	}
 }
 
+// incoming is a server side config; with verify, a client certificate
+// signed by the CA is required. The CA is the one loaded at the
+// handshake.
+func (s *Set) incoming(verify bool) *tls.Config {
+	c := s.base()
+	if verify {
+		c.GetConfigForClient = func(*tls.ClientHelloInfo) (*tls.Config, error) {
+			hc := s.base()
+			hc.ClientCAs = s.mat.Load().roots
+			hc.ClientAuth = tls.RequireAndVerifyClientCert
+			return hc, nil
+		}
+	}
+	return c
+}
+
 // IncomingRPC is what a server answers TLS RPC and Raft connections
 // with: its certificate, and a client certificate signed by the CA
 // required of the other side.
-func (s *Set) IncomingRPC() *tls.Config {
-	c := s.base()
-	c.ClientCAs = s.roots
-	c.ClientAuth = tls.RequireAndVerifyClientCert
-	return c
-}
+func (s *Set) IncomingRPC() *tls.Config { return s.incoming(true) }
+
+// IncomingHTTP is what the HTTPS API serves with; with
+// verify_https_client it requires a client certificate signed by the CA.
+func (s *Set) IncomingHTTP() *tls.Config { return s.incoming(s.conf.VerifyHTTPSClient) }
 
 // OutgoingRPC is what clients and servers dial servers with: the
 // agent's certificate, and the server's checked against the CA, and for
 // its name server.<region>.nomad when verify_server_hostname is set.
 func (s *Set) OutgoingRPC() *tls.Config {
-	c := s.base()
-	c.RootCAs = s.roots
 	if s.conf.VerifyServerHostname {
-		c.ServerName = s.ServerName()
-		return c
+		return s.outgoing(s.ServerName())
 	}
-	s.chainOnly(c)
-	return c
-}
-
-// IncomingHTTP is what the HTTPS API serves with; with
-// verify_https_client it requires a client certificate signed by the CA.
-func (s *Set) IncomingHTTP() *tls.Config {
-	c := s.base()
-	if s.conf.VerifyHTTPSClient {
-		c.ClientCAs = s.roots
-		c.ClientAuth = tls.RequireAndVerifyClientCert
-	}
-	return c
+	return s.outgoing("")
 }
 
 // OutgoingHTTP is what an agent reaches another agent's HTTPS API with
@@ -209,18 +263,15 @@ func (s *Set) IncomingHTTP() *tls.Config {
 // and the other side's checked against the CA. Nodes are reached at
 // their addresses, which their certificates need not name, so only the
 // chain is checked.
-func (s *Set) OutgoingHTTP() *tls.Config {
-	c := s.base()
-	c.RootCAs = s.roots
-	s.chainOnly(c)
-	return c
-}
+func (s *Set) OutgoingHTTP() *tls.Config { return s.outgoing("") }
 
-// chainOnly makes c check the peer's chain against the CA but not its
-// name. Go checks names whenever it checks at all, so its own check is
-// turned off and VerifyConnection does the chain.
-func (s *Set) chainOnly(c *tls.Config) {
-	roots := s.roots
+// outgoing is a client side config that checks the server's chain
+// against the CA loaded at the handshake, and its name unless name is
+// "". Go's own check would take the CA once and the name from the
+// address dialled, so it is turned off and VerifyConnection does it.
+func (s *Set) outgoing(name string) *tls.Config {
+	c := s.base()
+	c.ServerName = name
 	c.InsecureSkipVerify = true
 	c.VerifyConnection = func(cs tls.ConnectionState) error {
 		if len(cs.PeerCertificates) == 0 {
@@ -230,9 +281,12 @@ func (s *Set) chainOnly(c *tls.Config) {
 		for _, ic := range cs.PeerCertificates[1:] {
 			inter.AddCert(ic)
 		}
-		_, err := cs.PeerCertificates[0].Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter})
+		_, err := cs.PeerCertificates[0].Verify(x509.VerifyOptions{
+			DNSName: name, Roots: s.mat.Load().roots, Intermediates: inter,
+		})
 		return err
 	}
+	return c
 }
 
 // CheckRaftPeer enforces, with verify_server_hostname, that the other
