@@ -111,6 +111,8 @@ var commands = map[string]commandInfo{
 	"acl token delete":           {runACLTokenDelete, "Delete an existing ACL token"},
 	"tls ca create":              {runTLSCACreate, "Create a certificate authority for Nomad"},
 	"tls cert create":            {runTLSCertCreate, "Create a new TLS certificate"},
+	"tls ca info":                {runTLSCAInfo, "Show certificate authority information"},
+	"tls cert info":              {runTLSCertInfo, "Show certificate information"},
 }
 
 // Run dispatches args to the matching command and returns its exit code.

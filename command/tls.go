@@ -1,6 +1,7 @@
 package command
 
 import (
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -258,4 +259,64 @@ func writeNew(name, content string, perm os.FileMode) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), name)
+}
+
+const tlsCAInfoUsage = `
+Usage: nomad tls ca info <CA file>
+
+  Show the serial number, issuer, subject, expiry and permitted DNS
+  domains of a CA certificate.
+`
+
+const tlsCertInfoUsage = `
+Usage: nomad tls cert info <certificate file>
+
+  Show the serial number, issuer, subject, expiry, DNS names and IP
+  addresses of a certificate.
+`
+
+// runTLSCAInfo is `nomad tls ca info`.
+func runTLSCAInfo(args []string, s Streams) int {
+	return tlsInfo("tls ca info", tlsCAInfoUsage, args, s, func(c *x509.Certificate) string {
+		return fmt.Sprintf("Permitted DNS Domains|%s", c.PermittedDNSDomains)
+	})
+}
+
+// runTLSCertInfo is `nomad tls cert info`.
+func runTLSCertInfo(args []string, s Streams) int {
+	return tlsInfo("tls cert info", tlsCertInfoUsage, args, s, func(c *x509.Certificate) string {
+		return fmt.Sprintf("DNS Names|%s\nIP Addresses|%s", c.DNSNames, c.IPAddresses)
+	})
+}
+
+// tlsInfo prints Nomad's table of a certificate file's fields; more
+// adds the rows that differ between CA and certificate.
+func tlsInfo(name, usage string, args []string, s Streams, more func(*x509.Certificate) string) int {
+	fs := newFlagSet(name, s.Stderr, usage)
+	if err := fs.Parse(args); err != nil {
+		return 1
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(s.Stderr, "This command takes one argument: the certificate file")
+		return 1
+	}
+	pemText, err := os.ReadFile(fs.Arg(0))
+	if err != nil {
+		fmt.Fprintf(s.Stderr, "Error reading certificate file: %v\n", err)
+		return 1
+	}
+	c, err := tlsutil.ParseCert(string(pemText))
+	if err != nil {
+		fmt.Fprintln(s.Stderr, err)
+		return 1
+	}
+	rows := []string{
+		fmt.Sprintf("Serial Number|%s", c.SerialNumber),
+		fmt.Sprintf("Issuer CN|%s", c.Issuer.CommonName),
+		fmt.Sprintf("Common Name|%s", c.Subject),
+		fmt.Sprintf("Expiry Date|%s", c.NotAfter),
+	}
+	rows = append(rows, strings.Split(more(c), "\n")...)
+	fmt.Fprintln(s.Stdout, formatList(rows))
+	return 0
 }

@@ -70,6 +70,19 @@ func TestTLSCommands_Create(t *testing.T) {
 	code, _, errOut = run(t, "", "tls", "cert", "create", "-server")
 	must.Eq(t, 1, code)
 	must.StrContains(t, errOut, "Certificate file 'global-server-nomad.pem' already exists")
+
+	code, out, errOut = run(t, "", "tls", "cert", "info", "west-client-nomad.pem")
+	must.Eq(t, 0, code, must.Sprint(errOut))
+	must.StrContains(t, out, "Common Name    CN=client.west.nomad\n")
+	must.StrContains(t, out, "Issuer CN      Nomad Agent CA ")
+	must.StrContains(t, out, "DNS Names      [node.example client.west.nomad localhost]\n")
+	must.StrContains(t, out, "IP Addresses   [10.0.0.9 127.0.0.1]\n")
+	code, out, errOut = run(t, "", "tls", "ca", "info", "nomad-agent-ca.pem")
+	must.Eq(t, 0, code, must.Sprint(errOut))
+	must.StrContains(t, out, "Permitted DNS Domains  []\n")
+	code, _, errOut = run(t, "", "tls", "cert", "info", "nomad-agent-ca-key.pem")
+	must.Eq(t, 1, code)
+	must.StrContains(t, errOut, "EC PRIVATE KEY, not CERTIFICATE")
 }
 
 // loadPair checks that a written certificate and key belong together.
