@@ -19,6 +19,7 @@ import (
 
 	"github.com/nomadq/nomadq/nomad"
 	"github.com/nomadq/nomadq/structs"
+	"github.com/nomadq/nomadq/tlsutil"
 )
 
 // Agent is a running nomadq agent: a server, a client or both, and the
@@ -41,6 +42,12 @@ type Agent struct {
 	httpListener net.Listener
 	httpServer   *http.Server
 	httpAddr     string
+
+	// tls is the loaded tls block; nil when TLS is off.
+	tls *tlsutil.Set
+	// forwardRT carries requests forwarded to other nodes over HTTPS.
+	forwardOnce sync.Once
+	forwardRT   http.RoundTripper
 
 	shutdownOnce sync.Once
 	shutDown     atomic.Bool
@@ -83,6 +90,11 @@ func New(cfg *Config, logOutput io.Writer) (*Agent, error) {
 		return nil, err
 	}
 	a.telemetry = tel
+	if cfg.TLS.Enabled() {
+		if a.tls, err = tlsutil.Load(cfg.TLS, cfg.Region); err != nil {
+			return nil, err
+		}
+	}
 	if cfg.Server.Enabled {
 		if err := a.setupServer(); err != nil {
 			return nil, err
@@ -116,6 +128,9 @@ func (a *Agent) serverConfig() (*nomad.Config, error) {
 	sc.Logger = a.logger
 	sc.LogOutput = a.logOutput
 	sc.Metrics = a.telemetry.metrics
+	if cfg.TLS.EnableRPC {
+		sc.TLS = a.tls
+	}
 
 	rpcAddr, err := net.ResolveTCPAddr("tcp", cfg.addr(cfg.Addresses.RPC, cfg.Ports.RPC))
 	if err != nil {
@@ -236,15 +251,30 @@ func (a *Agent) setupHTTP() error {
 		return fmt.Errorf("error starting HTTP listener on %s: %w", addr, err)
 	}
 	a.httpListener = l
-	a.httpAddr = "http://" + l.Addr().String()
+	a.httpAddr = a.httpScheme() + "://" + l.Addr().String()
 	h := newHTTPHandler(a)
 	a.httpServer = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: a.logger.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true})}
+	serve := func() error { return a.httpServer.Serve(l) }
+	if a.config.TLS.EnableHTTP {
+		// HTTPS only: a plain request gets Go's 400 "Client sent an
+		// HTTP request to an HTTPS server" and nothing else.
+		a.httpServer.TLSConfig = a.tls.IncomingHTTP()
+		serve = func() error { return a.httpServer.ServeTLS(l, "", "") }
+	}
 	go func() {
-		if err := a.httpServer.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := serve(); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			a.logger.Error("HTTP server stopped", "error", err)
 		}
 	}()
 	return nil
+}
+
+// httpScheme is how the HTTP API is reached: https with tls.http.
+func (a *Agent) httpScheme() string {
+	if a.config.TLS.EnableHTTP {
+		return "https"
+	}
+	return "http"
 }
 
 // HTTPAddr is the HTTP API's URL, e.g. "http://127.0.0.1:4646", with the
@@ -296,6 +326,20 @@ func (a *Agent) rpc(method string, args, reply any) error {
 		return r.RPC(method, args, reply)
 	}
 	return errors.New("no servers: this agent runs no server and its client cannot reach one")
+}
+
+// ReloadTLS rolls the agent's CA, certificate and key to the files c
+// (the reloaded tls block) names, for every handshake from now on
+// (SIGHUP). Turning TLS on or off, or changing another key of the block,
+// needs a restart; ReloadTLS says so.
+func (a *Agent) ReloadTLS(c *tlsutil.Config) error {
+	switch {
+	case a.tls == nil && c.Enabled():
+		return errors.New("tls.http or tls.rpc turned on: restart the agent to apply it")
+	case a.tls == nil:
+		return nil
+	}
+	return a.tls.Reload(c)
 }
 
 // Shutdown stops the HTTP API, the client and the server, in that order.

@@ -81,7 +81,7 @@ func newNodeClient(a *Agent, rpc RPCer, servers []string, dataDir string) (NodeC
 	if cfg.DevMode {
 		options["driver.mock_driver.enable"] = "true"
 	}
-	httpAddr := strings.TrimPrefix(a.httpAddr, "http://")
+	httpAddr := strings.TrimPrefix(a.httpAddr, a.httpScheme()+"://")
 	if strings.HasPrefix(httpAddr, "0.0.0.0:") {
 		httpAddr = "127.0.0.1:" + strings.TrimPrefix(httpAddr, "0.0.0.0:")
 	}
@@ -94,6 +94,7 @@ func newNodeClient(a *Agent, rpc RPCer, servers []string, dataDir string) (NodeC
 		Meta:       cfg.Client.Meta,
 		Region:     cfg.Region,
 		HTTPAddr:   httpAddr,
+		HTTPTLS:    cfg.TLS.EnableHTTP,
 		Options:    options,
 		ChrootEnv:  cfg.Client.ChrootEnv,
 		// Tasks are reached where the agent is: the advertised RPC
@@ -112,6 +113,9 @@ func newNodeClient(a *Agent, rpc RPCer, servers []string, dataDir string) (NodeC
 	}
 	if rpc != nil {
 		cc.RPC = client.InProcessRPC(rpc)
+	}
+	if cfg.TLS.EnableRPC {
+		cc.RPCTLS = a.tls.OutgoingRPC()
 	}
 	c, err := client.NewClient(cc)
 	if err != nil {

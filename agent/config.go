@@ -15,6 +15,7 @@ import (
 
 	"github.com/nomadq/nomadq/nomad"
 	"github.com/nomadq/nomadq/structs"
+	"github.com/nomadq/nomadq/tlsutil"
 )
 
 // Default ports, as Nomad's.
@@ -50,6 +51,10 @@ type Config struct {
 	Plugins   []*PluginConfig
 	Telemetry *Telemetry
 	ACL       *ACLConfig
+	// TLS is the tls block: HTTPS on the API, mutual TLS on RPC and
+	// Raft (website/security.md). /v1/agent/self shows it under
+	// Nomad's name.
+	TLS *tlsutil.Config `json:"TLSConfig"`
 
 	// UI is what the CLI reads to decide whether to print web UI hints;
 	// nomadq has no web UI, so hints are off.
@@ -214,6 +219,7 @@ func DefaultConfig() *Config {
 		Client:         &ClientConfig{NodePool: structs.DefaultNodePool, Meta: map[string]string{}, Options: map[string]string{}, ChrootEnv: map[string]string{}},
 		Telemetry:      &Telemetry{CollectionInterval: "1s", CollectionIntervalDur: time.Second},
 		ACL:            DefaultACLConfig(),
+		TLS:            &tlsutil.Config{},
 		UI:             &UIConfig{},
 		MaxRequestBody: DefaultMaxRequestBody,
 	}
@@ -298,6 +304,9 @@ func (c *Config) Validate() error {
 		c.Client.validate(&errs)
 	} else if c.Client.SimNodes > 0 {
 		errs.Add(fmt.Errorf("client.sim_nodes %d is not allowed: simulated nodes need client.enabled (or -client / -dev)", c.Client.SimNodes))
+	}
+	if err := c.TLS.Validate(); err != nil {
+		errs.Add(err)
 	}
 	return errs.ErrorOrNil()
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/nomadq/nomadq/structs"
+	"github.com/nomadq/nomadq/tlsutil"
 )
 
 // The sections of an agent config file: for each block, the keys nomadq
@@ -43,9 +44,10 @@ func (d *cfgDecoder) top(c *Config, body hcl.Body) {
 			"plugin":    {labels: []string{"name"}, read: func(b *hcl.Block) { d.plugin(b, c) }},
 			"telemetry": block(func(b *hcl.Block) { d.telemetry(b, c.Telemetry) }),
 			"acl":       block(func(b *hcl.Block) { d.acl(b, c.ACL) }),
+			"tls":       block(func(b *hcl.Block) { d.tls(b, c.TLS) }),
 		},
 		ignored: []string{
-			"audit", "autopilot", "consul", "consuls", "vault", "vaults", "tls", "ui", "sentinel",
+			"audit", "autopilot", "consul", "consuls", "vault", "vaults", "ui", "sentinel",
 			"reporting", "keyring", "limits", "leave_on_interrupt", "leave_on_terminate", "enable_syslog",
 			"syslog_facility", "disable_update_check", "disable_anonymous_signature", "http_api_response_headers",
 			"plugin_dir", "log_file", "log_rotate_bytes", "log_rotate_duration", "log_rotate_max_files",
@@ -67,6 +69,27 @@ func (d *cfgDecoder) acl(b *hcl.Block, a *ACLConfig) {
 			"token_max_expiration_ttl": d.duration(p+".token_max_expiration_ttl", &a.TokenMaxExpirationTTL),
 		},
 		ignored: []string{"replication_token"},
+	})
+}
+
+// tls reads the tls block. Every key of Nomad's block is implemented, so
+// anything else is an unknown key.
+func (d *cfgDecoder) tls(b *hcl.Block, t *tlsutil.Config) {
+	p := "tls"
+	d.decode(b.Body, section{
+		path: p,
+		attrs: map[string]setter{
+			"http":                   d.boolean(p+".http", &t.EnableHTTP),
+			"rpc":                    d.boolean(p+".rpc", &t.EnableRPC),
+			"ca_file":                d.str(p+".ca_file", &t.CAFile),
+			"cert_file":              d.str(p+".cert_file", &t.CertFile),
+			"key_file":               d.str(p+".key_file", &t.KeyFile),
+			"verify_server_hostname": d.boolean(p+".verify_server_hostname", &t.VerifyServerHostname),
+			"verify_https_client":    d.boolean(p+".verify_https_client", &t.VerifyHTTPSClient),
+			"rpc_upgrade_mode":       d.boolean(p+".rpc_upgrade_mode", &t.RPCUpgradeMode),
+			"tls_cipher_suites":      d.str(p+".tls_cipher_suites", &t.CipherSuites),
+			"tls_min_version":        d.str(p+".tls_min_version", &t.MinVersion),
+		},
 	})
 }
 

@@ -119,8 +119,12 @@ func (h *httpHandler) localAlloc(w http.ResponseWriter, r *http.Request, allocID
 // back, streaming bodies as they come; WebSocket upgrades (exec) pass
 // through as well.
 func (h *httpHandler) forward(w http.ResponseWriter, r *http.Request, addr string) {
-	target := &url.URL{Scheme: "http", Host: addr}
+	// Agents of one cluster share the tls block: a node with tls.http
+	// serves HTTPS only, and with verify_https_client wants this agent's
+	// certificate.
+	target := &url.URL{Scheme: h.agent.httpScheme(), Host: addr}
 	p := &httputil.ReverseProxy{
+		Transport: h.agent.forwardTransport(),
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
 			pr.Out.Header.Set(forwardedHeader, "1")
@@ -132,4 +136,19 @@ func (h *httpHandler) forward(w http.ResponseWriter, r *http.Request, addr strin
 		},
 	}
 	p.ServeHTTP(w, r)
+}
+
+// forwardTransport is what requests to other nodes' HTTP APIs travel
+// on: Go's default, or, with tls.http, one that presents this agent's
+// certificate and checks the node's against the CA.
+func (a *Agent) forwardTransport() http.RoundTripper {
+	if !a.config.TLS.EnableHTTP {
+		return http.DefaultTransport
+	}
+	a.forwardOnce.Do(func() {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.TLSClientConfig = a.tls.OutgoingHTTP()
+		a.forwardRT = t
+	})
+	return a.forwardRT
 }

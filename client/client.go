@@ -95,6 +95,9 @@ func NewClient(cfg Config) (*Client, error) {
 		c.rpc = cfg.RPC
 	} else {
 		c.servers = newServerList(cfg.Servers, cfg.RPCTimeout)
+		if cfg.RPCTLS != nil {
+			c.servers.pool.UseTLS(cfg.RPCTLS)
+		}
 		c.rpc = c.servers
 	}
 	c.drivers = cfg.Drivers

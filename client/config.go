@@ -1,6 +1,7 @@
 package client
 
 import (
+	"crypto/tls"
 	"errors"
 	"os"
 	"path/filepath"
@@ -35,6 +36,8 @@ type Config struct {
 	Region string
 	// HTTPAddr is the agent's advertised HTTP address.
 	HTTPAddr string
+	// HTTPTLS says the agent's HTTP API is HTTPS (tls.http).
+	HTTPTLS bool
 	// Reserved is kept away from allocations.
 	Reserved Reserved
 
@@ -63,6 +66,9 @@ type Config struct {
 
 	// Servers are server RPC addresses ("host:4647"), used in turn.
 	Servers []string
+	// RPCTLS, when set (tls.rpc), makes connections to Servers mutual
+	// TLS.
+	RPCTLS *tls.Config
 	// RPC, when set, is used instead of Servers (InProcessRPC for an
 	// agent that runs a server too).
 	RPC RPC

@@ -207,6 +207,7 @@ func buildNode(cfg *Config, id, secret string, facts hostFacts, ds map[string]dr
 		Datacenter: cfg.Datacenter,
 		Name:       cfg.NodeName,
 		HTTPAddr:   cfg.HTTPAddr,
+		TLSEnabled: cfg.HTTPTLS,
 		Attributes: attrs,
 		Meta:       maps.Clone(cfg.Meta),
 		NodeClass:  cfg.NodeClass,

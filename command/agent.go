@@ -22,7 +22,8 @@ Usage: nomad agent [options]
   127.0.0.1 with raw_exec and mock_driver enabled.
 
   SIGINT and SIGTERM shut the agent down gracefully; SIGHUP reloads the
-  log level from the configuration files.
+  log level and the TLS CA, certificate and key from the configuration
+  files.
 `
 
 // agentSignals receives the signals the agent command handles; tests
@@ -194,6 +195,11 @@ func runAgent(args []string, s Streams) int {
 				continue
 			}
 			fmt.Fprintf(s.Stdout, "==> Reloaded: log level is %s\n", strings.ToUpper(level))
+			if err := a.ReloadTLS(reloaded.TLS); err != nil {
+				fmt.Fprintf(s.Stderr, "==> Error reloading TLS: %s\n", err)
+			} else if reloaded.TLS.Enabled() {
+				fmt.Fprintln(s.Stdout, "==> Reloaded: TLS certificates")
+			}
 			continue
 		}
 		fmt.Fprintf(s.Stdout, "==> Caught signal: %v\n==> Gracefully shutting down agent...\n", sig)

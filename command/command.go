@@ -126,6 +126,10 @@ var commands = map[string]commandInfo{
 	"acl binding-rule info":            {runACLBindingRuleInfo, "Fetch information on an existing ACL binding rule"},
 	"acl binding-rule delete":          {runACLBindingRuleDelete, "Delete an existing ACL binding rule"},
 	"login":                            {runLogin, "Login to Nomad using an auth method"},
+	"tls ca create":                    {runTLSCACreate, "Create a certificate authority for Nomad"},
+	"tls cert create":                  {runTLSCertCreate, "Create a new TLS certificate"},
+	"tls ca info":                      {runTLSCAInfo, "Show certificate authority information"},
+	"tls cert info":                    {runTLSCertInfo, "Show certificate information"},
 }
 
 // Run dispatches args to the matching command and returns its exit code.

@@ -23,6 +23,15 @@ type apiFlags struct {
 	region    string
 	namespace string
 	token     string
+
+	// TLS, over NOMAD_CACERT, NOMAD_CAPATH, NOMAD_CLIENT_CERT,
+	// NOMAD_CLIENT_KEY, NOMAD_TLS_SERVER_NAME and NOMAD_SKIP_VERIFY.
+	caCert        string
+	caPath        string
+	clientCert    string
+	clientKey     string
+	tlsServerName string
+	tlsSkipVerify bool
 }
 
 func (f *apiFlags) register(fs *flag.FlagSet) {
@@ -30,6 +39,12 @@ func (f *apiFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.region, "region", "", "The region of the Nomad servers to forward commands to (overrides NOMAD_REGION)")
 	fs.StringVar(&f.namespace, "namespace", "", "The target namespace for queries and actions (overrides NOMAD_NAMESPACE)")
 	fs.StringVar(&f.token, "token", "", "The SecretID of an ACL token to use to authenticate API requests with (overrides NOMAD_TOKEN)")
+	fs.StringVar(&f.caCert, "ca-cert", "", "Path to a PEM encoded CA cert file to use to verify the Nomad server SSL certificate (overrides NOMAD_CACERT)")
+	fs.StringVar(&f.caPath, "ca-path", "", "Path to a directory of PEM encoded CA cert files to verify the Nomad server SSL certificate (overrides NOMAD_CAPATH)")
+	fs.StringVar(&f.clientCert, "client-cert", "", "Path to a PEM encoded client certificate for TLS authentication to the Nomad server (overrides NOMAD_CLIENT_CERT)")
+	fs.StringVar(&f.clientKey, "client-key", "", "Path to an unencrypted PEM encoded private key matching the client certificate (overrides NOMAD_CLIENT_KEY)")
+	fs.StringVar(&f.tlsServerName, "tls-server-name", "", "The server name to use as the SNI host when connecting via TLS (overrides NOMAD_TLS_SERVER_NAME)")
+	fs.BoolVar(&f.tlsSkipVerify, "tls-skip-verify", false, "Do not verify TLS certificate; not recommended (also set by NOMAD_SKIP_VERIFY)")
 }
 
 func (f *apiFlags) client() (*api.Client, error) {
@@ -55,6 +70,18 @@ func (f *apiFlags) config() *api.Config {
 	}
 	if f.token != "" {
 		cfg.SecretID = f.token
+	}
+	t := cfg.TLSConfig
+	for _, o := range []struct{ flag, into *string }{
+		{&f.caCert, &t.CACert}, {&f.caPath, &t.CAPath}, {&f.clientCert, &t.ClientCert},
+		{&f.clientKey, &t.ClientKey}, {&f.tlsServerName, &t.TLSServerName},
+	} {
+		if *o.flag != "" {
+			*o.into = *o.flag
+		}
+	}
+	if f.tlsSkipVerify {
+		t.Insecure = true
 	}
 	return cfg
 }

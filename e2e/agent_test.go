@@ -16,6 +16,8 @@ import (
 	"github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
 	"github.com/shoenig/test/wait"
+
+	"github.com/nomadq/nomadq/tlsutil"
 )
 
 // nomadBin is the binary under test, built once by TestMain.
@@ -72,9 +74,11 @@ type agentProc struct {
 	http    string
 	rpc     string
 	serf    int
-	logMu   sync.Mutex
-	log     strings.Builder
-	exited  chan struct{}
+	// apiTLS is what api clients reach an agent with tls.http with.
+	apiTLS *api.TLSConfig
+	logMu  sync.Mutex
+	log    strings.Builder
+	exited chan struct{}
 }
 
 // agentSpec describes an agent to start.
@@ -88,6 +92,10 @@ type agentSpec struct {
 	dataDir   string
 	http, rpc int
 	serf      int
+	// tls, when set, is written as the tls block; apiTLS is then what
+	// the test's api clients use.
+	tls    *tlsutil.Config
+	apiTLS *api.TLSConfig
 }
 
 func (s agentSpec) hcl() string {
@@ -107,6 +115,10 @@ func (s agentSpec) hcl() string {
 			fmt.Fprintf(&b, "  servers = [%s]\n", quoteList(s.servers))
 		}
 		b.WriteString("}\nplugin \"raw_exec\" {\n  config {\n    enabled = true\n  }\n}\n")
+	}
+	if t := s.tls; t != nil {
+		fmt.Fprintf(&b, "tls {\n  http = %t\n  rpc = %t\n  ca_file = %q\n  cert_file = %q\n  key_file = %q\n", t.EnableHTTP, t.EnableRPC, t.CAFile, t.CertFile, t.KeyFile)
+		fmt.Fprintf(&b, "  verify_server_hostname = %t\n  verify_https_client = %t\n}\n", t.VerifyServerHostname, t.VerifyHTTPSClient)
 	}
 	return b.String()
 }
@@ -132,6 +144,10 @@ func startAgent(t *testing.T, spec agentSpec) *agentProc {
 		http:    fmt.Sprintf("http://127.0.0.1:%d", spec.http),
 		rpc:     fmt.Sprintf("127.0.0.1:%d", spec.rpc),
 		serf:    spec.serf,
+		apiTLS:  spec.apiTLS,
+	}
+	if spec.tls != nil && spec.tls.EnableHTTP {
+		a.http = fmt.Sprintf("https://127.0.0.1:%d", spec.http)
 	}
 	a.start(t)
 	return a
@@ -205,6 +221,9 @@ func (a *agentProc) api(t *testing.T) *api.Client {
 	t.Helper()
 	cfg := api.DefaultConfig()
 	cfg.Address = a.http
+	if a.apiTLS != nil {
+		cfg.TLSConfig = a.apiTLS
+	}
 	c, err := api.NewClient(cfg)
 	must.NoError(t, err)
 	return c

@@ -16,6 +16,10 @@ const (
 	ConnRPC byte = 0x01
 	// ConnRaft opens a connection that carries Raft traffic.
 	ConnRaft byte = 0x02
+	// ConnTLS opens a connection that continues with a TLS handshake;
+	// inside TLS, the first byte again says what the connection
+	// carries. Nomad uses the same value.
+	ConnTLS byte = 0x04
 )
 
 // NewServerCodec returns the codec a server answers RPCs with on conn,

@@ -2,6 +2,7 @@ package msgpackrpc
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -27,6 +28,8 @@ type Pool struct {
 	timeout time.Duration
 	// dial opens a connection to addr; tests replace it.
 	dial func(ctx context.Context, addr string) (net.Conn, error)
+	// tls, when set, makes every connection TLS (see Announce).
+	tls *tls.Config
 
 	mu       sync.Mutex
 	idle     map[string][]*rpc.Client
@@ -44,6 +47,10 @@ func NewPool(timeout time.Duration) *Pool {
 	p.dial = p.dialTCP
 	return p
 }
+
+// UseTLS makes the pool's connections TLS with cfg, as servers with
+// tls.rpc require. Call it before the first call.
+func (p *Pool) UseTLS(cfg *tls.Config) { p.tls = cfg }
 
 // dialTCP dials with Go's TCP defaults, which already turn on keep-alive
 // and turn off Nagle's algorithm.
@@ -127,8 +134,8 @@ func (p *Pool) open(ctx context.Context, addr string) (*rpc.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dial server %s: %w", addr, err)
 	}
-	if _, err := conn.Write([]byte{ConnRPC}); err != nil {
-		conn.Close()
+	conn, err = Announce(ctx, conn, ConnRPC, p.tls)
+	if err != nil {
 		return nil, fmt.Errorf("dial server %s: %w", addr, err)
 	}
 	return rpc.NewClientWithCodec(newClientCodec(conn)), nil

@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	metrics "github.com/hashicorp/go-metrics"
 	"github.com/nomadq/nomadq/structs"
+	"github.com/nomadq/nomadq/tlsutil"
 )
 
 // Config is everything a server needs to start. DefaultConfig fills in
@@ -32,6 +33,11 @@ type Config struct {
 
 	// DevMode keeps Raft's log and snapshots in memory.
 	DevMode bool
+
+	// TLS, when set (tls.rpc), makes RPC and Raft mutual TLS: incoming
+	// connections must open with the TLS byte (unless its
+	// RPCUpgradeMode), outgoing ones do.
+	TLS *tlsutil.Set
 
 	// RPCAddr is where the RPC (and Raft) listener binds; port 0 picks a
 	// free port, which RPCListener().Addr() then reports.

@@ -1,6 +1,8 @@
 package nomad
 
 import (
+	"context"
+	"crypto/tls"
 	"errors"
 	"net"
 	"sync"
@@ -18,6 +20,8 @@ type raftLayer struct {
 	connCh  chan net.Conn
 	closeCh chan struct{}
 	once    sync.Once
+	// tls, when set, makes outgoing Raft connections TLS.
+	tls *tls.Config
 }
 
 func newRaftLayer(addr net.Addr) *raftLayer {
@@ -57,9 +61,7 @@ func (l *raftLayer) Dial(address raft.ServerAddress, timeout time.Duration) (net
 	if err != nil {
 		return nil, err
 	}
-	if _, err := conn.Write([]byte{msgpackrpc.ConnRaft}); err != nil {
-		conn.Close()
-		return nil, err
-	}
-	return conn, nil
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	return msgpackrpc.Announce(ctx, conn, msgpackrpc.ConnRaft, l.tls)
 }

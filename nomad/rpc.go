@@ -2,6 +2,7 @@ package nomad
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -34,30 +35,81 @@ func (s *Server) listenRPC() {
 }
 
 func (s *Server) handleConn(conn net.Conn) {
+	kind, ok := s.readConnKind(conn)
+	if !ok {
+		return
+	}
+	var peer *tls.ConnectionState
+	switch set := s.config.TLS; {
+	case kind == msgpackrpc.ConnTLS && set == nil:
+		s.logger.Warn("TLS connection attempted, server not configured for TLS", "remote", conn.RemoteAddr())
+		conn.Close()
+		return
+	case kind == msgpackrpc.ConnTLS:
+		tc := tls.Server(conn, set.IncomingRPC())
+		// Someone without a certificate must not hold a connection
+		// open by never finishing the handshake.
+		_ = tc.SetDeadline(time.Now().Add(10 * time.Second))
+		if err := tc.Handshake(); err != nil {
+			s.logger.Warn("failed TLS handshake", "remote", conn.RemoteAddr(), "error", err)
+			conn.Close()
+			return
+		}
+		_ = tc.SetDeadline(time.Time{})
+		conn = tc
+		if kind, ok = s.readConnKind(conn); !ok {
+			return
+		}
+		if kind == msgpackrpc.ConnTLS {
+			s.logger.Warn("TLS connection attempting to establish inner TLS connection", "remote", conn.RemoteAddr())
+			conn.Close()
+			return
+		}
+		cs := tc.ConnectionState()
+		peer = &cs
+	case set != nil && !set.Config().RPCUpgradeMode:
+		s.logger.Warn("non-TLS connection attempted with tls.rpc set", "remote", conn.RemoteAddr())
+		conn.Close()
+		return
+	}
+	switch kind {
+	case msgpackrpc.ConnRPC:
+		s.trackConn(conn)
+		defer s.untrackConn(conn)
+		s.rpcServer.ServeCodec(&authCodec{ServerCodec: msgpackrpc.NewServerCodec(conn), srv: s})
+	case msgpackrpc.ConnRaft:
+		if set := s.config.TLS; set != nil && !set.Config().RPCUpgradeMode {
+			if err := set.CheckRaftPeer(*peer); err != nil {
+				s.logger.Warn("unauthorized raft connection", "remote", conn.RemoteAddr(), "error", err)
+				conn.Close()
+				return
+			}
+		}
+		s.raftLayer.handoff(conn)
+	default:
+		s.logger.Warn("unrecognized connection type", "byte", kind, "remote", conn.RemoteAddr())
+		conn.Close()
+	}
+}
+
+// readConnKind reads the byte that opens a connection (or, inside TLS,
+// the TLS stream) and says what it carries; it closes conn when the
+// byte does not come.
+func (s *Server) readConnKind(conn net.Conn) (byte, bool) {
 	buf := make([]byte, 1)
 	if err := conn.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
 		conn.Close()
-		return
+		return 0, false
 	}
 	if _, err := io.ReadFull(conn, buf); err != nil {
 		if err != io.EOF {
 			s.logger.Debug("failed to read first byte of connection", "remote", conn.RemoteAddr(), "error", err)
 		}
 		conn.Close()
-		return
+		return 0, false
 	}
 	_ = conn.SetReadDeadline(time.Time{})
-	switch buf[0] {
-	case msgpackrpc.ConnRPC:
-		s.trackConn(conn)
-		defer s.untrackConn(conn)
-		s.rpcServer.ServeCodec(&authCodec{ServerCodec: msgpackrpc.NewServerCodec(conn), srv: s})
-	case msgpackrpc.ConnRaft:
-		s.raftLayer.handoff(conn)
-	default:
-		s.logger.Warn("unrecognized connection type", "byte", buf[0], "remote", conn.RemoteAddr())
-		conn.Close()
-	}
+	return buf[0], true
 }
 
 func (s *Server) trackConn(c net.Conn) {

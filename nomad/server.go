@@ -102,6 +102,9 @@ func NewServer(config *Config) (*Server, error) {
 		shutdownCh: make(chan struct{}),
 		keyring:    newKeyring(),
 	}
+	if config.TLS != nil {
+		s.connPool.UseTLS(config.TLS.OutgoingRPC())
+	}
 	var err error
 	if s.nodeID, err = s.loadNodeID(); err != nil {
 		return nil, err
@@ -193,6 +196,9 @@ func (s *Server) setupRPC() error {
 		s.rpcAdvertise = a
 	}
 	s.raftLayer = newRaftLayer(s.rpcAdvertise)
+	if s.config.TLS != nil {
+		s.raftLayer.tls = s.config.TLS.OutgoingRPC()
+	}
 	return nil
 }
 

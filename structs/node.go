@@ -23,6 +23,9 @@ type Node struct {
 	Datacenter string
 	Name       string
 	HTTPAddr   string
+	// TLSEnabled says the node's HTTP API is HTTPS (tls.http), so the
+	// official client reaches it with https.
+	TLSEnabled bool
 	Attributes map[string]string
 	Meta       map[string]string
 	NodeClass  string
