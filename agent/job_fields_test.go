@@ -215,6 +215,49 @@ func TestJobFields_ShutdownDelay(t *testing.T) {
 	}
 }
 
+// The group's shutdown_delay holds the kill that a failed sibling
+// causes, as it holds a stop.
+func TestJobFields_GroupShutdownDelayWhenSiblingFails(t *testing.T) {
+	const delay = 2 * time.Second
+	a := NewTestAgent(t, nil)
+	c := apiClient(t, a)
+	id := "delay-sibling"
+	job := maxRunJob(id, "batch", time.Hour, "while true; do sleep 0.1; done")
+	tg := job.TaskGroups[0]
+	tg.MaxRunDuration = nil
+	tg.ShutdownDelay = new(delay)
+	tg.RestartPolicy = &api.RestartPolicy{Attempts: new(0), Mode: new("fail")}
+	tg.ReschedulePolicy = &api.ReschedulePolicy{Attempts: new(0), Unlimited: new(false)}
+	tg.AddTask(shTask("bad", "sleep 1; exit 3"))
+	register(t, c, job)
+
+	// The alloc fails with "bad"; "main" lives on for the delay.
+	at := map[string]time.Time{}
+	must.Wait(t, wait.InitialSuccess(wait.Timeout(60*time.Second), wait.Gap(200*time.Millisecond), wait.TestFunc(func() (bool, error) {
+		stubs, _, err := c.Jobs().Allocations(id, false, nil)
+		if err != nil || len(stubs) != 1 {
+			return false, err
+		}
+		ts := stubs[0].TaskStates["main"]
+		if ts == nil || ts.State != structs.TaskStateDead {
+			return false, fmt.Errorf("main is %v", ts)
+		}
+		for _, e := range ts.Events {
+			if _, ok := at[e.Type]; !ok {
+				at[e.Type] = time.Unix(0, e.Time)
+			}
+		}
+		return true, nil
+	})))
+	for _, typ := range []string{structs.TaskSiblingFailed, structs.TaskWaitingShuttingDownDelay, structs.TaskKilling, structs.TaskKilled} {
+		must.MapContainsKey(t, at, typ)
+	}
+	waited := at[structs.TaskKilling].Sub(at[structs.TaskWaitingShuttingDownDelay])
+	must.GreaterEq(t, delay, waited, must.Sprintf("killed %s after the delay began, before the %s delay", waited, delay))
+	// Generous ceiling: the kill follows the delay, not a timeout.
+	must.Less(t, delay+30*time.Second, waited)
+}
+
 // kill_signal reaches the task on every way an alloc is stopped that
 // exists so far (alloc stop and node drain arrive with their own
 // endpoints and go through the same alloc runner kill).

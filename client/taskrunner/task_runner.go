@@ -62,6 +62,9 @@ type KillOpts struct {
 	DisplayMessage string
 	// Reason sets the Killing event's KillReason.
 	Reason string
+	// NoShutdownDelay kills without waiting for the task's
+	// shutdown_delay (alloc stop -no-shutdown-delay).
+	NoShutdownDelay bool
 }
 
 // TaskRunner runs one task.
@@ -75,6 +78,8 @@ type TaskRunner struct {
 	local  state.LocalTaskState
 	runID  string // ID of the current run in the driver
 	killed bool
+	// noDelay: the kill skips the task's shutdown_delay.
+	noDelay bool
 
 	persistMu sync.Mutex
 
@@ -186,6 +191,7 @@ func (tr *TaskRunner) Kill(opts KillOpts) {
 	tr.killOnce.Do(func() {
 		tr.mu.Lock()
 		tr.killed = true
+		tr.noDelay = opts.NoShutdownDelay
 		dead := tr.state.State == structs.TaskStateDead
 		if !dead {
 			e := NewEvent(structs.TaskKilling)
@@ -457,7 +463,10 @@ func (tr *TaskRunner) supervise(id string) bool {
 // time, nil when the delay passed or the client shuts down.
 func (tr *TaskRunner) waitShutdownDelay(exit <-chan *drivers.ExitResult) *drivers.ExitResult {
 	d := tr.cfg.Task.ShutdownDelay
-	if d <= 0 {
+	tr.mu.Lock()
+	skip := tr.noDelay
+	tr.mu.Unlock()
+	if d <= 0 || skip {
 		return nil
 	}
 	e := NewEvent(structs.TaskWaitingShuttingDownDelay)
