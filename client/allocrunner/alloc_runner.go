@@ -49,6 +49,8 @@ type Config struct {
 	// Restored is what an earlier client process persisted; nil for a
 	// new alloc.
 	Restored *state.AllocRecord
+	// Variables reads Nomad Variables for the tasks' templates.
+	Variables taskrunner.VariableSource
 }
 
 // KillAllOpts shape a whole-alloc kill decided by a hook.
@@ -145,6 +147,7 @@ func New(cfg Config) (*AllocRunner, error) {
 			ExtraEnv:      ar.taskEnv,
 			OnStateChange: ar.notify,
 			OnOOMKill:     cfg.OnOOMKill,
+			Variables:     cfg.Variables,
 		}
 		if r := cfg.Restored; r != nil {
 			trCfg.RestoredState = r.TaskStates[t.Name]

@@ -47,8 +47,9 @@ type Config struct {
 	// memory limit.
 	OnOOMKill func()
 
-	// Variables answers templates' nomadVar; nil refuses it at render time.
-	Variables VariableReader
+	// Variables answers templates' nomadVar and friends, read with the
+	// task's workload identity; nil refuses them at render time.
+	Variables VariableSource
 
 	// RestoredState and RestoredLocal are what an earlier client process
 	// persisted; nil for a new task.
@@ -120,7 +121,14 @@ func New(cfg Config) *TaskRunner {
 	}
 	tr.hooks = []prestartHook{
 		newArtifactHook(tr.EmitEvent),
-		newTemplateHook(cfg.Variables),
+		newTemplateHook(templateHookConfig{
+			Vars:    cfg.Variables,
+			Token:   cfg.Alloc.SignedIdentities[cfg.Task.Name],
+			Region:  cfg.Region,
+			Control: tr,
+			Emit:    tr.EmitEvent,
+			Stop:    []<-chan struct{}{tr.killCh, tr.shutdownCh, tr.doneCh},
+		}),
 	}
 	policy := DefaultRestartPolicy(cfg.JobType)
 	if cfg.Task.RestartPolicy != nil {
