@@ -207,8 +207,11 @@ func (h *httpHandler) jobDeregister(w http.ResponseWriter, r *http.Request, jobI
 			if err != nil {
 				return nil, codedErr(http.StatusBadRequest, "Failed to parse value of %q (%v) as a bool: %v", name, s, err)
 			}
-			if name == "purge" {
+			switch name {
+			case "purge":
 				args.Purge = b
+			case "no_shutdown_delay":
+				args.NoShutdownDelay = b
 			}
 		}
 	}

@@ -215,6 +215,104 @@ func TestJobFields_ShutdownDelay(t *testing.T) {
 	}
 }
 
+// job stop and alloc stop with no_shutdown_delay skip the group's and
+// the task's delay, as in Nomad.
+func TestJobFields_NoShutdownDelay(t *testing.T) {
+	a := NewTestAgent(t, nil)
+	c := apiClient(t, a)
+	cases := []struct {
+		name string
+		stop func(t *testing.T, id string, alloc *api.Allocation)
+	}{
+		{"job stop", func(t *testing.T, id string, _ *api.Allocation) {
+			_, _, err := c.Jobs().DeregisterOpts(id, &api.DeregisterOptions{NoShutdownDelay: true}, nil)
+			must.NoError(t, err)
+		}},
+		{"alloc stop", func(t *testing.T, _ string, alloc *api.Allocation) {
+			_, err := c.Allocations().Stop(alloc, &api.QueryOptions{Params: map[string]string{"no_shutdown_delay": "true"}})
+			must.NoError(t, err)
+		}},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			id := fmt.Sprintf("no-delay-%d", i)
+			job := maxRunJob(id, "batch", time.Hour, "while true; do sleep 0.1; done")
+			job.TaskGroups[0].MaxRunDuration = nil
+			// Delays long enough to see, short enough that a failure
+			// does not hold the agent's shutdown for long.
+			job.TaskGroups[0].ShutdownDelay = new(20 * time.Second)
+			job.TaskGroups[0].Tasks[0].ShutdownDelay = 20 * time.Second
+			register(t, c, job)
+			alloc := onlyAlloc(t, c, id, isRunning)
+			tc.stop(t, id, alloc)
+			// An alloc stop places a replacement: stop it without delay
+			// too, so the agent's shutdown does not wait for it.
+			t.Cleanup(func() { _, _, _ = c.Jobs().DeregisterOpts(id, &api.DeregisterOptions{NoShutdownDelay: true}, nil) })
+			at := map[string]time.Time{}
+			must.Wait(t, wait.InitialSuccess(wait.Timeout(60*time.Second), wait.Gap(200*time.Millisecond), wait.TestFunc(func() (bool, error) {
+				got, _, err := c.Allocations().Info(alloc.ID, nil)
+				if err != nil {
+					return false, err
+				}
+				ts := got.TaskStates["main"]
+				if ts == nil || ts.State != structs.TaskStateDead {
+					return false, fmt.Errorf("main is %v", ts)
+				}
+				for _, e := range ts.Events {
+					at[e.Type] = time.Unix(0, e.Time)
+				}
+				return true, nil
+			})))
+			must.MapContainsKey(t, at, structs.TaskKilled)
+			must.MapNotContainsKey(t, at, structs.TaskWaitingShuttingDownDelay, must.Sprintf("events: %v", at))
+		})
+	}
+}
+
+// The group's shutdown_delay holds the kill that a failed sibling
+// causes, as it holds a stop.
+func TestJobFields_GroupShutdownDelayWhenSiblingFails(t *testing.T) {
+	const delay = 2 * time.Second
+	a := NewTestAgent(t, nil)
+	c := apiClient(t, a)
+	id := "delay-sibling"
+	job := maxRunJob(id, "batch", time.Hour, "while true; do sleep 0.1; done")
+	tg := job.TaskGroups[0]
+	tg.MaxRunDuration = nil
+	tg.ShutdownDelay = new(delay)
+	tg.RestartPolicy = &api.RestartPolicy{Attempts: new(0), Mode: new("fail")}
+	tg.ReschedulePolicy = &api.ReschedulePolicy{Attempts: new(0), Unlimited: new(false)}
+	tg.AddTask(shTask("bad", "sleep 1; exit 3"))
+	register(t, c, job)
+
+	// The alloc fails with "bad"; "main" lives on for the delay.
+	at := map[string]time.Time{}
+	must.Wait(t, wait.InitialSuccess(wait.Timeout(60*time.Second), wait.Gap(200*time.Millisecond), wait.TestFunc(func() (bool, error) {
+		stubs, _, err := c.Jobs().Allocations(id, false, nil)
+		if err != nil || len(stubs) != 1 {
+			return false, err
+		}
+		ts := stubs[0].TaskStates["main"]
+		if ts == nil || ts.State != structs.TaskStateDead {
+			return false, fmt.Errorf("main is %v", ts)
+		}
+		for _, e := range ts.Events {
+			if _, ok := at[e.Type]; !ok {
+				at[e.Type] = time.Unix(0, e.Time)
+			}
+		}
+		return true, nil
+	})))
+	for _, typ := range []string{structs.TaskSiblingFailed, structs.TaskWaitingShuttingDownDelay, structs.TaskKilling, structs.TaskKilled} {
+		must.MapContainsKey(t, at, typ)
+	}
+	waited := at[structs.TaskKilling].Sub(at[structs.TaskWaitingShuttingDownDelay])
+	must.GreaterEq(t, delay, waited, must.Sprintf("killed %s after the delay began, before the %s delay", waited, delay))
+	// Generous ceiling: the kill follows the delay, not a timeout.
+	must.Less(t, delay+30*time.Second, waited)
+}
+
 // kill_signal reaches the task on every way an alloc is stopped that
 // exists so far (alloc stop and node drain arrive with their own
 // endpoints and go through the same alloc runner kill).

@@ -264,7 +264,7 @@ var fields = map[string]rule{
 	"Template.RightDelim":           mapped,
 	"Template.Envvars":              mapped,
 	"Template.VaultGrace":           ignored("deprecated and unused since Nomad 0.11"),
-	"Template.Wait":                 refused, // templates render once: there is nothing to wait for
+	"Template.Wait":                 refused, // quiescence timers are not implemented: a change renders again at once
 	"Template.ErrMissingKey":        mapped,
 	"ChangeScript.Command":          mapped,
 	"ChangeScript.Args":             mapped,

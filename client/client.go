@@ -183,6 +183,7 @@ func (c *Client) addRunner(alloc *structs.Allocation, restored *state.AllocRecor
 		OnOOMKill:    func() { c.oomKills.Add(1) },
 		ExtraHooks:   c.cfg.ExtraAllocHooks,
 		Restored:     restored,
+		Variables:    variableSource{rpc: c.rpc, region: c.cfg.Region},
 	})
 	if err != nil {
 		return err

@@ -23,6 +23,7 @@ func runJobStop(args []string, s Streams) int {
 		yes     bool
 		detach  bool
 		verbose bool
+		noDelay bool
 	)
 	fs := newFlagSet("job stop", s.Stderr, jobStopUsage)
 	af.register(fs)
@@ -30,6 +31,7 @@ func runJobStop(args []string, s Streams) int {
 	fs.BoolVar(&yes, "yes", false, "Automatic yes to prompts")
 	fs.BoolVar(&detach, "detach", false, "Return immediately instead of monitoring the stop evaluation")
 	fs.BoolVar(&verbose, "verbose", false, "Display full information")
+	fs.BoolVar(&noDelay, "no-shutdown-delay", false, "Ignore the group and task shutdown_delay")
 	if err := fs.Parse(args); err != nil {
 		return 1
 	}
@@ -65,7 +67,7 @@ func runJobStop(args []string, s Streams) int {
 			return 0
 		}
 	}
-	evalID, _, err := client.Jobs().DeregisterOpts(*job.ID, &api.DeregisterOptions{Purge: purge}, &api.WriteOptions{Namespace: *job.Namespace})
+	evalID, _, err := client.Jobs().DeregisterOpts(*job.ID, &api.DeregisterOptions{Purge: purge, NoShutdownDelay: noDelay}, &api.WriteOptions{Namespace: *job.Namespace})
 	if err != nil {
 		fmt.Fprintf(s.Stderr, "Error deregistering job: %s\n", err)
 		return 1

@@ -231,6 +231,11 @@ func (j *Job) Deregister(args *structs.JobDeregisterRequest, reply *structs.JobD
 			ModifyTime:     now,
 		}
 	}
+	if args.NoShutdownDelay {
+		if err := j.skipShutdownDelay(ns, job.ID); err != nil {
+			return err
+		}
+	}
 	_, index, err := j.srv.raftApply(structs.JobDeregisterRequestType, req)
 	if err != nil {
 		return err
@@ -242,6 +247,28 @@ func (j *Job) Deregister(args *structs.JobDeregisterRequest, reply *structs.JobD
 		reply.EvalCreateIndex = index
 	}
 	return nil
+}
+
+// skipShutdownDelay marks the job's running allocations to be stopped
+// without their shutdown_delay, before the stop itself, so the client
+// sees the mark with (or before) the stop, as Nomad does for job stop
+// -no-shutdown-delay.
+func (j *Job) skipShutdownDelay(ns, jobID string) error {
+	allocs, err := j.srv.State().AllocsByJob(nil, ns, jobID, true)
+	if err != nil {
+		return err
+	}
+	transitions := make(map[string]*structs.DesiredTransition)
+	for _, a := range allocs {
+		if !a.TerminalStatus() {
+			transitions[a.ID] = &structs.DesiredTransition{NoShutdownDelay: new(true)}
+		}
+	}
+	if len(transitions) == 0 {
+		return nil
+	}
+	_, _, err = j.srv.raftApply(structs.AllocUpdateDesiredTransitionRequestType, &structs.AllocUpdateDesiredTransitionRequest{Allocs: transitions})
+	return err
 }
 
 // Get reads one job; Job is nil when it does not exist.

@@ -1,6 +1,8 @@
 package nomad
 
 import (
+	"errors"
+
 	"github.com/nomadq/nomadq/acl"
 	"github.com/nomadq/nomadq/structs"
 )
@@ -15,7 +17,10 @@ func init() {
 	rpcRules["Variables.List"] = ruleSelfChecked
 }
 
-func variableRule(_ *Server, a *acl.ACL, _ *structs.ACLToken, args any) error {
+// variableRule checks a variable call against the caller's ACL; a read
+// the ACL does not allow passes when the caller is a task whose workload
+// identity implicitly covers the path (see workloadIdentity).
+func variableRule(s *Server, a *acl.ACL, _ *structs.ACLToken, args any) error {
 	switch req := args.(type) {
 	case *structs.VariablesApplyRequest:
 		ns, path := req.RequestNamespace(), ""
@@ -31,18 +36,39 @@ func variableRule(_ *Server, a *acl.ACL, _ *structs.ACLToken, args any) error {
 		}
 		return allowIf(a.AllowVariableOperation(ns, path, op))
 	case *structs.VariablesReadRequest:
-		return allowIf(a.AllowVariableOperation(req.RequestNamespace(), req.Path, acl.VariablesCapabilityRead))
+		if a.AllowVariableOperation(req.RequestNamespace(), req.Path, acl.VariablesCapabilityRead) {
+			return nil
+		}
+		if wi, err := s.resolveWorkloadIdentity(req.AuthToken); err == nil && wi.mayReadVariable(req.RequestNamespace(), req.Path) {
+			return nil
+		}
+		return structs.ErrPermissionDenied
 	case *structs.VariablesRenewLockRequest:
 		return allowIf(a.AllowVariableOperation(req.RequestNamespace(), req.Path, acl.VariablesCapabilityWrite))
 	}
 	return structs.ErrPermissionDenied
 }
 
-// visibleVariables keeps the listed variables the caller may list.
+// visibleVariables keeps the listed variables the caller may list: by
+// its ACL, or, for a task's workload identity, those of its own job,
+// group and task.
 func (s *Server) visibleVariables(token string, metas []*structs.VariableMetadata) ([]*structs.VariableMetadata, error) {
 	a, _, err := s.ResolveACL(token)
 	if err != nil {
-		return nil, err
+		wi, werr := s.resolveWorkloadIdentity(token)
+		if werr != nil {
+			if errors.Is(werr, errNotWorkloadIdentity) {
+				return nil, err
+			}
+			return nil, structs.ErrPermissionDenied
+		}
+		out := metas[:0]
+		for _, m := range metas {
+			if wi.mayReadVariable(m.Namespace, m.Path) {
+				out = append(out, m)
+			}
+		}
+		return out, nil
 	}
 	if a.IsManagement() {
 		return metas, nil

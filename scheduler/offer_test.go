@@ -188,6 +188,29 @@ func TestCores_ReservedApartAndCounted(t *testing.T) {
 	must.Eq(t, 1, f.DimensionExhausted["cores"])
 }
 
+// A group asking more cores than any node has is a placement failure
+// worded as Nomad words it: the node is exhausted in dimension "cores"
+// (not filtered by a constraint), and the eval blocks until capacity
+// appears, as Nomad's bin-packer decides.
+func TestCores_MoreThanAnyNodeHasIsExhaustion(t *testing.T) {
+	h := newHarness(t)
+	h.addNodes(2, portNode(20000, 20100))
+	job := mockJob("huge", structs.JobTypeBatch, 1)
+	job.TaskGroups[0].Tasks[0].Resources = &structs.Resources{Cores: 8, MemoryMB: 256}
+	h.State.upsertJob(job)
+	h.run(job)
+
+	must.Len(t, 0, h.placed())
+	f := h.lastEval().FailedTGAllocs["work"]
+	must.NotNil(t, f)
+	must.Eq(t, 2, f.NodesEvaluated)
+	must.Eq(t, 0, f.NodesFiltered)
+	must.Eq(t, 2, f.NodesExhausted)
+	must.Eq(t, map[string]int{"cores": 2}, f.DimensionExhausted)
+	must.SliceLen(t, 1, h.Created)
+	must.Eq(t, structs.EvalStatusBlocked, h.Created[0].Status)
+}
+
 func TestFeasibility_HostVolumes(t *testing.T) {
 	vol := func(ro bool) func(int, *structs.Node) {
 		return func(_ int, n *structs.Node) {

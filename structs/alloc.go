@@ -315,6 +315,7 @@ const (
 	TaskLeaderDead             = "Leader Task Dead"
 	TaskMainDead               = "Main Tasks Dead"
 	TaskHookFailed             = "Task hook failed"
+	TaskHookMessage            = "Task hook message"
 
 	// TaskWaitingShuttingDownDelay marks the start of a task's or its
 	// group's shutdown_delay, before the task is killed.

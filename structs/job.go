@@ -393,11 +393,8 @@ type TaskArtifact struct {
 	Chown bool
 }
 
-// Template change modes: what follows when a template's data changes.
-// Templates render before each run from data that cannot change while the
-// task runs (nomadVar, the one source that could, is not wired yet), so
-// none of them is ever triggered; they are accepted because a job whose
-// data never changes behaves the same in Nomad.
+// Template change modes: what follows when a template's data changes (a
+// Nomad Variable it reads is written) while the task runs.
 const (
 	TemplateChangeModeNoop    = "noop"
 	TemplateChangeModeRestart = "restart"

@@ -180,6 +180,10 @@ type JobDeregisterRequest struct {
 	Purge bool
 	Eval  *Evaluation
 
+	// NoShutdownDelay stops the job's allocations without their group
+	// and task shutdown_delay (job stop -no-shutdown-delay).
+	NoShutdownDelay bool
+
 	// EvalPriority, when not zero, is the priority of the eval instead
 	// of the job's.
 	EvalPriority int

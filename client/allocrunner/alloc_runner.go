@@ -49,6 +49,8 @@ type Config struct {
 	// Restored is what an earlier client process persisted; nil for a
 	// new alloc.
 	Restored *state.AllocRecord
+	// Variables reads Nomad Variables for the tasks' templates.
+	Variables taskrunner.VariableSource
 }
 
 // KillAllOpts shape a whole-alloc kill decided by a hook.
@@ -87,6 +89,14 @@ type AllocRunner struct {
 	// siblingKilled marks runners killed because a sibling died.
 	siblingKilled map[*taskrunner.TaskRunner]bool
 
+	// delaySem is held (a token in it) for the whole of the group's
+	// shutdown_delay, so a second kill path (a stop arriving while a
+	// sibling's failure waits out the delay) waits for the first and then
+	// kills at once: the delay is waited once per alloc, as in Nomad. A
+	// channel, not a mutex, so that a waiting kill still sees shutdown.
+	delaySem    chan struct{}
+	delayWaited bool // guarded by delaySem
+
 	changeCh   chan struct{}
 	shutdownCh chan struct{}
 	waitCh     chan struct{}
@@ -112,6 +122,7 @@ func New(cfg Config) (*AllocRunner, error) {
 		extraEnv:      make(map[string]string),
 		siblingKilled: make(map[*taskrunner.TaskRunner]bool),
 		changeCh:      make(chan struct{}, 1),
+		delaySem:      make(chan struct{}, 1),
 		shutdownCh:    make(chan struct{}),
 		waitCh:        make(chan struct{}),
 	}
@@ -136,6 +147,7 @@ func New(cfg Config) (*AllocRunner, error) {
 			ExtraEnv:      ar.taskEnv,
 			OnStateChange: ar.notify,
 			OnOOMKill:     cfg.OnOOMKill,
+			Variables:     cfg.Variables,
 		}
 		if r := cfg.Restored; r != nil {
 			trCfg.RestoredState = r.TaskStates[t.Name]
@@ -242,7 +254,7 @@ func (ar *AllocRunner) Run() {
 	}
 	if k := ar.restoredKill(); k != nil {
 		// The previous client died mid-kill: finish the job.
-		go ar.killTasks(ar.killSet(k.SkipPoststop), taskrunner.KillOpts{DisplayMessage: k.DisplayMessage})
+		go ar.killTasks(ar.killSet(k.SkipPoststop), ar.killOpts(k.DisplayMessage))
 	}
 	for {
 		ar.coordinate()
@@ -367,7 +379,11 @@ func (ar *AllocRunner) coordinate() {
 			tr.EmitEvent(&e)
 		}
 		if len(toKill) > 0 {
-			go ar.killTasks(toKill, taskrunner.KillOpts{})
+			go func() {
+				if ar.groupShutdownDelay(toKill) {
+					ar.killTasks(toKill, ar.killOpts(""))
+				}
+			}()
 		}
 	}
 
@@ -475,15 +491,32 @@ func (ar *AllocRunner) stop() {
 	}
 	go func() {
 		if ar.groupShutdownDelay(runners) {
-			ar.killTasks(runners, taskrunner.KillOpts{})
+			ar.killTasks(runners, ar.killOpts(""))
 		}
 	}()
 	ar.notify()
 }
 
+// noShutdownDelay reports whether the servers asked to stop the alloc
+// without its group and task shutdown_delay (alloc stop
+// -no-shutdown-delay).
+func (ar *AllocRunner) noShutdownDelay() bool {
+	ar.mu.Lock()
+	defer ar.mu.Unlock()
+	nd := ar.alloc.DesiredTransition.NoShutdownDelay
+	return nd != nil && *nd
+}
+
+// killOpts are the task kill options of a whole-alloc kill.
+func (ar *AllocRunner) killOpts(displayMessage string) taskrunner.KillOpts {
+	return taskrunner.KillOpts{DisplayMessage: displayMessage, NoShutdownDelay: ar.noShutdownDelay()}
+}
+
 // groupShutdownDelay waits for the group's shutdown_delay before a
-// whole-alloc kill, as Nomad does after deregistering the group's
-// services, and records the wait on each running task. It returns false
+// whole-alloc kill, on every path that kills the alloc's tasks (a stop, a
+// hook's KillAll, a failed sibling or leader, Destroy), as Nomad does
+// after deregistering the group's services, and records the wait on each
+// running task. The delay is waited once per alloc. It returns false
 // when the client shut down meanwhile: the tasks then live on, and a
 // later client finishes the kill.
 func (ar *AllocRunner) groupShutdownDelay(runners []*taskrunner.TaskRunner) bool {
@@ -493,7 +526,16 @@ func (ar *AllocRunner) groupShutdownDelay(runners []*taskrunner.TaskRunner) bool
 			d = *tg.ShutdownDelay
 		}
 	}
-	if d <= 0 {
+	if d <= 0 || ar.noShutdownDelay() {
+		return true
+	}
+	select {
+	case ar.delaySem <- struct{}{}:
+	case <-ar.shutdownCh:
+		return false
+	}
+	defer func() { <-ar.delaySem }()
+	if ar.delayWaited {
 		return true
 	}
 	running := false
@@ -512,6 +554,7 @@ func (ar *AllocRunner) groupShutdownDelay(runners []*taskrunner.TaskRunner) bool
 	defer timer.Stop()
 	select {
 	case <-timer.C:
+		ar.delayWaited = true
 		return true
 	case <-ar.shutdownCh:
 		return false
@@ -539,7 +582,7 @@ func (ar *AllocRunner) KillAll(reason string, opts KillAllOpts) bool {
 	go func() {
 		set := ar.killSet(opts.SkipPoststop)
 		if ar.groupShutdownDelay(set) {
-			ar.killTasks(set, taskrunner.KillOpts{DisplayMessage: opts.DisplayMessage})
+			ar.killTasks(set, ar.killOpts(opts.DisplayMessage))
 		}
 	}()
 	ar.persistKill()
@@ -618,7 +661,9 @@ func (ar *AllocRunner) Shutdown() {
 func (ar *AllocRunner) Destroy() {
 	if ar.beginStop(true, nil) {
 		ar.preKill()
-		ar.killTasks(ar.order, taskrunner.KillOpts{})
+		if ar.groupShutdownDelay(ar.order) {
+			ar.killTasks(ar.order, ar.killOpts(""))
+		}
 	}
 	<-ar.waitCh
 	for _, h := range ar.hooks {

@@ -33,12 +33,16 @@ func (tr *TaskRunner) running() (string, *drivers.TaskConfig, error) {
 // Restart stops the running task with its kill_signal and starts it again
 // at once; the restart counts in the task's Restarts but not against its
 // restart policy's attempts, as in Nomad.
-func (tr *TaskRunner) Restart() error {
+func (tr *TaskRunner) Restart() error { return tr.restartFor(reasonUserRestart) }
+
+// restartFor restarts the running task, recording reason (a user's
+// request, or a template's change_mode).
+func (tr *TaskRunner) restartFor(reason string) error {
 	if _, _, err := tr.running(); err != nil {
 		return err
 	}
 	e := NewEvent(structs.TaskRestartSignal)
-	e.RestartReason = reasonUserRestart
+	e.RestartReason = reason
 	tr.EmitEvent(e)
 	select {
 	case tr.restartCh <- struct{}{}:
@@ -64,7 +68,10 @@ func (tr *TaskRunner) restarted(id string, res *drivers.ExitResult) bool {
 
 // Signal sends signal to the running task's main process and records a
 // Signaling event.
-func (tr *TaskRunner) Signal(signal string) error {
+func (tr *TaskRunner) Signal(signal string) error { return tr.signalFor(signal, reasonUserSignal) }
+
+// signalFor signals the running task, recording reason.
+func (tr *TaskRunner) signalFor(signal, reason string) error {
 	id, _, err := tr.running()
 	if err != nil {
 		return err
@@ -78,7 +85,7 @@ func (tr *TaskRunner) Signal(signal string) error {
 	}
 	e := NewEvent(structs.TaskSignaling)
 	e.TaskSignal = signal
-	e.TaskSignalReason = reasonUserSignal
+	e.TaskSignalReason = reason
 	tr.EmitEvent(e)
 	return s.SignalTask(id, signal)
 }

@@ -47,8 +47,9 @@ type Config struct {
 	// memory limit.
 	OnOOMKill func()
 
-	// Variables answers templates' nomadVar; nil refuses it at render time.
-	Variables VariableReader
+	// Variables answers templates' nomadVar and friends, read with the
+	// task's workload identity; nil refuses them at render time.
+	Variables VariableSource
 
 	// RestoredState and RestoredLocal are what an earlier client process
 	// persisted; nil for a new task.
@@ -62,6 +63,9 @@ type KillOpts struct {
 	DisplayMessage string
 	// Reason sets the Killing event's KillReason.
 	Reason string
+	// NoShutdownDelay kills without waiting for the task's
+	// shutdown_delay (alloc stop -no-shutdown-delay).
+	NoShutdownDelay bool
 }
 
 // TaskRunner runs one task.
@@ -75,6 +79,8 @@ type TaskRunner struct {
 	local  state.LocalTaskState
 	runID  string // ID of the current run in the driver
 	killed bool
+	// noDelay: the kill skips the task's shutdown_delay.
+	noDelay bool
 
 	persistMu sync.Mutex
 
@@ -115,7 +121,14 @@ func New(cfg Config) *TaskRunner {
 	}
 	tr.hooks = []prestartHook{
 		newArtifactHook(tr.EmitEvent),
-		newTemplateHook(cfg.Variables),
+		newTemplateHook(templateHookConfig{
+			Vars:    cfg.Variables,
+			Token:   cfg.Alloc.SignedIdentities[cfg.Task.Name],
+			Region:  cfg.Region,
+			Control: tr,
+			Emit:    tr.EmitEvent,
+			Stop:    []<-chan struct{}{tr.killCh, tr.shutdownCh, tr.doneCh},
+		}),
 	}
 	policy := DefaultRestartPolicy(cfg.JobType)
 	if cfg.Task.RestartPolicy != nil {
@@ -186,6 +199,7 @@ func (tr *TaskRunner) Kill(opts KillOpts) {
 	tr.killOnce.Do(func() {
 		tr.mu.Lock()
 		tr.killed = true
+		tr.noDelay = opts.NoShutdownDelay
 		dead := tr.state.State == structs.TaskStateDead
 		if !dead {
 			e := NewEvent(structs.TaskKilling)
@@ -457,7 +471,10 @@ func (tr *TaskRunner) supervise(id string) bool {
 // time, nil when the delay passed or the client shuts down.
 func (tr *TaskRunner) waitShutdownDelay(exit <-chan *drivers.ExitResult) *drivers.ExitResult {
 	d := tr.cfg.Task.ShutdownDelay
-	if d <= 0 {
+	tr.mu.Lock()
+	skip := tr.noDelay
+	tr.mu.Unlock()
+	if d <= 0 || skip {
 		return nil
 	}
 	e := NewEvent(structs.TaskWaitingShuttingDownDelay)

@@ -5,33 +5,99 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/nomadq/nomadq/structs"
 	"github.com/shoenig/test/must"
 )
 
-// fakeVariables is a VariableReader over a fixed map keyed by
-// "namespace/path".
-type fakeVariables map[string]map[string]string
+// fakeVariables is a VariableSource over variables keyed by
+// "namespace/path", with one index for all of them; blocking queries wait
+// for a set.
+type fakeVariables struct {
+	mu      sync.Mutex
+	index   uint64
+	vars    map[string]map[string]string
+	changed chan struct{}
+}
 
-func (f fakeVariables) ReadVariable(ns, path string) (map[string]string, bool, error) {
-	if ns == "broken" {
-		return nil, false, errors.New("servers unreachable")
+func newFakeVariables(vars map[string]map[string]string) *fakeVariables {
+	return &fakeVariables{index: 1, vars: vars, changed: make(chan struct{})}
+}
+
+func (f *fakeVariables) set(key string, items map[string]string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.index++
+	f.vars[key] = items
+	close(f.changed)
+	f.changed = make(chan struct{})
+}
+
+// wait blocks a query with a MinIndex until the index passes it.
+func (f *fakeVariables) wait(ctx context.Context, q VariableQuery) error {
+	for {
+		f.mu.Lock()
+		idx, ch := f.index, f.changed
+		f.mu.Unlock()
+		if q.MinIndex == 0 || idx > q.MinIndex {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
-	items, ok := f[ns+"/"+path]
-	return items, ok, nil
+}
+
+func (f *fakeVariables) ReadVariable(ctx context.Context, q VariableQuery) (*structs.VariableDecrypted, uint64, error) {
+	if q.Namespace == "broken" {
+		return nil, 0, errors.New("servers unreachable")
+	}
+	if err := f.wait(ctx, q); err != nil {
+		return nil, 0, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	items, ok := f.vars[q.Namespace+"/"+q.Path]
+	if !ok {
+		return nil, f.index, nil
+	}
+	return &structs.VariableDecrypted{VariableMetadata: structs.VariableMetadata{Namespace: q.Namespace, Path: q.Path, ModifyIndex: f.index},
+		Items: structs.VariableItems(items)}, f.index, nil
+}
+
+func (f *fakeVariables) ListVariables(ctx context.Context, q VariableQuery) ([]*structs.VariableMetadata, uint64, error) {
+	if err := f.wait(ctx, q); err != nil {
+		return nil, 0, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []*structs.VariableMetadata
+	for k := range f.vars {
+		ns, path, _ := strings.Cut(k, "/")
+		if ns == q.Namespace && strings.HasPrefix(path, q.Path) {
+			out = append(out, &structs.VariableMetadata{Namespace: ns, Path: path})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, f.index, nil
 }
 
 func TestTemplateHook(t *testing.T) {
 	t.Setenv("NOMADQ_AGENT_SECRET", "from-the-agent")
-	vars := fakeVariables{"default/nomad/jobs/web": {"user": "admin"}, "ops/db": {"pw": "s3cret"}}
+	vars := newFakeVariables(map[string]map[string]string{"default/nomad/jobs/web": {"user": "admin"}, "ops/db": {"pw": "s3cret"},
+		"default/nomad/jobs/web/g": {"a": "1"}})
 	cases := []struct {
 		name string
 		tmpl structs.Template
 		// files are written into the task dir before rendering.
 		files map[string]string
-		vars  VariableReader
+		vars  VariableSource
 		// want is the rendered file's content; wantEnv the env added.
 		want     string
 		wantEnv  map[string]string
@@ -94,15 +160,27 @@ func TestTemplateHook(t *testing.T) {
 			want: "admin s3cret false",
 		},
 		{
-			name: "nomadVar without a reader",
-			tmpl: structs.Template{EmbeddedTmpl: `{{ with nomadVar "nomad/jobs/web" }}{{ .user }}{{ end }}`, DestPath: "local/out.txt"},
-			err:  "function nomadVar: Nomad Variables are not available to templates in nomadq yet",
+			name: "nomadVar items, keys and parent as in Nomad",
+			tmpl: structs.Template{EmbeddedTmpl: `{{ with nomadVar "nomad/jobs/web" }}{{ range $k, $v := . }}{{ $k }}={{ $v }}{{ end }} {{ .Keys }} {{ .Parent.Path }}{{ end }}`, DestPath: "local/out.txt"},
+			vars: vars,
+			want: "user=admin [user] nomad/jobs/web",
 		},
 		{
-			name: "nomadVar missing",
-			tmpl: structs.Template{EmbeddedTmpl: `{{ nomadVar "nomad/jobs/other" }}`, DestPath: "local/out.txt"},
+			name: "nomadVarList",
+			tmpl: structs.Template{EmbeddedTmpl: `{{ range nomadVarList "nomad/jobs" }}{{ .Path }};{{ end }}[{{ range nomadVarList "none" }}x{{ end }}]`, DestPath: "local/out.txt"},
 			vars: vars,
-			err:  `function nomadVar: variable "nomad/jobs/other" not found`,
+			want: "nomad/jobs/web;nomad/jobs/web/g;[]",
+		},
+		{
+			name: "nomadVar without a source",
+			tmpl: structs.Template{EmbeddedTmpl: `{{ with nomadVar "nomad/jobs/web" }}{{ .user }}{{ end }}`, DestPath: "local/out.txt"},
+			err:  "function nomadVar: this client reads no Nomad Variables",
+		},
+		{
+			name: "nomadVar of another region",
+			tmpl: structs.Template{EmbeddedTmpl: `{{ nomadVar "nomad/jobs/web@default.eu" }}`, DestPath: "local/out.txt"},
+			vars: vars,
+			err:  `names region "eu"`,
 		},
 		{
 			name: "nomadVar reader error",
@@ -175,7 +253,7 @@ func TestTemplateHook(t *testing.T) {
 			}
 			req.Task.Templates = []*structs.Template{&tmpl}
 			resp := &prestartResponse{}
-			err := newTemplateHook(tc.vars).Prestart(context.Background(), req, resp)
+			err := newTemplateHook(templateHookConfig{Vars: tc.vars, Region: "global"}).Prestart(context.Background(), req, resp)
 			if tc.err != "" {
 				must.ErrorContains(t, err, tc.err)
 				must.StrHasPrefix(t, "Template failed: ", err.Error())
