@@ -10,7 +10,7 @@ TEST_FLAGS := -count=1 -race -p 1 -timeout 20m
 
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: all build test test-prometheus e2e-long demo bench compat fmt lint clean
+.PHONY: all build test test-bench test-prometheus e2e-long demo bench compat fmt lint clean
 
 all: build
 
@@ -22,7 +22,14 @@ build:
 ## the metrics against a real Prometheus.
 test: lint
 	GO=$(GO) ./scripts/test.sh $(TEST_FLAGS) ./...
+	$(MAKE) test-bench
 	$(MAKE) test-prometheus
+
+## test-bench: the scheduler, applier, state store and queue benchmarks,
+## one iteration each: they must still run and their checks hold (no
+## timing is asserted; make bench measures). Without -race, to stay cheap.
+test-bench:
+	$(GO) test -count=1 -run '^$$' -bench . -benchtime=1x -timeout 10m ./scheduler/ ./state/ ./nomad/ ./nomad/batchqueue/
 
 ## test-prometheus: scrape a dev agent with a real Prometheus (installs
 ## Debian's prometheus package when missing).

@@ -101,9 +101,9 @@ func (r *runner) schedulerSection() section {
 // applierStateSection is the plan applier and the state store.
 func (r *runner) applierStateSection() section {
 	sec := section{Title: "Plan applier and state store"}
-	applyTime := "300x"
+	applyTime := "30x"
 	if r.quick {
-		applyTime = "50x"
+		applyTime = "5x"
 	}
 	res, cmd1, err := r.goBench("./nomad/", "^BenchmarkPlanApply$", applyTime)
 	if err != nil {
