@@ -27,9 +27,14 @@ test: lint
 
 ## test-bench: the scheduler, applier, state store and queue benchmarks,
 ## one iteration each: they must still run and their checks hold (no
-## timing is asserted; make bench measures). Without -race, to stay cheap.
+## timing is asserted; make bench measures). Without -race, and the queue's
+## at its smallest size, to stay cheap (about a minute).
+BENCH_ONCE := -count=1 -run '^$$' -benchtime=1x -timeout 10m
 test-bench:
-	$(GO) test -count=1 -run '^$$' -bench . -benchtime=1x -timeout 10m ./scheduler/ ./state/ ./nomad/ ./nomad/batchqueue/
+	$(GO) test $(BENCH_ONCE) -bench . ./scheduler/ ./state/
+	$(GO) test $(BENCH_ONCE) -bench '^Benchmark(PlanApply|BatchQueue_ReleaseLatency|BatchQueue_EndToEnd|EvalBrokerEnqueueDequeueAck|RaftApplyJobRegister)$$' ./nomad/
+	$(GO) test $(BENCH_ONCE) -bench '^Benchmark(Queue_Restore|Queue_EnqueueRelease|State_EnqueueRoute|Plan_FairBackfill|ReadCluster)$$/^1000$$' ./nomad/batchqueue/
+	$(GO) test $(BENCH_ONCE) -bench '^BenchmarkHeap_PushPop$$/^fifo$$/^1000$$' ./nomad/batchqueue/
 
 ## test-prometheus: scrape a dev agent with a real Prometheus (installs
 ## Debian's prometheus package when missing).

@@ -128,9 +128,28 @@ func drain(c *api.Client, prefix string, n int) (*timeline, error) {
 	}
 	t := &timeline{start: start, registered: done,
 		placed: make([]time.Time, n), running: make([]time.Time, n), complete: make([]time.Time, n)}
+	// While the drain runs, ask only for this drain's unfinished allocs
+	// (a small answer, so watching costs the agent little); once none is
+	// left, read them all for the timeline.
+	unfinished := &api.QueryOptions{Filter: fmt.Sprintf(`ClientStatus != "complete" and JobID matches "^%s"`, prefix)}
+	all := &api.QueryOptions{Filter: fmt.Sprintf(`JobID matches "^%s"`, prefix)}
 	deadline := time.Now().Add(5 * time.Minute)
 	for {
-		allocs, _, err := c.Allocations().List(nil)
+		time.Sleep(time.Second)
+		pending, _, err := c.Allocations().List(unfinished)
+		if err != nil {
+			return nil, err
+		}
+		left := 0
+		for _, al := range pending {
+			if _, ok := byJob[al.JobID]; ok && al.ClientStatus != "complete" {
+				left++
+			}
+		}
+		if left > 0 && time.Now().Before(deadline) {
+			continue
+		}
+		allocs, _, err := c.Allocations().List(all)
 		if err != nil {
 			return nil, err
 		}
@@ -158,6 +177,5 @@ func drain(c *api.Client, prefix string, n int) (*timeline, error) {
 		if time.Now().After(deadline) {
 			return nil, fmt.Errorf("%d of %d allocs complete after 5m", finished, n)
 		}
-		time.Sleep(500 * time.Millisecond)
 	}
 }

@@ -34,25 +34,39 @@ func (r *runner) goBench(pkg, pattern, benchtime string) (benchResults, string, 
 	if err := cmd.Run(); err != nil {
 		return nil, shown, fmt.Errorf("%s: %w\n%s", shown, err, out.String())
 	}
+	res, err := parseBench(out.Bytes())
+	if err != nil {
+		return nil, shown, err
+	}
+	return res, shown, nil
+}
+
+// parseBench reads `go test -bench` output with x/perf's benchfmt.
+func parseBench(out []byte) (benchResults, error) {
 	res := benchResults{}
-	rd := benchfmt.NewReader(bytes.NewReader(out.Bytes()), pkg)
+	rd := benchfmt.NewReader(bytes.NewReader(out), "bench")
 	for rd.Scan() {
 		rec, ok := rd.Result().(*benchfmt.Result)
 		if !ok {
 			continue
 		}
-		name := procsSuffix.ReplaceAllString(string(rec.Name.Full()), "")
+		// benchfmt drops the "Benchmark" prefix; the -GOMAXPROCS suffix
+		// stays.
+		name := "Benchmark" + procsSuffix.ReplaceAllString(string(rec.Name.Full()), "")
 		if res[name] == nil {
 			res[name] = map[string][]float64{}
 		}
 		for _, v := range rec.Values {
-			res[name][v.OrigUnit] = append(res[name][v.OrigUnit], v.OrigValue)
+			// Orig* is set only where benchfmt tidied the unit (ns/op
+			// to sec/op); the page wants units as the benchmark wrote them.
+			unit, val := v.OrigUnit, v.OrigValue
+			if unit == "" {
+				unit, val = v.Unit, v.Value
+			}
+			res[name][unit] = append(res[name][unit], val)
 		}
 	}
-	if err := rd.Err(); err != nil {
-		return nil, shown, err
-	}
-	return res, shown, nil
+	return res, rd.Err()
 }
 
 func join(args []string) string {

@@ -48,6 +48,7 @@ func bigState(jobs, perJob int) ([]byte, error) {
 		index++
 	}
 	now := time.Now()
+	var pending []*structs.Allocation
 	for j := range jobs {
 		id := fmt.Sprintf("restore-%d", j)
 		job := &structs.Job{
@@ -90,10 +91,16 @@ func bigState(jobs, perJob int) ([]byte, error) {
 				CreateTime: now.UnixNano(), ModifyTime: now.UnixNano(),
 			}
 		}
-		if err := st.UpsertAllocs(index, allocs); err != nil {
-			return nil, err
+		pending = append(pending, allocs...)
+		if len(pending) >= 10_000 || j == jobs-1 {
+			// Allocs go in 10,000 at a time: one transaction per job
+			// would make building the state the slowest part of the run.
+			if err := st.UpsertAllocs(index, pending); err != nil {
+				return nil, err
+			}
+			index++
+			pending = pending[:0]
 		}
-		index++
 	}
 	snap, err := st.Snapshot()
 	if err != nil {
