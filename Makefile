@@ -10,7 +10,7 @@ TEST_FLAGS := -count=1 -race -p 1 -timeout 20m
 
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: all build test test-prometheus e2e-long demo bench compat fmt lint clean
+.PHONY: all build test test-bench test-prometheus e2e-long demo bench compat fmt lint clean
 
 all: build
 
@@ -22,7 +22,19 @@ build:
 ## the metrics against a real Prometheus.
 test: lint
 	GO=$(GO) ./scripts/test.sh $(TEST_FLAGS) ./...
+	$(MAKE) test-bench
 	$(MAKE) test-prometheus
+
+## test-bench: the scheduler, applier, state store and queue benchmarks,
+## one iteration each: they must still run and their checks hold (no
+## timing is asserted; make bench measures). Without -race, and the queue's
+## at its smallest size, to stay cheap (about a minute).
+BENCH_ONCE := -count=1 -run '^$$' -benchtime=1x -timeout 10m
+test-bench:
+	$(GO) test $(BENCH_ONCE) -bench . ./scheduler/ ./state/
+	$(GO) test $(BENCH_ONCE) -bench '^Benchmark(PlanApply|BatchQueue_ReleaseLatency|BatchQueue_EndToEnd|EvalBrokerEnqueueDequeueAck|RaftApplyJobRegister)$$' ./nomad/
+	$(GO) test $(BENCH_ONCE) -bench '^Benchmark(Queue_Restore|Queue_EnqueueRelease|State_EnqueueRoute|Plan_FairBackfill|ReadCluster)$$/^1000$$' ./nomad/batchqueue/
+	$(GO) test $(BENCH_ONCE) -bench '^BenchmarkHeap_PushPop$$/^fifo$$/^1000$$' ./nomad/batchqueue/
 
 ## test-prometheus: scrape a dev agent with a real Prometheus (installs
 ## Debian's prometheus package when missing).
@@ -44,9 +56,11 @@ demo: build
 compat:
 	GO=$(GO) ./scripts/compat.sh
 
-## bench: run every benchmark once with memory figures.
-bench:
-	$(GO) test -run '^$$' -bench . -benchmem -timeout 20m ./...
+## bench: measure the scheduler, applier, state store, restore, HTTP
+## registration, max_run_duration lateness and the single-node drain (each
+## the median of 3 runs) and write website/performance.md with its plot.
+bench: build
+	$(GO) run ./scripts/bench -bin $(BIN) -runs 3 -out website/performance.md
 
 fmt:
 	gofmt -w $(GOFILES)

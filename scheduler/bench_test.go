@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"fmt"
 	"math/rand"
 	"testing"
 	"time"
@@ -18,16 +19,57 @@ const (
 // benchHarness is a cluster of benchNodes empty nodes and one batch job of
 // benchAllocs allocations.
 func benchHarness(b *testing.B) (*Harness, *structs.Job) {
+	return placementHarness(b, benchNodes, structs.JobTypeBatch, false)
+}
+
+// placementHarness is a cluster of nodes empty nodes (spread over ten
+// racks) and one job of benchAllocs allocations of the given type,
+// spread over the racks when spread is set.
+func placementHarness(b *testing.B, nodes int, typ string, spread bool) (*Harness, *structs.Job) {
 	h := newHarness(b)
 	h.Rand = rand.New(rand.NewSource(1))
-	h.addNodes(benchNodes, func(i int, n *structs.Node) {
+	h.addNodes(nodes, func(i int, n *structs.Node) {
 		n.ComputedClass = "v1:linux-large"
+		n.Meta["rack"] = fmt.Sprintf("r%d", i%10)
 	})
-	job := mockJob("bench", structs.JobTypeBatch, benchAllocs)
+	job := mockJob("bench", typ, benchAllocs)
 	job.TaskGroups[0].Tasks[0].Resources = &structs.Resources{CPU: 100, MemoryMB: 256}
 	job.Constraints = []*structs.Constraint{{LTarget: "${attr.kernel.name}", Operand: "=", RTarget: "linux"}}
+	if spread {
+		job.TaskGroups[0].Spreads = []*structs.Spread{{Attribute: "${meta.rack}", Weight: 100}}
+	}
 	h.State.upsertJob(job)
 	return h, job
+}
+
+// BenchmarkPlacement measures the scheduler alone, in microseconds per
+// placement: one eval placing a 10,000-alloc job on 1,000 and on 5,000
+// nodes, batch and service, with and without a spread over ten racks.
+// The planner accepts each plan without applying it. `make bench` reads
+// the us/placement figure into website/performance.md.
+func BenchmarkPlacement(b *testing.B) {
+	for _, nodes := range []int{1_000, 5_000} {
+		for _, typ := range []string{structs.JobTypeBatch, structs.JobTypeService} {
+			for _, spread := range []bool{false, true} {
+				name := fmt.Sprintf("nodes=%d/type=%s/spread=%v", nodes, typ, spread)
+				b.Run(name, func(b *testing.B) {
+					h, job := placementHarness(b, nodes, typ, spread)
+					h.NoApply = true
+					b.ResetTimer()
+					for range b.N {
+						h.Plans, h.Results, h.Updated = nil, nil, nil
+						if err := h.Process(job.Type, mockEval(job)); err != nil {
+							b.Fatal(err)
+						}
+					}
+					b.StopTimer()
+					b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*benchAllocs), "us/placement")
+					must.Len(b, benchAllocs, h.placed())
+					must.MapEmpty(b, h.lastEval().FailedTGAllocs)
+				})
+			}
+		}
+	}
 }
 
 func reportRate(b *testing.B, start time.Time) {

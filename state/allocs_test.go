@@ -272,6 +272,7 @@ func BenchmarkUpsertAllocs10kOneTxn(b *testing.B) {
 
 		must.NoError(b, s.UpsertAllocs(2, allocs))
 	}
+	b.ReportMetric(float64(b.N*10_000)/b.Elapsed().Seconds(), "allocs/s")
 }
 
 func BenchmarkUpsertAllocs10kOneAtATime(b *testing.B) {
@@ -287,4 +288,5 @@ func BenchmarkUpsertAllocs10kOneAtATime(b *testing.B) {
 			must.NoError(b, s.UpsertAllocs(uint64(2+i), []*structs.Allocation{a}))
 		}
 	}
+	b.ReportMetric(float64(b.N*10_000)/b.Elapsed().Seconds(), "upserts/s")
 }

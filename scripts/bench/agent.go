@@ -1,0 +1,176 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/nomad/api"
+)
+
+// agentProc is one `nomad agent` process started from the binary under
+// test, on 127.0.0.1 with ports of its own.
+type agentProc struct {
+	cmd     *exec.Cmd
+	addr    string // http://127.0.0.1:port
+	client  *api.Client
+	logPath string
+	started time.Time
+	exited  chan struct{} // closed when the process has exited
+	exitErr error
+}
+
+// freePort asks the kernel for a free loopback port.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// startAgent runs bin/nomad agent with args plus ports and a config that
+// opens the pprof endpoint (used to collect garbage before reading RSS);
+// its output goes to a log file under the work dir.
+func (r *runner) startAgent(name string, args ...string) (*agentProc, error) {
+	var ports [3]int
+	for i := range ports {
+		p, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		ports[i] = p
+	}
+	cfg := filepath.Join(r.workDir, name+"-debug.hcl")
+	if err := os.WriteFile(cfg, []byte("enable_debug = true\n"), 0o644); err != nil {
+		return nil, err
+	}
+	args = append(args, "-bind", "127.0.0.1",
+		"-http-port", strconv.Itoa(ports[0]), "-rpc-port", strconv.Itoa(ports[1]), "-serf-port", strconv.Itoa(ports[2]),
+		"-config", cfg)
+	logPath := filepath.Join(r.workDir, name+".log")
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(r.bin, append([]string{"agent"}, args...)...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	a := &agentProc{cmd: cmd, addr: fmt.Sprintf("http://127.0.0.1:%d", ports[0]), logPath: logPath, exited: make(chan struct{})}
+	a.started = time.Now()
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, err
+	}
+	go func() { a.exitErr = cmd.Wait(); logf.Close(); close(a.exited) }()
+	a.client, err = api.NewClient(&api.Config{Address: a.addr})
+	if err != nil {
+		a.stop()
+		return nil, err
+	}
+	return a, nil
+}
+
+// waitLeader waits until the agent answers with a leader and ready(c)
+// holds, and returns how long after the process started that was.
+func (a *agentProc) waitLeader(timeout time.Duration, ready func(*api.Client) bool) (time.Duration, error) {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		select {
+		case <-a.exited:
+			return 0, fmt.Errorf("agent exited before it was ready: %v (log %s:\n%s)", a.exitErr, a.logPath, tail(a.logPath))
+		default:
+		}
+		if l, err := a.client.Status().Leader(); err == nil && l != "" && (ready == nil || ready(a.client)) {
+			return time.Since(a.started), nil
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return 0, fmt.Errorf("agent not ready after %s (log %s:\n%s)", timeout, a.logPath, tail(a.logPath))
+}
+
+// waitNode waits for the dev agent's own client node to be ready.
+func (a *agentProc) waitNode(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		nodes, _, err := a.client.Nodes().List(nil)
+		if err == nil {
+			for _, n := range nodes {
+				if n.Status == "ready" {
+					return nil
+				}
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("no ready node after %s (log %s:\n%s)", timeout, a.logPath, tail(a.logPath))
+}
+
+// rssAfterGC has the agent collect garbage (the heap profile with gc=1),
+// lets the runtime return freed pages, and reads the process's resident
+// set size in bytes from /proc.
+func (a *agentProc) rssAfterGC() (float64, error) {
+	for range 2 {
+		resp, err := http.Get(a.addr + "/v1/agent/pprof/heap?gc=1")
+		if err != nil {
+			return 0, err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			return 0, fmt.Errorf("heap profile: status %d", resp.StatusCode)
+		}
+		time.Sleep(time.Second)
+	}
+	return a.rss()
+}
+
+// rss reads VmRSS of the agent process.
+func (a *agentProc) rss() (float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", a.cmd.Process.Pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+			kb, err := strconv.ParseFloat(f[1], 64)
+			return kb * 1024, err
+		}
+	}
+	return 0, fmt.Errorf("no VmRSS in /proc/%d/status", a.cmd.Process.Pid)
+}
+
+// stop interrupts the agent (a graceful shutdown), and kills its process
+// group if it has not exited after 30 s.
+func (a *agentProc) stop() {
+	if a.cmd.Process == nil {
+		return
+	}
+	_ = a.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-a.exited:
+	case <-time.After(30 * time.Second):
+		_ = syscall.Kill(-a.cmd.Process.Pid, syscall.SIGKILL)
+		<-a.exited
+	}
+}
+
+func tail(path string) string {
+	b, _ := os.ReadFile(path)
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-15):], "\n")
+}
+
+// supportsSimNodes reports whether `nomad agent` accepts -sim-nodes: its
+// usage text names the flag.
+func supportsSimNodes(bin string) bool {
+	out, _ := exec.Command(bin, "agent", "-h").CombinedOutput()
+	return strings.Contains(string(out), "-sim-nodes")
+}

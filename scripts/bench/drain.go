@@ -1,0 +1,181 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/nomad/api"
+)
+
+// timeline is when each alloc of a run went through each stage.
+type timeline struct {
+	start      time.Time // the first registration's start
+	registered []time.Time
+	placed     []time.Time // alloc CreateTime
+	running    []time.Time // the task's StartedAt
+	complete   []time.Time // alloc ModifyTime once complete (as the server saw it)
+}
+
+// end is the last completion.
+func (t *timeline) end() time.Time {
+	return slices.MaxFunc(t.complete, func(a, b time.Time) int { return a.Compare(b) })
+}
+
+// drainSection is the single dev node drain: 1,000 one-alloc mock_driver
+// batch jobs of 50 ms each, registered by 16 api clients against one dev
+// agent (logging as `-dev` does), three drains on the same agent; then the
+// agent's RSS after a GC, after each drain.
+func (r *runner) drainSection() section {
+	n := 1000
+	if r.quick {
+		n = 200
+	}
+	sec := section{
+		Title:   "Single dev node drain",
+		Command: fmt.Sprintf("`bin/nomad agent -dev` (its default DEBUG logging to a file); %s one-alloc mock_driver batch jobs (run_for 50ms) registered by 16 api clients, three drains in a row on the same agent", commas(int64(n))),
+	}
+	var rates, rss []float64
+	var tl *timeline
+	a, err := r.devAgent("drain")
+	if err != nil {
+		sec.Skipped = err.Error()
+		return sec
+	}
+	defer a.stop()
+	for run := range max(r.runs, 3) {
+		t, err := drain(a.client, fmt.Sprintf("drain-%d-", run), n)
+		if err != nil {
+			sec.Skipped = err.Error()
+			return sec
+		}
+		if tl == nil {
+			tl = t
+		}
+		rate := float64(n) / t.end().Sub(t.start).Seconds()
+		m, err := a.rssAfterGC()
+		if err != nil {
+			sec.Skipped = err.Error()
+			return sec
+		}
+		rates = append(rates, rate)
+		rss = append(rss, m/(1<<20))
+		logf("   drain %d: %.0f allocs/s, RSS after GC %.0f MiB", run, rate, m/(1<<20))
+	}
+	sec.Figures = []figure{
+		{Name: "drain throughput", Runs: rates, Unit: "allocs/s", Target: atLeast(500)},
+		{Name: "agent RSS after the drain and a GC", Runs: rss, Unit: "MiB", Target: under(100)},
+	}
+	growth := rss[len(rss)-1] - rss[0]
+	sec.Figures = append(sec.Figures, figure{
+		Name: "RSS growth, first to last drain", Runs: []float64{growth}, Unit: "MiB",
+		Target: &target{Text: "flat (< 10% of the first)", Check: func(x float64) bool { return x < 0.1*rss[0] }},
+	})
+	sec.Notes = append(sec.Notes,
+		"Throughput is allocs completed over the time from the first registration to the last alloc seen complete by the server. The RSS figure is the process's VmRSS after two forced collections (the heap profile with gc=1) and a second each.",
+		fmt.Sprintf("Per-drain values, in order: %s allocs/s; RSS %s MiB.", list(rates), list(rss)))
+	png := "performance-drain.png"
+	if err := plotTimeline(tl, "Single dev node drain, first run: allocs per second by stage", filepath.Join(r.outDir, png)); err != nil {
+		sec.Notes = append(sec.Notes, "The timeline plot failed: "+err.Error())
+	} else {
+		sec.Notes = append(sec.Notes, fmt.Sprintf("![Drain timeline: registered, placed, running and complete per second](%s)", png))
+	}
+	sec.Notes = append(sec.Notes, stageSummary(tl))
+	return sec
+}
+
+func list(xs []float64) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = num(x)
+	}
+	return strings.Join(s, ", ")
+}
+
+// stageSummary gives the median time between stages, per alloc.
+func stageSummary(t *timeline) string {
+	med := func(from, to []time.Time) time.Duration {
+		var ds []time.Duration
+		for i := range from {
+			if !from[i].IsZero() && !to[i].IsZero() {
+				ds = append(ds, to[i].Sub(from[i]))
+			}
+		}
+		slices.Sort(ds)
+		return quantile(ds, 0.5)
+	}
+	return fmt.Sprintf("Median per alloc in the first drain: registration to placed %s, placed to running %s, running to complete %s.",
+		med(t.registered, t.placed).Round(time.Millisecond), med(t.placed, t.running).Round(time.Millisecond), med(t.running, t.complete).Round(time.Millisecond))
+}
+
+// drain registers n one-alloc jobs named prefix+i and waits for every
+// alloc to complete.
+func drain(c *api.Client, prefix string, n int) (*timeline, error) {
+	jobs := make([]*api.Job, n)
+	for i := range jobs {
+		jobs[i] = mockBatchJob(fmt.Sprintf("%s%d", prefix, i), 1, "50ms")
+	}
+	start := time.Now()
+	_, _, done, err := registerAll(c, jobs, 16)
+	if err != nil {
+		return nil, err
+	}
+	byJob := make(map[string]int, n)
+	for i, j := range jobs {
+		byJob[*j.ID] = i
+	}
+	t := &timeline{start: start, registered: done,
+		placed: make([]time.Time, n), running: make([]time.Time, n), complete: make([]time.Time, n)}
+	// While the drain runs, ask only for this drain's unfinished allocs
+	// (a small answer, so watching costs the agent little); once none is
+	// left, read them all for the timeline.
+	unfinished := &api.QueryOptions{Filter: fmt.Sprintf(`ClientStatus != "complete" and JobID matches "^%s"`, prefix)}
+	all := &api.QueryOptions{Filter: fmt.Sprintf(`JobID matches "^%s"`, prefix)}
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		time.Sleep(time.Second)
+		pending, _, err := c.Allocations().List(unfinished)
+		if err != nil {
+			return nil, err
+		}
+		left := 0
+		for _, al := range pending {
+			if _, ok := byJob[al.JobID]; ok && al.ClientStatus != "complete" {
+				left++
+			}
+		}
+		if left > 0 && time.Now().Before(deadline) {
+			continue
+		}
+		allocs, _, err := c.Allocations().List(all)
+		if err != nil {
+			return nil, err
+		}
+		finished := 0
+		for _, al := range allocs {
+			i, ok := byJob[al.JobID]
+			if !ok {
+				continue
+			}
+			t.placed[i] = time.Unix(0, al.CreateTime)
+			if ts := al.TaskStates["t"]; ts != nil && !ts.StartedAt.IsZero() {
+				t.running[i] = ts.StartedAt
+			}
+			switch al.ClientStatus {
+			case "complete":
+				t.complete[i] = time.Unix(0, al.ModifyTime)
+				finished++
+			case "failed", "lost":
+				return nil, fmt.Errorf("alloc %s of %s: %s", al.ID, al.JobID, al.ClientStatus)
+			}
+		}
+		if finished == n {
+			return t, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("%d of %d allocs complete after 5m", finished, n)
+		}
+	}
+}

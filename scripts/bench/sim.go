@@ -1,0 +1,231 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/nomad/api"
+)
+
+// noSim is the page's word for a node-simulator section when bin/nomad
+// has no -sim-nodes flag: the section is not run and shows no figures.
+const noSim = "not run: `bin/nomad agent -h` lists no `-sim-nodes` flag in this build. " +
+	"The node simulator (issue 22 item 1) is built separately; once it is in, `make bench` runs this section with no other change."
+
+// simAgent starts a dev agent whose client side is nodes simulated nodes
+// and waits until that many nodes are ready; extra config (HCL) is added
+// when given.
+func (r *runner) simAgent(name string, nodes int, hcl string) (*agentProc, error) {
+	args := []string{"-dev", "-sim-nodes", strconv.Itoa(nodes), "-log-level", "INFO"}
+	if hcl != "" {
+		path := filepath.Join(r.workDir, name+".hcl")
+		if err := os.WriteFile(path, []byte(hcl), 0o644); err != nil {
+			return nil, err
+		}
+		args = append(args, "-config", path)
+	}
+	a, err := r.startAgent(name, args...)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := a.waitLeader(time.Minute, nil); err != nil {
+		a.stop()
+		return nil, err
+	}
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		list, _, err := a.client.Nodes().List(nil)
+		ready := 0
+		for _, n := range list {
+			if n.Status == "ready" {
+				ready++
+			}
+		}
+		if err == nil && ready >= nodes {
+			return a, nil
+		}
+		if time.Now().After(deadline) {
+			a.stop()
+			return nil, fmt.Errorf("%d of %d simulated nodes ready after 5m", ready, nodes)
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// c1mSection is the C1M shape: 20 batch jobs of count 1,000 registered at
+// once on 5,000 simulated nodes (bin-pack), first registration to the last
+// alloc's CreateTime.
+func (r *runner) c1mSection() section {
+	nodes, jobs, count := 5000, 20, 1000
+	if r.quick {
+		nodes, jobs = 500, 5
+	}
+	sec := section{
+		Title:   "End to end: the C1M shape",
+		Command: fmt.Sprintf("`bin/nomad agent -dev -sim-nodes %d`; %d mock_driver batch jobs of count %s registered at once by the api client", nodes, jobs, commas(int64(count))),
+	}
+	if !r.simFlag {
+		sec.Skipped = noSim
+		return sec
+	}
+	var rates []float64
+	for run := range r.runs {
+		a, err := r.simAgent(fmt.Sprintf("c1m-%d", run), nodes, "")
+		if err != nil {
+			sec.Skipped = err.Error()
+			return sec
+		}
+		list := make([]*api.Job, jobs)
+		for i := range list {
+			list[i] = mockBatchJob(fmt.Sprintf("c1m-%d", i), count, "1h")
+		}
+		start := time.Now()
+		_, _, _, err = registerAll(a.client, list, jobs)
+		var last time.Time
+		if err == nil {
+			last, err = waitPlaced(a.client, jobs*count, 10*time.Minute)
+		}
+		a.stop()
+		if err != nil {
+			sec.Skipped = err.Error()
+			return sec
+		}
+		rates = append(rates, float64(jobs*count)/last.Sub(start).Seconds())
+		logf("   run %d: %.0f placements/s", run, rates[run])
+	}
+	sec.Figures = []figure{{Name: "placements, first registration to the last alloc's CreateTime", Runs: rates, Unit: "placements/s", Target: atLeast(3750)}}
+	return sec
+}
+
+// waitPlaced waits until n allocs exist and returns the latest CreateTime.
+func waitPlaced(c *api.Client, n int, timeout time.Duration) (time.Time, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		allocs, _, err := c.Allocations().List(nil)
+		if err != nil {
+			return time.Time{}, err
+		}
+		if len(allocs) >= n {
+			var last int64
+			for _, al := range allocs {
+				last = max(last, al.CreateTime)
+			}
+			return time.Unix(0, last), nil
+		}
+		if time.Now().After(deadline) {
+			return time.Time{}, fmt.Errorf("%d of %d allocs placed after %s", len(allocs), n, timeout)
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// rampSection is many small jobs: one-alloc batch jobs offered at rising
+// rates (each step five seconds) on 100 and 1,000 simulated nodes, queue
+// off and on (concurrent_placements 8 and 64). A step is sustained when
+// every job of it is placed and the p99 from registration to placed is
+// under 1 s; the figure is the highest sustained rate.
+func (r *runner) rampSection() section {
+	steps := []int{50, 100, 200, 500, 1000, 1500, 2000}
+	sec := section{
+		Title:   "End to end: many small jobs",
+		Command: "`bin/nomad agent -dev -sim-nodes N`; one-alloc mock_driver batch jobs offered at 50, 100, 200, 500, 1,000, 1,500, 2,000 jobs/s, 5 s a step",
+	}
+	if !r.simFlag {
+		sec.Skipped = noSim
+		return sec
+	}
+	queue := func(cp int) string {
+		return fmt.Sprintf("server {\n  default_scheduler_config {\n    batch_queue {\n      enabled = true\n      concurrent_placements = %d\n    }\n  }\n}\n", cp)
+	}
+	for _, nodes := range []int{100, 1000} {
+		for _, mode := range []struct {
+			name string
+			hcl  string
+		}{{"queue off", ""}, {"queue on, concurrent_placements 8", queue(8)}, {"queue on, concurrent_placements 64", queue(64)}} {
+			var best []float64
+			for run := range r.runs {
+				a, err := r.simAgent(fmt.Sprintf("ramp-%d-%d", nodes, run), nodes, mode.hcl)
+				if err != nil {
+					sec.Skipped = err.Error()
+					return sec
+				}
+				sustained := 0.0
+				for si, rate := range steps {
+					p99, ok, err := offer(a.client, fmt.Sprintf("ramp-%d-", si), rate, 5*time.Second)
+					if err != nil || !ok || p99 >= time.Second {
+						break
+					}
+					sustained = float64(rate)
+				}
+				a.stop()
+				best = append(best, sustained)
+			}
+			f := figure{Name: fmt.Sprintf("%s nodes, %s: highest sustained rate", commas(int64(nodes)), mode.name), Runs: best, Unit: "jobs/s"}
+			if nodes == 1000 && mode.hcl == "" {
+				f.Target = atLeast(1000)
+			}
+			sec.Figures = append(sec.Figures, f)
+		}
+	}
+	return sec
+}
+
+// offer registers one-alloc jobs at rate per second for d, and returns
+// the p99 from each registration's return to its alloc's CreateTime, and
+// whether every job was placed within 30 s of the step's end.
+func offer(c *api.Client, prefix string, rate int, d time.Duration) (time.Duration, bool, error) {
+	n := int(float64(rate) * d.Seconds())
+	interval := time.Second / time.Duration(rate)
+	registered := make(map[string]time.Time, n)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 64)
+	start := time.Now()
+	var firstErr error
+	for i := range n {
+		time.Sleep(time.Until(start.Add(time.Duration(i) * interval)))
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			id := fmt.Sprintf("%s%d", prefix, i)
+			_, _, err := c.Jobs().Register(mockBatchJob(id, 1, "50ms"), nil)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil && firstErr == nil {
+				firstErr = err
+			}
+			registered[id] = time.Now()
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return 0, false, firstErr
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		allocs, _, err := c.Allocations().List(&api.QueryOptions{Prefix: ""})
+		if err != nil {
+			return 0, false, err
+		}
+		var lat []time.Duration
+		for _, al := range allocs {
+			if t, ok := registered[al.JobID]; ok {
+				lat = append(lat, time.Unix(0, al.CreateTime).Sub(t))
+			}
+		}
+		if len(lat) >= n {
+			slices.Sort(lat)
+			return quantile(lat, 0.99), true, nil
+		}
+		if time.Now().After(deadline) {
+			return 0, false, nil
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
