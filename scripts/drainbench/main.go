@@ -45,6 +45,7 @@ type options struct {
 	drains         int
 	cpuProfile     string
 	profileSeconds int
+	heapProfile    string
 	logFile        string
 	timeout        time.Duration
 }
@@ -58,6 +59,7 @@ func main() {
 	flag.IntVar(&o.drains, "drains", 1, "drains to run one after another against the same agent")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write the agent's CPU profile over the first drain here")
 	flag.IntVar(&o.profileSeconds, "profile-seconds", 10, "length of the CPU profile")
+	flag.StringVar(&o.heapProfile, "heapprofile", "", "write the agent's heap profile after the last drain's GC here")
 	flag.StringVar(&o.logFile, "log", "", "agent log file (default: a temporary file)")
 	flag.DurationVar(&o.timeout, "timeout", 5*time.Minute, "give up on a drain after this long")
 	flag.Parse()
@@ -145,11 +147,50 @@ func run(o options) error {
 		if err := c.System().GarbageCollect(); err != nil {
 			return fmt.Errorf("system gc: %w", err)
 		}
+		// The GC runs as a core eval after the call returns: wait until
+		// the drained jobs are gone.
+		gcStart := time.Now()
+		for {
+			jobs, _, err := c.Jobs().List(nil)
+			if err != nil {
+				return err
+			}
+			if len(jobs) == 0 {
+				break
+			}
+			if time.Since(gcStart) > 30*time.Second {
+				return fmt.Errorf("%d jobs left 30s after the system GC", len(jobs))
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		if al, _, err := c.Allocations().List(nil); err == nil {
+			if ev, _, err := c.Evaluations().List(nil); err == nil {
+				fmt.Printf("drain %d: after the system GC: %d allocs, %d evals in state\n", d+1, len(al), len(ev))
+			}
+		}
 		// ?gc=1 runs the agent's runtime GC before the heap profile.
-		if err := get(addr+"/v1/agent/pprof/heap?gc=1", io.Discard); err != nil {
+		var heap bytes.Buffer
+		if err := get(addr+"/v1/agent/pprof/heap?gc=1", &heap); err != nil {
 			return err
 		}
+		if d == o.drains-1 && o.heapProfile != "" {
+			if err := os.WriteFile(o.heapProfile, heap.Bytes(), 0o644); err != nil {
+				return err
+			}
+		}
 		time.Sleep(2 * time.Second)
+		var stats bytes.Buffer
+		if err := get(addr+"/v1/agent/pprof/heap?debug=1", &stats); err == nil {
+			var parts []string
+			for _, line := range strings.Split(stats.String(), "\n") {
+				for _, k := range []string{"# HeapInuse", "# HeapIdle", "# HeapReleased", "# Sys", "# StackInuse", "# NumGC"} {
+					if strings.HasPrefix(line, k+" ") {
+						parts = append(parts, strings.TrimPrefix(line, "# "))
+					}
+				}
+			}
+			fmt.Printf("drain %d: runtime: %s\n", d+1, strings.Join(parts, ", "))
+		}
 		fmt.Printf("drain %d: RSS after state GC and runtime GC: %d MB\n", d+1, rssMB(cmd.Process.Pid))
 	}
 	return nil
