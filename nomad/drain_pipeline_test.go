@@ -89,11 +89,11 @@ func TestSchedulerState_AllocsByNodeOmitsTerminal(t *testing.T) {
 }
 
 // TestDevServer_CompactsItsRaftLog: a dev server keeps its in-memory Raft
-// log short, snapshotting after a few hundred entries instead of 8,192.
+// log short, snapshotting after about a thousand entries instead of 8,192.
 func TestDevServer_CompactsItsRaftLog(t *testing.T) {
 	s := testServer(t, nil)
 	waitForLeader(t, s)
-	for i := range 2 * devRaftTrailingLogs {
+	for i := range devRaftTrailingLogs + 200 {
 		registerJob(t, s, mockJob(fmt.Sprintf("compact-%d", i)))
 	}
 	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {

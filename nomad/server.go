@@ -199,8 +199,8 @@ func (s *Server) setupRPC() error {
 // A dev server's Raft log compaction: entries kept after a snapshot, and
 // how often the snapshot threshold is checked.
 const (
-	devRaftTrailingLogs     = 256
-	devRaftSnapshotInterval = 2 * time.Second
+	devRaftTrailingLogs     = 1024
+	devRaftSnapshotInterval = 5 * time.Second
 )
 
 func (s *Server) setupRaft() error {

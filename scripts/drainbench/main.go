@@ -17,6 +17,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -46,6 +47,10 @@ type options struct {
 	cpuProfile     string
 	profileSeconds int
 	heapProfile    string
+	cpu, memoryMB  int
+	metrics        bool
+	extraConfig    string
+	diskMB         int
 	logFile        string
 	timeout        time.Duration
 }
@@ -60,6 +65,11 @@ func main() {
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write the agent's CPU profile over the first drain here")
 	flag.IntVar(&o.profileSeconds, "profile-seconds", 10, "length of the CPU profile")
 	flag.StringVar(&o.heapProfile, "heapprofile", "", "write the agent's heap profile after the last drain's GC here")
+	flag.IntVar(&o.cpu, "cpu", 4, "cpu (MHz) each task asks for (4 lets 1,000 fit a 4,192 MHz node at once)")
+	flag.IntVar(&o.memoryMB, "memory", 10, "memory (MB) each task asks for")
+	flag.IntVar(&o.diskMB, "disk", 10, "ephemeral_disk (MB) each group asks for; Nomad's default of 300 makes the node's disk, not the pipeline, the limit")
+	flag.BoolVar(&o.metrics, "metrics", false, "print the agent's plan, worker and raft timing summaries after each drain")
+	flag.StringVar(&o.extraConfig, "agent-config", "", "extra agent configuration (HCL) appended to the generated file")
 	flag.StringVar(&o.logFile, "log", "", "agent log file (default: a temporary file)")
 	flag.DurationVar(&o.timeout, "timeout", 5*time.Minute, "give up on a drain after this long")
 	flag.Parse()
@@ -92,6 +102,7 @@ func run(o options) error {
 	}
 	cfg := filepath.Join(dir, "agent.hcl")
 	hcl := fmt.Sprintf("ports {\n  http = %d\n  rpc = %d\n  serf = %d\n}\n", ports[0], ports[1], ports[2])
+	hcl += o.extraConfig + "\n"
 	if err := os.WriteFile(cfg, []byte(hcl), 0o644); err != nil {
 		return err
 	}
@@ -143,6 +154,9 @@ func run(o options) error {
 				return err
 			}
 			fmt.Printf("cpu profile written to %s\n", o.cpuProfile)
+		}
+		if o.metrics {
+			printTimings(c)
 		}
 		if err := c.System().GarbageCollect(); err != nil {
 			return fmt.Errorf("system gc: %w", err)
@@ -302,7 +316,7 @@ func drain(c *api.Client, o options, round, pid int) error {
 					return
 				}
 				submitted[i] = time.Now()
-				if _, _, err := c.Jobs().Register(job(ids[i], o.runFor), nil); err != nil {
+				if _, _, err := c.Jobs().Register(job(ids[i], o), nil); err != nil {
 					errs <- fmt.Errorf("register %s: %w", ids[i], err)
 					return
 				}
@@ -432,14 +446,39 @@ func drain(c *api.Client, o options, round, pid int) error {
 	return nil
 }
 
-func job(id string, runFor time.Duration) *api.Job {
+func job(id string, o options) *api.Job {
 	j := api.NewBatchJob(id, id, "global", 50)
 	j.Datacenters = []string{"*"}
 	tg := api.NewTaskGroup("g", 1)
 	t := api.NewTask("t", "mock_driver")
-	t.Config = map[string]any{"run_for": runFor.String()}
-	t.Require(&api.Resources{CPU: new(10), MemoryMB: new(10)})
+	t.Config = map[string]any{"run_for": o.runFor.String()}
+	t.Require(&api.Resources{CPU: new(o.cpu), MemoryMB: new(o.memoryMB)})
+	tg.EphemeralDisk = &api.EphemeralDisk{SizeMB: new(o.diskMB)}
+	// Task logs must fit the disk: 2 files of 1 MB.
+	t.LogConfig = &api.LogConfig{MaxFiles: new(2), MaxFileSizeMB: new(1)}
 	tg.AddTask(t)
 	j.AddTaskGroup(tg)
 	return j
+}
+
+// printTimings prints the agent's timing samples of the server pipeline
+// (Nomad's /v1/metrics JSON: Name, Count, Mean in ms) of the last interval.
+func printTimings(c *api.Client) {
+	raw, err := c.Operator().Metrics(nil)
+	var m api.MetricsSummary
+	if err == nil {
+		err = json.Unmarshal(raw, &m)
+	}
+	if err != nil {
+		fmt.Println("metrics:", err)
+		return
+	}
+	for _, s := range m.Samples {
+		for _, p := range []string{"nomad.plan.", "nomad.worker.", "nomad.raft.apply", "nomad.nomad.plan.", "nomad.nomad.worker.", "nomad.nomad.raft.apply"} {
+			if strings.HasPrefix(s.Name, p) {
+				fmt.Printf("  metric %-45s count %-6d mean %.2f ms max %.2f ms\n", s.Name, s.Count, s.Mean, s.Max)
+				break
+			}
+		}
+	}
 }
