@@ -213,6 +213,9 @@ func (s *Server) presignPlan(snap *state.StateSnapshot, plan *structs.Plan) {
 					return
 				}
 			}
+			// Never write into a map the scheduler may share with a
+			// stored alloc.
+			a.SignedIdentities = maps.Clone(a.SignedIdentities)
 			if err := signer.signAlloc(job, a); err != nil {
 				return
 			}
