@@ -77,8 +77,8 @@ func (c *Client) watchAllocs() {
 			}
 			for _, a := range allocs {
 				known[a.ID] = a.AllocModifyIndex
-				c.applyAlloc(a)
 			}
+			c.applyAllocs(allocs)
 		}
 		index = resp.Index
 	}
@@ -95,21 +95,39 @@ func (c *Client) fetchAllocs(ids []string) ([]*structs.Allocation, error) {
 	return resp.Allocs, nil
 }
 
-// applyAlloc starts or updates the runner of one alloc.
-func (c *Client) applyAlloc(a *structs.Allocation) {
-	c.mu.Lock()
-	ar, ok := c.runners[a.ID]
-	c.mu.Unlock()
-	if ok {
-		ar.Update(a)
+// applyAllocs updates the runners of known allocs and starts runners for
+// new ones. The new allocs of one pull are persisted in a single write
+// (one fsync) before any of them starts: a burst of placements would
+// otherwise wait in line for one fsync each before the client even
+// acknowledged them.
+func (c *Client) applyAllocs(allocs []*structs.Allocation) {
+	var fresh []*structs.Allocation
+	for _, a := range allocs {
+		c.mu.Lock()
+		ar, ok := c.runners[a.ID]
+		c.mu.Unlock()
+		switch {
+		case ok:
+			ar.Update(a)
+		case a.ClientTerminalStatus():
+			// Finished before this client knew it (e.g. a wiped data dir).
+		default:
+			fresh = append(fresh, a)
+		}
+	}
+	if len(fresh) == 0 {
 		return
 	}
-	if a.ClientTerminalStatus() {
-		// Finished before this client knew it (e.g. a wiped data dir).
+	if err := c.db.PutAllocs(fresh); err != nil {
+		for _, a := range fresh {
+			c.logger.Error("cannot run alloc", "alloc_id", a.ID, "error", err)
+		}
 		return
 	}
-	if err := c.addRunner(a, nil); err != nil {
-		c.logger.Error("cannot run alloc", "alloc_id", a.ID, "error", err)
+	for _, a := range fresh {
+		if err := c.addRunner(a, nil); err != nil {
+			c.logger.Error("cannot run alloc", "alloc_id", a.ID, "error", err)
+		}
 	}
 }
 

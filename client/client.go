@@ -165,12 +165,9 @@ func (c *Client) restore() error {
 	return nil
 }
 
+// addRunner builds and starts the runner of an alloc that is already in
+// the client's state DB (restored, or persisted by the alloc watcher).
 func (c *Client) addRunner(alloc *structs.Allocation, restored *state.AllocRecord) error {
-	if restored == nil {
-		if err := c.db.PutAlloc(alloc); err != nil {
-			return err
-		}
-	}
 	ar, err := allocrunner.New(allocrunner.Config{
 		Alloc:        alloc,
 		Logger:       c.logger,

@@ -2,6 +2,7 @@ package nomad
 
 import (
 	"fmt"
+	"runtime/debug"
 	"time"
 
 	"github.com/nomadq/nomadq/state"
@@ -37,6 +38,12 @@ func (c *coreScheduler) Process(eval *structs.Evaluation) error {
 			if err = c.evalGC(0, 0); err == nil {
 				err = c.nodeGC(0)
 			}
+		}
+		if err == nil {
+			// The operator asked for garbage to go: give the memory the
+			// collected jobs, evals and allocs held back to the OS now,
+			// not over the minutes the runtime's scavenger would take.
+			debug.FreeOSMemory()
 		}
 	default:
 		err = fmt.Errorf("core scheduler cannot handle job %q", eval.JobID)

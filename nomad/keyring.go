@@ -186,6 +186,43 @@ func (s *Server) initKeyring() error {
 
 // placement is an alloc of a plan on its way to Raft: as the scheduler
 // planned it, as it will be written, and as it is stored (nil if new).
+// presignPlan signs, on the worker that made the plan, the identities of
+// the plan's new placements (allocs its snapshot does not hold). Signing
+// is the largest single cost of a placement, and the plan applier is one
+// goroutine every plan passes through: signing here lets the workers do
+// it in parallel, and the applier only signs what is still unsigned
+// (signAlloc skips tasks that have an identity). A failure leaves the
+// work to the applier, which reports it.
+func (s *Server) presignPlan(snap *state.StateSnapshot, plan *structs.Plan) {
+	var signer *identitySigner
+	for _, allocs := range plan.NodeAllocation {
+		for _, a := range allocs {
+			job := a.Job
+			if job == nil {
+				job = plan.Job
+			}
+			if job == nil {
+				continue
+			}
+			if existing, err := snap.AllocByID(nil, a.ID); err != nil || existing != nil {
+				continue // an update keeps the identities it has
+			}
+			if signer == nil {
+				var err error
+				if signer, err = s.keyring.signer(snap, time.Now()); err != nil {
+					return
+				}
+			}
+			// Never write into a map the scheduler may share with a
+			// stored alloc.
+			a.SignedIdentities = maps.Clone(a.SignedIdentities)
+			if err := signer.signAlloc(job, a); err != nil {
+				return
+			}
+		}
+	}
+}
+
 type placement struct {
 	planned, write, existing *structs.Allocation
 }

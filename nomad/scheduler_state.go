@@ -22,7 +22,7 @@ func (s *snapshotState) AllocsByJob(ns, jobID string) ([]*structs.Allocation, er
 	return s.snap.AllocsByJob(nil, ns, jobID, true)
 }
 func (s *snapshotState) AllocsByNode(nodeID string) ([]*structs.Allocation, error) {
-	return s.snap.AllocsByNode(nil, nodeID)
+	return s.snap.AllocsByNodeTerminal(nil, nodeID, false)
 }
 func (s *snapshotState) EvalByID(id string) (*structs.Evaluation, error) {
 	return s.snap.EvalByID(nil, id)

@@ -202,6 +202,13 @@ func (s *Server) setupRPC() error {
 	return nil
 }
 
+// A dev server's Raft log compaction: entries kept after a snapshot, and
+// how often the snapshot threshold is checked.
+const (
+	devRaftTrailingLogs     = 1024
+	devRaftSnapshotInterval = 5 * time.Second
+)
+
 func (s *Server) setupRaft() error {
 	s.raftTransport = raft.NewNetworkTransportWithLogger(s.raftLayer, 3, s.config.RaftTimeout, s.logger.Named("raft-net"))
 
@@ -219,6 +226,13 @@ func (s *Server) setupRaft() error {
 		conf.HeartbeatTimeout = 200 * time.Millisecond
 		conf.ElectionTimeout = 200 * time.Millisecond
 		conf.LeaderLeaseTimeout = 100 * time.Millisecond
+		// Its log lives in memory and no follower ever needs old entries
+		// to catch up: compact it often, or a burst of jobs leaves
+		// thousands of encoded entries (tens of MB) held until the
+		// default 8,192-entry threshold is checked, every two minutes.
+		conf.TrailingLogs = min(conf.TrailingLogs, devRaftTrailingLogs)
+		conf.SnapshotThreshold = min(conf.SnapshotThreshold, devRaftTrailingLogs)
+		conf.SnapshotInterval = min(conf.SnapshotInterval, devRaftSnapshotInterval)
 	}
 	if d := s.config.RaftHeartbeatTimeout; d > 0 {
 		conf.HeartbeatTimeout = d

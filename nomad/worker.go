@@ -34,9 +34,11 @@ type worker struct {
 	started    time.Time
 	workload   atomic.Value // string
 
-	// The eval being processed and its broker token.
+	// The eval being processed, its broker token, and the snapshot the
+	// scheduler works on.
 	eval  *structs.Evaluation
 	token string
+	snap  *state.StateSnapshot
 
 	// ctx is the context of run: the scheduler's calls back into the
 	// worker (SubmitPlan) end with it.
@@ -100,6 +102,8 @@ func (w *worker) process(ctx context.Context, eval *structs.Evaluation) error {
 	if err != nil {
 		return err
 	}
+	w.snap = snap
+	defer func() { w.snap = nil }()
 	var sched scheduler.Scheduler
 	if eval.Type == structs.JobTypeCore {
 		sched = newCoreScheduler(w.srv, snap)
@@ -146,6 +150,9 @@ func (w *worker) SubmitPlan(plan *structs.Plan) (*structs.PlanResult, scheduler.
 	if err := w.srv.evalBroker.PauseNackTimeout(plan.EvalID, w.token); err == nil {
 		defer func() { _ = w.srv.evalBroker.ResumeNackTimeout(plan.EvalID, w.token) }()
 	}
+	if w.snap != nil {
+		w.srv.presignPlan(w.snap, plan)
+	}
 	future, err := w.srv.planQueue.Enqueue(plan)
 	if err != nil {
 		return nil, nil, err
@@ -165,6 +172,7 @@ func (w *worker) SubmitPlan(plan *structs.Plan) (*structs.PlanResult, scheduler.
 	if err != nil {
 		return result, nil, err
 	}
+	w.snap = snap
 	return result, &snapshotState{snap: snap}, nil
 }
 

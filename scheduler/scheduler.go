@@ -25,7 +25,10 @@ type State interface {
 	Nodes() ([]*structs.Node, error)
 	// AllocsByJob returns every allocation of the job, terminal ones too.
 	AllocsByJob(namespace, jobID string) ([]*structs.Allocation, error)
-	// AllocsByNode returns every allocation on the node, terminal ones too.
+	// AllocsByNode returns the allocations on the node that are not
+	// terminal; it may return terminal ones too (the scheduler skips
+	// them). Answering from an index of live allocations keeps a
+	// placement's cost from growing with every alloc the node ever ran.
 	AllocsByNode(nodeID string) ([]*structs.Allocation, error)
 	EvalByID(id string) (*structs.Evaluation, error)
 	SchedulerConfig() (*structs.SchedulerConfiguration, error)

@@ -152,6 +152,31 @@ func (d *DB) PutAlloc(a *structs.Allocation) error {
 	})
 }
 
+// PutAllocs stores many allocs in one transaction, so one fsync covers
+// them all.
+func (d *DB) PutAllocs(allocs []*structs.Allocation) error {
+	bufs := make([][]byte, len(allocs))
+	for i, a := range allocs {
+		buf, err := encode(a)
+		if err != nil {
+			return fmt.Errorf("store alloc %s: %w", a.ID, err)
+		}
+		bufs[i] = buf
+	}
+	return d.db.Update(func(tx *bolt.Tx) error {
+		for i, a := range allocs {
+			b, err := allocBucket(tx, a.ID)
+			if err != nil {
+				return err
+			}
+			if err := b.Put(keyAlloc, bufs[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 // PutAllocRunnerState stores the runner's own state.
 func (d *DB) PutAllocRunnerState(allocID string, s *AllocRunnerState) error {
 	buf, err := encode(s)
