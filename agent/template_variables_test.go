@@ -63,6 +63,32 @@ func waitLog(t *testing.T, a *Agent, c *api.Client, token, jobID, want string) *
 	return alloc
 }
 
+// eventsOf waits until the main task of the alloc has at least n events
+// that pick names, and returns those names.
+func eventsOf(t *testing.T, c *api.Client, allocID string, n int, pick func(*api.TaskEvent) string) []string {
+	t.Helper()
+	var out []string
+	must.Wait(t, wait.InitialSuccess(wait.Timeout(30*time.Second), wait.Gap(100*time.Millisecond), wait.ErrorFunc(func() error {
+		alloc, _, err := c.Allocations().Info(allocID, nil)
+		if err != nil {
+			return err
+		}
+		out = nil
+		if ts := alloc.TaskStates["main"]; ts != nil {
+			for _, e := range ts.Events {
+				if name := pick(e); name != "" {
+					out = append(out, name)
+				}
+			}
+		}
+		if len(out) < n {
+			return fmt.Errorf("%d of %d events so far: %v", len(out), n, out)
+		}
+		return nil
+	})))
+	return out
+}
+
 // Templates read Nomad Variables through the task's workload identity
 // (ACLs on, no token in the job): a changed variable renders the
 // template again and its change_mode restarts or signals the real
@@ -88,15 +114,18 @@ func TestTemplate_NomadVariables(t *testing.T) {
 		waitLog(t, a, root, token, "var-signal", "greeting=one listed=nomad/jobs/var-signal,\n")
 		set("nomad/jobs/var-signal", "greeting", "two")
 		alloc := waitLog(t, a, root, token, "var-signal", "greeting=two listed=nomad/jobs/var-signal,\n")
-		ts := alloc.TaskStates["main"]
-		must.Eq(t, uint64(0), ts.Restarts)
-		var reasons []string
-		for _, e := range ts.Events {
+		// The task prints before the client's batched update carries the
+		// event to the server: wait for it.
+		reasons := eventsOf(t, root, alloc.ID, 1, func(e *api.TaskEvent) string {
 			if e.Type == api.TaskSignaling {
-				reasons = append(reasons, e.TaskSignal+": "+e.TaskSignalReason)
+				return e.TaskSignal + ": " + e.TaskSignalReason
 			}
-		}
+			return ""
+		})
 		must.Eq(t, []string{"SIGHUP: Template re-rendered"}, reasons)
+		full, _, err := root.Allocations().Info(alloc.ID, nil)
+		must.NoError(t, err)
+		must.Eq(t, uint64(0), full.TaskStates["main"].Restarts)
 	})
 	t.Run("restart", func(t *testing.T) {
 		t.Parallel()
@@ -107,15 +136,16 @@ func TestTemplate_NomadVariables(t *testing.T) {
 		waitLog(t, a, root, token, "var-restart", "greeting=one\n")
 		set("nomad/jobs/var-restart/g/main", "greeting", "two")
 		alloc := waitLog(t, a, root, token, "var-restart", "greeting=one\ngreeting=two\n")
-		ts := alloc.TaskStates["main"]
-		must.Eq(t, uint64(1), ts.Restarts)
-		var reasons []string
-		for _, e := range ts.Events {
+		reasons := eventsOf(t, root, alloc.ID, 1, func(e *api.TaskEvent) string {
 			if e.Type == api.TaskRestartSignal {
-				reasons = append(reasons, e.RestartReason)
+				return e.RestartReason
 			}
-		}
+			return ""
+		})
 		must.Eq(t, []string{"Template with change_mode restart re-rendered"}, reasons)
+		full, _, err := root.Allocations().Info(alloc.ID, nil)
+		must.NoError(t, err)
+		must.Eq(t, uint64(1), full.TaskStates["main"].Restarts)
 	})
 	t.Run("foreign path refused", func(t *testing.T) {
 		t.Parallel()
