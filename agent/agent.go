@@ -122,6 +122,12 @@ func (a *Agent) serverConfig() (*nomad.Config, error) {
 	sc.ACLTokenMinExpirationTTL = cfg.ACL.TokenMinExpirationTTL
 	sc.ACLTokenMaxExpirationTTL = cfg.ACL.TokenMaxExpirationTTL
 	sc.Region = cfg.Region
+	if ci := cfg.Server.ClientIntroduction; ci != nil {
+		if err := ci.Validate(); err != nil {
+			return nil, err
+		}
+		sc.NodeIntroduction = ci
+	}
 	sc.Datacenter = cfg.Datacenter
 	sc.DevMode = cfg.DevMode
 	sc.DataDir = cfg.DataDir

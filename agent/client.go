@@ -91,6 +91,7 @@ func newNodeClient(a *Agent, rpc RPCer, servers []string, dataDir string) (NodeC
 		Datacenter: cfg.Datacenter,
 		NodePool:   cfg.Client.NodePool,
 		NodeClass:  cfg.Client.NodeClass,
+		IntroToken: cfg.Client.IntroToken,
 		Meta:       cfg.Client.Meta,
 		Region:     cfg.Region,
 		HTTPAddr:   httpAddr,

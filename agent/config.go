@@ -124,6 +124,11 @@ type ServerConfig struct {
 	// at bootstrap, including the batch queue settings.
 	DefaultSchedulerConfig *structs.SchedulerConfiguration
 
+	// ClientIntroduction is the client_introduction block: enforcement
+	// of introduction tokens on node registration and the lifetime of
+	// the tokens this server mints. nil means Nomad's defaults.
+	ClientIntroduction *structs.NodeIntroductionConfig
+
 	// EncryptKey is server.encrypt (or -encrypt): the base64 gossip key
 	// that seeds the serf keyring on first start. A secret, so it never
 	// shows in /v1/agent/self, as in Nomad.
@@ -161,6 +166,13 @@ type ClientConfig struct {
 	SimNodes        int
 	SimNodeCPU      int
 	SimNodeMemoryMB int
+
+	// IntroToken is the client introduction token the node sends on its
+	// first registration. As in Nomad it is not an HCL key: it comes from
+	// -client-intro-token, NOMAD_CLIENT_INTRO_TOKEN or the file
+	// intro_token.jwt in the client's state directory. A secret, so it
+	// never shows in /v1/agent/self.
+	IntroToken string `json:"-"`
 }
 
 // PluginConfig is one plugin "<name>" { config { ... } } block.
@@ -286,6 +298,13 @@ func (c *Config) Validate() error {
 	}
 	if c.Server.BootstrapExpect < 0 {
 		errs.Add(fmt.Errorf("server.bootstrap_expect %d is not allowed: must not be negative", c.Server.BootstrapExpect))
+	}
+	if ci := c.Server.ClientIntroduction; ci != nil {
+		if err := ci.Validate(); err != nil {
+			for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+				errs.Add(fmt.Errorf("server.%w", e))
+			}
+		}
 	}
 	if s := c.Server.DefaultSchedulerConfig; s != nil {
 		if err := s.Validate(); err != nil {

@@ -127,6 +127,18 @@ func (d *cfgDecoder) server(b *hcl.Block, s *ServerConfig) {
 			"server_join": block(func(b *hcl.Block) {
 				d.decode(b.Body, section{path: "server.server_join", attrs: join("server.server_join"), ignored: []string{"start_join"}})
 			}),
+			"client_introduction": block(func(b *hcl.Block) {
+				if s.ClientIntroduction == nil {
+					s.ClientIntroduction = structs.DefaultNodeIntroductionConfig()
+				}
+				ci := s.ClientIntroduction
+				p := "server.client_introduction"
+				d.decode(b.Body, section{path: p, attrs: map[string]setter{
+					"enforcement":          d.str(p+".enforcement", &ci.Enforcement),
+					"default_identity_ttl": d.duration(p+".default_identity_ttl", &ci.DefaultIdentityTTL),
+					"max_identity_ttl":     d.duration(p+".max_identity_ttl", &ci.MaxIdentityTTL),
+				}})
+			}),
 			"default_scheduler_config": block(func(b *hcl.Block) {
 				if s.DefaultSchedulerConfig == nil {
 					s.DefaultSchedulerConfig = structs.DefaultSchedulerConfiguration()
@@ -144,7 +156,7 @@ func (d *cfgDecoder) server(b *hcl.Block, s *ServerConfig) {
 			"upgrade_version", "license_path", "plan_rejection_tracker", "raft_boltdb", "raft_logstore", "search",
 			"job_max_priority", "job_default_priority", "job_max_source_size", "job_tracked_versions",
 			"deployment_query_rate_limit", "license_env",
-			"node_threshold", "client_introduction", "oidc_issuer", "raft_snapshot_threshold", "raft_snapshot_interval",
+			"node_threshold", "oidc_issuer", "raft_snapshot_threshold", "raft_snapshot_interval",
 			"raft_trailing_logs",
 		},
 	})

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/shoenig/test/must"
+
+	"github.com/nomadq/nomadq/structs"
 )
 
 func writeConfig(t *testing.T, dir, name, body string) string {
@@ -111,6 +113,17 @@ func TestParseConfig_Errors(t *testing.T) {
 	must.NoError(t, ParseConfig(cfg, "x.hcl", []byte("server {\n enabled = true\n default_scheduler_config {\n  batch_queue { order = \"lifo\" }\n }\n}\n"), nil))
 	must.ErrorContains(t, cfg.Validate(), `BatchQueue.Order "lifo" is not allowed`)
 	must.ErrorContains(t, DefaultConfig().Validate(), "must specify either server, client or dev mode")
+
+	cfg = DefaultConfig()
+	must.NoError(t, ParseConfig(cfg, "x.hcl", []byte("data_dir = \"data\"\nserver {\n enabled = true\n client_introduction {\n  enforcement = \"strict\"\n  max_identity_ttl = \"1h\"\n }\n}\n"), nil))
+	must.Eq(t, &structs.NodeIntroductionConfig{Enforcement: "strict", DefaultIdentityTTL: 5 * time.Minute, MaxIdentityTTL: time.Hour}, cfg.Server.ClientIntroduction)
+	must.NoError(t, cfg.Validate())
+	cfg = DefaultConfig()
+	must.NoError(t, ParseConfig(cfg, "x.hcl", []byte("server {\n enabled = true\n client_introduction {\n  enforcement = \"loose\"\n  max_identity_ttl = \"1m\"\n }\n}\n"), nil))
+	err := cfg.Validate()
+	must.ErrorContains(t, err, `server.client_introduction.enforcement "loose": must be one of none, warn, strict`)
+	must.ErrorContains(t, err, "server.client_introduction.max_identity_ttl 1m0s: must not be less than default_identity_ttl 5m0s")
+	must.ErrorContains(t, ParseConfig(DefaultConfig(), "x.hcl", []byte("server {\n client_introduction {\n  enforce = \"strict\"\n }\n}\n"), nil), `unknown config key "server.client_introduction.enforce"`)
 }
 
 // TestParseConfig_JSONMatchesHCL decodes the same settings written in

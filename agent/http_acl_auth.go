@@ -267,8 +267,23 @@ func (h *httpHandler) aclOIDCRequest(w http.ResponseWriter, r *http.Request) (an
 	return nil, codedErr(http.StatusBadRequest, "%s: OIDC login is not supported by nomadq; log in with a JWT auth method through PUT /v1/acl/login (nomad login -type=JWT)", r.URL.Path)
 }
 
-// aclIdentityRequest answers /v1/acl/identity/...: client introduction
-// tokens are not implemented.
+// aclIdentityRequest answers /v1/acl/identity/...: PUT (or POST)
+// client-introduction-token mints a client introduction token.
 func (h *httpHandler) aclIdentityRequest(w http.ResponseWriter, r *http.Request) (any, error) {
-	return nil, codedErr(http.StatusNotImplemented, "%s is not supported by nomadq: client introduction tokens are not implemented", r.URL.Path)
+	if strings.TrimPrefix(r.URL.Path, "/v1/acl/identity/") != "client-introduction-token" {
+		return nil, codedErr(http.StatusNotFound, "%s: no such endpoint; /v1/acl/identity/ has client-introduction-token", r.URL.Path)
+	}
+	if !isWrite(r) {
+		return nil, methodNotAllowed()
+	}
+	var args structs.ACLCreateClientIntroductionTokenRequest
+	if err := decodeBody(r, &args); err != nil {
+		return nil, err
+	}
+	h.parseWrite(r, &args.WriteRequest)
+	var reply structs.ACLCreateClientIntroductionTokenResponse
+	if err := h.agent.rpc("ACL.CreateClientIntroductionToken", &args, &reply); err != nil {
+		return nil, rpcError(err)
+	}
+	return &reply, nil
 }

@@ -161,9 +161,10 @@ func httpRules() map[string]httpRule {
 		"/v1/deployments": nsFromQuery(acl.NamespaceCapabilityReadJob),
 		"/v1/deployment/": nsFromQuery(acl.NamespaceCapabilityReadJob),
 		// OIDC login is refused to everyone alike, before any token
-		// matters; client introduction is not implemented.
+		// matters. Minting a client introduction token needs node
+		// write, which the RPC checks.
 		"/v1/acl/oidc/":     httpPublic,
-		"/v1/acl/identity/": needACL((*acl.ACL).IsManagement),
+		"/v1/acl/identity/": byRPC,
 	}
 	for _, p := range []string{
 		"/v1/jobs", "/v1/jobs/statuses", "/v1/job/", "/v1/evaluations", "/v1/evaluations/count", "/v1/evaluation/",

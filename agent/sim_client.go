@@ -27,6 +27,7 @@ func newSimClient(a *Agent, rpc RPCer, servers []string) (NodeClient, error) {
 		Datacenter: cfg.Datacenter,
 		NodePool:   cfg.Client.NodePool,
 		NodeClass:  cfg.Client.NodeClass,
+		IntroToken: cfg.Client.IntroToken,
 		Meta:       cfg.Client.Meta,
 		Version:    client.Version,
 		CPU:        int64(cfg.Client.SimNodeCPU),

@@ -66,6 +66,13 @@ func NewClient(cfg Config) (*Client, error) {
 			return nil, fmt.Errorf("client: %w", err)
 		}
 	}
+	if cfg.IntroToken == "" {
+		tok, err := readIntroToken(cfg.StateDir)
+		if err != nil {
+			return nil, err
+		}
+		cfg.IntroToken = tok
+	}
 	db, err := state.Open(filepath.Join(cfg.StateDir, "state.db"))
 	if err != nil {
 		return nil, err

@@ -24,6 +24,11 @@ type Config struct {
 	// StateDir holds the state DB; default <DataDir>/client.
 	StateDir string
 
+	// IntroToken is the client introduction token (a JWT a server
+	// minted) sent on registration; "" means the file intro_token.jwt in
+	// StateDir when it exists, else none.
+	IntroToken string
+
 	// NodeName defaults to the hostname.
 	NodeName string
 	// Datacenter defaults to "dc1".

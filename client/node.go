@@ -59,7 +59,13 @@ func isUnknownNode(err error) bool {
 
 // register sends the node to the servers.
 func (c *Client) register() bool {
-	req := &structs.NodeRegisterRequest{Node: c.node, WriteRequest: structs.WriteRequest{Region: c.cfg.Region, AuthToken: c.node.SecretID}}
+	// A node introduces itself with its introduction token when it has
+	// one; servers that know the node check its secret instead.
+	auth := c.node.SecretID
+	if c.cfg.IntroToken != "" {
+		auth = c.cfg.IntroToken
+	}
+	req := &structs.NodeRegisterRequest{Node: c.node, WriteRequest: structs.WriteRequest{Region: c.cfg.Region, AuthToken: auth}}
 	var resp structs.NodeUpdateResponse
 	ctx, cancel := context.WithTimeout(c.ctx, 30*time.Second)
 	defer cancel()

@@ -54,6 +54,9 @@ func runAgent(args []string, s Streams) int {
 		servers   stringList
 		encrypt   string
 		simNodes  int
+		// introToken is -client-intro-token; NOMAD_CLIENT_INTRO_TOKEN
+		// overrides it, as in Nomad.
+		introToken string
 	)
 	fs := newFlagSet("agent", s.Stderr, agentUsage)
 	fs.Var(&configs, "config", "A config file or directory to load (repeatable; later ones override)")
@@ -74,6 +77,7 @@ func runAgent(args []string, s Streams) int {
 	fs.Var(&join, "retry-join", "A server's serf address to join (repeatable)")
 	fs.Var(&servers, "servers", "A server's RPC address for the client (repeatable)")
 	fs.StringVar(&encrypt, "encrypt", "", "The servers' gossip encryption key (base64; see nomad operator gossip keyring generate)")
+	fs.StringVar(&introToken, "client-intro-token", "", "The client introduction token sent on the node's first registration (NOMAD_CLIENT_INTRO_TOKEN overrides it)")
 	fs.IntVar(&simNodes, "sim-nodes", 0, "Run this many simulated nodes (mock_driver only) instead of the client (nomadq only; see client.sim_nodes)")
 	if err := fs.Parse(args); err != nil {
 		return 1
@@ -138,6 +142,12 @@ func runAgent(args []string, s Streams) int {
 	}
 	if encrypt != "" {
 		cfg.Server.EncryptKey = encrypt
+	}
+	if introToken != "" {
+		cfg.Client.IntroToken = introToken
+	}
+	if tok, ok := os.LookupEnv("NOMAD_CLIENT_INTRO_TOKEN"); ok {
+		cfg.Client.IntroToken = tok
 	}
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name == "sim-nodes" {

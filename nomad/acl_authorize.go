@@ -247,6 +247,8 @@ var rpcRules = map[string]rule{
 	"ACL.ListBindingRules": management, "ACL.GetBindingRule": management,
 	"ACL.UpsertBindingRules": management, "ACL.DeleteBindingRules": management,
 	"ACL.Login": public,
+	// A token that may write nodes may introduce new ones, as in Nomad.
+	"ACL.CreateClientIntroductionToken": nodeWrite,
 }
 
 // nsAnyNamed: any capability in the namespace the call names (reading a
@@ -373,7 +375,7 @@ var forwardedRPCs = map[string]bool{
 	"ACL.UpsertAuthMethods": true, "ACL.UpsertBindingRules": true, "ACL.DeletePolicies": true, "ACL.DeleteRolesByID": true, "ACL.DeleteTokens": true,
 	"ACL.ExchangeOneTimeToken": true, "ACL.GetPolicy": true, "ACL.GetRoleByID": true, "ACL.GetRoleByName": true,
 	"ACL.GetToken": true, "ACL.ListPolicies": true, "ACL.ListRoles": true, "ACL.ListTokens": true,
-	"ACL.UpsertOneTimeToken": true, "ACL.UpsertPolicies": true, "ACL.UpsertRoles": true,
+	"ACL.CreateClientIntroductionToken": true, "ACL.UpsertOneTimeToken": true, "ACL.UpsertPolicies": true, "ACL.UpsertRoles": true,
 	"ACL.UpsertTokens": true, "Alloc.Get": true, "Alloc.GetAllocs": true, "Alloc.List": true, "Alloc.Stop": true,
 	"Eval.Allocations": true, "Eval.Delete": true, "Eval.Get": true, "Eval.List": true, "Job.Allocations": true,
 	"Job.Deregister": true, "Job.Dispatch": true, "Job.Evaluate": true, "Job.Evaluations": true, "Job.Get": true,

@@ -22,6 +22,11 @@ type Config struct {
 	ACLTokenMinExpirationTTL time.Duration
 	ACLTokenMaxExpirationTTL time.Duration
 
+	// NodeIntroduction is the client_introduction block: how node
+	// registrations without a valid introduction token are treated and
+	// how long minted tokens live.
+	NodeIntroduction *structs.NodeIntroductionConfig
+
 	// NodeName names the server in serf and Raft; unique in the cluster.
 	NodeName   string
 	Region     string
@@ -137,6 +142,7 @@ type Config struct {
 func DefaultConfig() *Config {
 	return &Config{
 		NodeName:                 "server",
+		NodeIntroduction:         structs.DefaultNodeIntroductionConfig(),
 		Region:                   structs.DefaultRegion,
 		Datacenter:               "dc1",
 		RPCAddr:                  &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 4647},

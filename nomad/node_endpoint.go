@@ -67,6 +67,14 @@ func (n *Node) Register(args *structs.NodeRegisterRequest, reply *structs.NodeUp
 	if existing != nil && existing.SecretID != node.SecretID {
 		return fmt.Errorf("node secret ID does not match the registered node %s", node.ID)
 	}
+	// A node new to the cluster must introduce itself as the
+	// client_introduction block demands; a known one proved itself with
+	// its secret above.
+	if existing == nil {
+		if err := n.introductionAllowed(node, args.AuthToken); err != nil {
+			return err
+		}
+	}
 	_, index, err := n.srv.raftApply(structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: node, NodeEvent: args.NodeEvent})
 	if err != nil {
 		return err

@@ -79,7 +79,7 @@ func (s *Sim) nodeFor(n *node) *structs.Node {
 // register registers n (a worker runs it), then arms its heartbeat; on
 // failure it tries again after the retry interval.
 func (s *Sim) register(n *node) {
-	req := &structs.NodeRegisterRequest{Node: s.nodeFor(n), WriteRequest: structs.WriteRequest{Region: s.cfg.Region, AuthToken: n.secret}}
+	req := &structs.NodeRegisterRequest{Node: s.nodeFor(n), WriteRequest: structs.WriteRequest{Region: s.cfg.Region, AuthToken: s.registerAuth(n)}}
 	var resp structs.NodeUpdateResponse
 	if err := s.call("Node.Register", req, &resp); err != nil {
 		if s.ctx.Err() != nil {
@@ -102,7 +102,7 @@ func (s *Sim) register(n *node) {
 
 // reregister registers a node the servers forgot; it is counted once.
 func (s *Sim) reregister(n *node) {
-	req := &structs.NodeRegisterRequest{Node: s.nodeFor(n), WriteRequest: structs.WriteRequest{Region: s.cfg.Region, AuthToken: n.secret}}
+	req := &structs.NodeRegisterRequest{Node: s.nodeFor(n), WriteRequest: structs.WriteRequest{Region: s.cfg.Region, AuthToken: s.registerAuth(n)}}
 	var resp structs.NodeUpdateResponse
 	if err := s.call("Node.Register", req, &resp); err != nil {
 		if s.ctx.Err() == nil {
@@ -152,4 +152,14 @@ func ttlOrDefault(ttl time.Duration) time.Duration {
 		return 10 * time.Second
 	}
 	return ttl
+}
+
+// registerAuth is the token a node registers with: the introduction
+// token when there is one (servers that know the node check its secret
+// in the node itself), else the node's secret.
+func (s *Sim) registerAuth(n *node) string {
+	if s.cfg.IntroToken != "" {
+		return s.cfg.IntroToken
+	}
+	return n.secret
 }

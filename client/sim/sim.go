@@ -43,6 +43,9 @@ type Config struct {
 	NodePool   string
 	NodeClass  string
 	Meta       map[string]string
+	// IntroToken is the client introduction token every node sends on
+	// registration ("" for none); one naming no node name fits them all.
+	IntroToken string
 	// Version is the nomad.version attribute.
 	Version string
 

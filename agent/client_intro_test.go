@@ -1,0 +1,179 @@
+package agent
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/nomad/api"
+	"github.com/shoenig/test/must"
+	"github.com/shoenig/test/wait"
+
+	"github.com/nomadq/nomadq/structs"
+)
+
+// introLog is an agent's log output that a test reads while it grows.
+type introLog struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *introLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *introLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// waitIntroLog waits until the log holds every one of parts on one line.
+func waitIntroLog(t *testing.T, l *introLog, parts ...string) {
+	t.Helper()
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
+		for _, line := range strings.Split(l.String(), "\n") {
+			all := true
+			for _, p := range parts {
+				all = all && strings.Contains(line, p)
+			}
+			if all {
+				return true
+			}
+		}
+		return false
+	}), wait.Timeout(30*time.Second), wait.Gap(50*time.Millisecond)), must.Sprint(parts, "\n", l.String()))
+}
+
+// introServer starts a server-only agent with ACLs on and the given
+// client_introduction block; it returns the agent, a management client
+// and the server's log.
+func introServer(t *testing.T, ci *structs.NodeIntroductionConfig) (*Agent, *api.Client, *introLog) {
+	t.Helper()
+	log := &introLog{}
+	srv, err := StartLocal(func(c *Config) {
+		c.Client.Enabled = false
+		c.ACL.Enabled = true
+		c.Server.ClientIntroduction = ci
+	}, log, 10*time.Second)
+	must.NoError(t, err)
+	t.Cleanup(func() { _ = srv.ShutdownKillingTasks() })
+	c := apiClient(t, srv)
+	root, _, err := c.ACLTokens().Bootstrap(nil)
+	must.NoError(t, err)
+	c.SetSecretID(root.SecretID)
+	return srv, c, log
+}
+
+// introClient starts a client-only agent named name against srv without
+// waiting for its node to register; tokenFile, when set, is written to
+// intro_token.jwt in its state directory first.
+func introClient(t *testing.T, srv *Agent, name, token, tokenFile string) *introLog {
+	t.Helper()
+	cfg := DevConfig()
+	cfg.Name = name
+	cfg.Ports = &Ports{}
+	cfg.LogLevel = "WARN"
+	cfg.DevMode = false
+	cfg.Server.Enabled = false
+	cfg.DataDir = t.TempDir()
+	cfg.Client.Servers = []string{srv.RPCAddr()}
+	cfg.Client.IntroToken = token
+	if tokenFile != "" {
+		must.NoError(t, os.MkdirAll(filepath.Join(cfg.DataDir, "client"), 0o755))
+		must.NoError(t, os.WriteFile(filepath.Join(cfg.DataDir, "client", "intro_token.jwt"), []byte(tokenFile+"\n"), 0o600))
+	}
+	log := &introLog{}
+	a, err := New(cfg, log)
+	must.NoError(t, err)
+	t.Cleanup(func() { _ = a.ShutdownKillingTasks() })
+	return log
+}
+
+func introNodeNames(t *testing.T, c *api.Client) []string {
+	t.Helper()
+	nodes, _, err := c.Nodes().List(nil)
+	must.NoError(t, err)
+	var names []string
+	for _, n := range nodes {
+		names = append(names, n.Name)
+	}
+	return names
+}
+
+func waitIntroNode(t *testing.T, c *api.Client, name string) {
+	t.Helper()
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
+		nodes, _, err := c.Nodes().List(nil)
+		if err != nil {
+			return false
+		}
+		for _, n := range nodes {
+			if n.Name == name && n.Status == "ready" {
+				return true
+			}
+		}
+		return false
+	}), wait.Timeout(30*time.Second), wait.Gap(50*time.Millisecond)))
+}
+
+// TestClientIntroduction_Strict: a token minted over HTTP lets a client
+// register under strict enforcement (from the file in its state
+// directory); no token, an expired one and one for another node name are
+// refused, and those nodes never appear.
+func TestClientIntroduction_Strict(t *testing.T) {
+	srv, c, _ := introServer(t, &structs.NodeIntroductionConfig{
+		Enforcement: "strict", DefaultIdentityTTL: 5 * time.Minute, MaxIdentityTTL: 30 * time.Minute,
+	})
+
+	// Minting needs node write.
+	anon := apiClient(t, srv)
+	_, _, err := anon.ACLIdentity().CreateClientIntroductionToken(&api.ACLIdentityClientIntroductionTokenRequest{}, nil)
+	must.ErrorContains(t, err, "403")
+	_, _, err = c.ACLIdentity().CreateClientIntroductionToken(&api.ACLIdentityClientIntroductionTokenRequest{NodePool: "all"}, nil)
+	must.ErrorContains(t, err, "NodePool")
+
+	mint := func(req api.ACLIdentityClientIntroductionTokenRequest) string {
+		resp, _, err := c.ACLIdentity().CreateClientIntroductionToken(&req, nil)
+		must.NoError(t, err)
+		must.StrContains(t, resp.JWT, ".")
+		return resp.JWT
+	}
+	good := mint(api.ACLIdentityClientIntroductionTokenRequest{NodeName: "intro-good"})
+	other := mint(api.ACLIdentityClientIntroductionTokenRequest{NodeName: "someone-else"})
+	expired := mint(api.ACLIdentityClientIntroductionTokenRequest{TTL: time.Nanosecond})
+
+	introClient(t, srv, "intro-good", "", good)
+	noneLog := introClient(t, srv, "intro-none", "", "")
+	otherLog := introClient(t, srv, "intro-other", other, "")
+	time.Sleep(1100 * time.Millisecond) // the 1ns token's whole-second expiry passes
+	expiredLog := introClient(t, srv, "intro-expired", expired, "")
+
+	waitIntroNode(t, c, "intro-good")
+	waitIntroLog(t, noneLog, "node registration failed", "enforcement is strict")
+	waitIntroLog(t, otherLog, "node registration failed", "someone-else", "403")
+	waitIntroLog(t, expiredLog, "node registration failed", "expired")
+	must.Eq(t, []string{"intro-good"}, introNodeNames(t, c))
+}
+
+// TestClientIntroduction_Warn: under Nomad's default (warn) a client
+// without a token registers and the server logs it; a token for another
+// node name is still refused.
+func TestClientIntroduction_Warn(t *testing.T) {
+	srv, c, srvLog := introServer(t, nil)
+	other, _, err := c.ACLIdentity().CreateClientIntroductionToken(&api.ACLIdentityClientIntroductionTokenRequest{NodeName: "someone-else"}, nil)
+	must.NoError(t, err)
+
+	introClient(t, srv, "intro-plain", "", "")
+	otherLog := introClient(t, srv, "intro-other", other.JWT, "")
+	waitIntroNode(t, c, "intro-plain")
+	waitIntroLog(t, srvLog, "node registration without introduction token", "enforcement_level=warn", "node_name=intro-plain")
+	waitIntroLog(t, otherLog, "node registration failed", "someone-else", "403")
+	must.Eq(t, []string{"intro-plain"}, introNodeNames(t, c))
+}
