@@ -20,7 +20,7 @@ func TestPresignPlan_SignsNewPlacementsOnly(t *testing.T) {
 	key, err := newRootKey(time.Now())
 	must.NoError(t, err)
 	must.NoError(t, st.UpsertRootKey(1, key))
-	job := mockJob("presign")
+	job := identityJob("presign")
 	must.NoError(t, st.UpsertJob(2, job))
 	stored := &structs.Allocation{ID: structs.GenerateUUID(), Namespace: "default", JobID: job.ID, Job: job,
 		TaskGroup: "work", NodeID: structs.GenerateUUID(), DesiredStatus: structs.AllocDesiredStatusRun,
@@ -54,7 +54,7 @@ func TestPresignPlan_WithoutKeyLeavesItToTheApplier(t *testing.T) {
 	snap, err := st.Snapshot()
 	must.NoError(t, err)
 	a := &structs.Allocation{ID: structs.GenerateUUID(), Namespace: "default", TaskGroup: "work"}
-	plan := &structs.Plan{Job: mockJob("x"), NodeAllocation: map[string][]*structs.Allocation{"n": {a}}}
+	plan := &structs.Plan{Job: identityJob("x"), NodeAllocation: map[string][]*structs.Allocation{"n": {a}}}
 	s := &Server{keyring: newKeyring()}
 	s.presignPlan(snap, plan)
 	must.MapEmpty(t, a.SignedIdentities)

@@ -124,9 +124,11 @@ type workloadClaims struct {
 	jwt.Claims
 }
 
-// signAlloc gives every task of the alloc's group that has none a signed
-// default identity. Tasks keep an identity they already have, so an
-// in-place update does not change a running task's token.
+// signAlloc gives every task of the alloc's group that can use an identity
+// (Task.UsesWorkloadIdentity) and has none a signed default identity.
+// Tasks keep an identity they already have, so an in-place update does
+// not change a running task's token, and an update that gives a task a
+// template or an identity block signs the identity it now needs.
 func (s *identitySigner) signAlloc(job *structs.Job, a *structs.Allocation) error {
 	tg := job.LookupTaskGroup(a.TaskGroup)
 	if tg == nil {
@@ -134,7 +136,7 @@ func (s *identitySigner) signAlloc(job *structs.Job, a *structs.Allocation) erro
 	}
 	now := jwt.NewNumericDate(s.now)
 	for _, task := range tg.Tasks {
-		if _, ok := a.SignedIdentities[task.Name]; ok {
+		if _, ok := a.SignedIdentities[task.Name]; ok || !task.UsesWorkloadIdentity() {
 			continue
 		}
 		claims := workloadClaims{
@@ -201,7 +203,7 @@ func (s *Server) presignPlan(snap *state.StateSnapshot, plan *structs.Plan) {
 			if job == nil {
 				job = plan.Job
 			}
-			if job == nil {
+			if !groupUsesIdentity(job, a.TaskGroup) {
 				continue
 			}
 			if existing, err := snap.AllocByID(nil, a.ID); err != nil || existing != nil {
@@ -223,22 +225,35 @@ func (s *Server) presignPlan(snap *state.StateSnapshot, plan *structs.Plan) {
 	}
 }
 
+// groupUsesIdentity reports whether any task of the job's group can use
+// a workload identity; a nil job or an unknown group reports false.
+func groupUsesIdentity(job *structs.Job, group string) bool {
+	if job == nil {
+		return false
+	}
+	tg := job.LookupTaskGroup(group)
+	if tg == nil {
+		return false
+	}
+	for _, task := range tg.Tasks {
+		if task.UsesWorkloadIdentity() {
+			return true
+		}
+	}
+	return false
+}
+
 type placement struct {
 	planned, write, existing *structs.Allocation
 }
 
-// signIdentities gives every task of the plan's placements a signed
-// identity. A stored alloc keeps the identities it has. Signing costs about
-// a millisecond per task and holds up the plan applier, so a plan's
-// signatures are made in parallel, one worker per CPU.
+// signIdentities gives every task of the plan's placements that can use
+// one a signed identity. A stored alloc keeps the identities it has.
+// Signing costs about a millisecond per task and holds up the plan
+// applier, so a plan's signatures are made in parallel, one worker per
+// CPU; a plan none of whose tasks use an identity needs no root key.
 func (s *Server) signIdentities(snap *state.StateSnapshot, plan *structs.Plan, placements []placement) error {
-	if len(placements) == 0 {
-		return nil
-	}
-	signer, err := s.keyring.signer(snap, time.Now())
-	if err != nil {
-		return err
-	}
+	var todo []int
 	jobs := make([]*structs.Job, len(placements))
 	for i, p := range placements {
 		jobs[i] = p.planned.Job
@@ -249,18 +264,28 @@ func (s *Server) signIdentities(snap *state.StateSnapshot, plan *structs.Plan, p
 			return fmt.Errorf("sign identities of alloc %s: the plan carries no job", p.planned.ID)
 		}
 		keepIdentities(p.write, p.existing)
+		if groupUsesIdentity(jobs[i], p.write.TaskGroup) {
+			todo = append(todo, i)
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	signer, err := s.keyring.signer(snap, time.Now())
+	if err != nil {
+		return err
 	}
 	errs := make([]error, len(placements))
 	next := make(chan int)
 	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(placements)) {
+	for range min(runtime.GOMAXPROCS(0), len(todo)) {
 		wg.Go(func() {
 			for i := range next {
 				errs[i] = signer.signAlloc(jobs[i], placements[i].write)
 			}
 		})
 	}
-	for i := range placements {
+	for _, i := range todo {
 		next <- i
 	}
 	close(next)

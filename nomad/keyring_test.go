@@ -286,8 +286,9 @@ func keyedSnapshot(t testing.TB) (*state.StateSnapshot, *structs.RootKey) {
 func TestSignIdentities_NewAndStoredAllocs(t *testing.T) {
 	snap, key := keyedSnapshot(t)
 	s := &Server{keyring: newKeyring()}
-	job := mockJob("many")
-	job.TaskGroups[0].Tasks = append(job.TaskGroups[0].Tasks, &structs.Task{Name: "side", Driver: "mock_driver"})
+	job := identityJob("many")
+	job.TaskGroups[0].Tasks = append(job.TaskGroups[0].Tasks, &structs.Task{Name: "side", Driver: "mock_driver",
+		Templates: []*structs.Template{{EmbeddedTmpl: "x", DestPath: "local/x"}}})
 	plan := &structs.Plan{Job: job}
 
 	stored := &structs.Allocation{
@@ -334,8 +335,45 @@ func TestSignIdentities_NoKeyFailsThePlan(t *testing.T) {
 	must.NoError(t, err)
 	s := &Server{keyring: newKeyring()}
 	a := &structs.Allocation{ID: structs.GenerateUUID(), TaskGroup: "work"}
-	err = s.signIdentities(snap, &structs.Plan{Job: mockJob("x")}, []placement{{planned: a, write: a.Copy()}})
+	err = s.signIdentities(snap, &structs.Plan{Job: identityJob("x")}, []placement{{planned: a, write: a.Copy()}})
 	must.ErrorIs(t, err, errNoActiveRootKey)
+}
+
+// TestSignIdentities_OnlyTasksThatUseOne: a task with neither an identity
+// block that exposes it nor a template is signed nothing, so a plan of
+// such tasks needs no root key; in a mixed group only the task that can
+// read its identity gets one.
+func TestSignIdentities_OnlyTasksThatUseOne(t *testing.T) {
+	st, err := state.NewStateStore()
+	must.NoError(t, err)
+	keyless, err := st.Snapshot()
+	must.NoError(t, err)
+	s := &Server{keyring: newKeyring()}
+	a := &structs.Allocation{ID: structs.GenerateUUID(), Namespace: "default", TaskGroup: "work"}
+	w := a.Copy()
+	must.NoError(t, s.signIdentities(keyless, &structs.Plan{Job: mockJob("plain")}, []placement{{planned: a, write: w}}))
+	must.MapEmpty(t, w.SignedIdentities)
+	plan := &structs.Plan{Job: mockJob("plain"), NodeAllocation: map[string][]*structs.Allocation{"n": {a}}}
+	s.presignPlan(keyless, plan)
+	must.MapEmpty(t, a.SignedIdentities)
+
+	snap, _ := keyedSnapshot(t)
+	job := mockJob("mixed")
+	hidden := &structs.Task{Name: "hidden", Driver: "mock_driver", Identity: &structs.WorkloadIdentity{Name: "default"}}
+	job.TaskGroups[0].Tasks = append(job.TaskGroups[0].Tasks, hidden,
+		&structs.Task{Name: "file", Driver: "mock_driver", Identity: &structs.WorkloadIdentity{File: true}})
+	b := &structs.Allocation{ID: structs.GenerateUUID(), Namespace: "default", TaskGroup: "work"}
+	w = b.Copy()
+	must.NoError(t, s.signIdentities(snap, &structs.Plan{Job: job}, []placement{{planned: b, write: w}}))
+	must.MapLen(t, 1, w.SignedIdentities)
+	must.MapContainsKey(t, w.SignedIdentities, "file")
+}
+
+// identityJob is mockJob with its task's identity in the env.
+func identityJob(id string) *structs.Job {
+	job := mockJob(id)
+	job.TaskGroups[0].Tasks[0].Identity = &structs.WorkloadIdentity{Env: true}
+	return job
 }
 
 // BenchmarkSignIdentities measures the plan applier's signing cost for a
@@ -343,7 +381,7 @@ func TestSignIdentities_NoKeyFailsThePlan(t *testing.T) {
 func BenchmarkSignIdentities(b *testing.B) {
 	snap, _ := keyedSnapshot(b)
 	s := &Server{keyring: newKeyring()}
-	plan := &structs.Plan{Job: mockJob("bench")}
+	plan := &structs.Plan{Job: identityJob("bench")}
 	for b.Loop() {
 		placements := make([]placement, 100)
 		for i := range placements {

@@ -16,6 +16,7 @@ func placedIdentity(t *testing.T, s *Server, root *structs.ACLToken, jobID strin
 	t.Helper()
 	job := mockJob(jobID)
 	job.TaskGroups[0].Tasks[0].Config = map[string]any{"run_for": "1h"}
+	job.TaskGroups[0].Tasks[0].Identity = &structs.WorkloadIdentity{Env: true}
 	var reg structs.JobRegisterResponse
 	must.NoError(t, s.RPC("Job.Register", &structs.JobRegisterRequest{Job: job, WriteRequest: structs.WriteRequest{AuthToken: root.SecretID}}, &reg))
 	var token string

@@ -343,9 +343,22 @@ type Task struct {
 	VolumeMounts []*VolumeMount
 
 	// Identity is the task's default workload identity block; nil when
-	// the job has none (the task is still signed an identity, but it is
-	// neither put in its env nor written to a file).
+	// the job has none (the task then gets its identity only where a
+	// template needs one: see UsesWorkloadIdentity).
 	Identity *WorkloadIdentity
+}
+
+// UsesWorkloadIdentity reports whether anything in the task can read its
+// default workload identity: an identity block that puts it in the env or
+// a file, or a template, which reads Nomad variables with it. The servers
+// sign identities only for such tasks. A signature is an RSA operation,
+// the largest single cost of placing an alloc, and an identity nothing can
+// see does nothing.
+func (t *Task) UsesWorkloadIdentity() bool {
+	if t.Identity != nil && (t.Identity.Env || t.Identity.File) {
+		return true
+	}
+	return len(t.Templates) > 0
 }
 
 // IsPrestart reports whether the task runs before the main tasks.
