@@ -53,12 +53,44 @@ func TestGetClientAllocsBatch_WatchesManyNodes(t *testing.T) {
 		DesiredStatus: structs.AllocDesiredStatusRun, ClientStatus: structs.AllocClientStatusPending,
 	}
 	must.NoError(t, s.State().UpsertAllocs(first.Index+101, []*structs.Allocation{alloc}))
+	var second structs.NodesClientAllocsResponse
 	select {
-	case resp := <-got:
-		must.MapLen(t, 1, resp.Allocs, must.Sprint("only the node whose allocs changed is answered"))
-		must.MapContainsKey(t, resp.Allocs[b.ID], alloc.ID)
-		must.Greater(t, first.Index, resp.Index)
+	case second = <-got:
+		must.MapLen(t, 1, second.Allocs, must.Sprint("only the node whose allocs changed is answered"))
+		must.MapContainsKey(t, second.Allocs[b.ID], alloc.ID)
+		must.Greater(t, first.Index, second.Index)
 	case <-time.After(30 * time.Second):
 		t.Fatal("the batch watch did not wake on the new alloc")
+	}
+
+	// The same query wakes on a client's status report (no AllocModifyIndex
+	// change) and goes on blocking; the node it re-read then gets a second
+	// alloc, which the answer must carry beside the first.
+	go func() {
+		req := &structs.NodesClientAllocsRequest{Nodes: pairs}
+		req.MinQueryIndex = second.Index
+		req.MaxQueryTime = int64(time.Minute)
+		var resp structs.NodesClientAllocsResponse
+		_ = s.RPC("Node.GetClientAllocsBatch", req, &resp)
+		got <- resp
+	}()
+	running := alloc.Copy()
+	running.ClientStatus = structs.AllocClientStatusRunning
+	must.NoError(t, s.State().UpdateAllocsFromClient(second.Index+10, []*structs.Allocation{running}))
+	select {
+	case resp := <-got:
+		t.Fatalf("a client status report answered the watch: %v", resp.Allocs)
+	case <-time.After(200 * time.Millisecond):
+	}
+	next := alloc.Copy()
+	next.ID = structs.GenerateUUID()
+	must.NoError(t, s.State().UpsertAllocs(second.Index+11, []*structs.Allocation{next}))
+	select {
+	case resp := <-got:
+		must.MapLen(t, 1, resp.Allocs)
+		must.MapLen(t, 2, resp.Allocs[b.ID], must.Sprint("the re-read node lists both its allocs"))
+		must.Eq(t, second.Index+11, resp.Index)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the batch watch did not wake on the second alloc")
 	}
 }

@@ -117,3 +117,29 @@ func BenchmarkPlace10kAllocs5kNodesWithApplier(b *testing.B) {
 	}
 	b.ReportMetric(float64(benchAllocs)*float64(b.N)/elapsed.Seconds(), "allocs/s")
 }
+
+// BenchmarkSmallJobEval measures what the many-small-jobs shape pays per
+// job: one eval placing a one-alloc batch job on a cluster of 100, 1,000
+// and 5,000 nodes, where the per-eval cost (reading and shuffling the
+// ready nodes, building the stack) dwarfs the one placement.
+func BenchmarkSmallJobEval(b *testing.B) {
+	for _, nodes := range []int{100, 1_000, 5_000} {
+		b.Run(fmt.Sprintf("nodes=%d", nodes), func(b *testing.B) {
+			h, _ := placementHarness(b, nodes, structs.JobTypeBatch, false)
+			h.NoApply = true
+			job := mockJob("small", structs.JobTypeBatch, 1)
+			job.TaskGroups[0].Tasks[0].Resources = &structs.Resources{CPU: 100, MemoryMB: 256}
+			h.State.upsertJob(job)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				h.Plans, h.Results, h.Updated = nil, nil, nil
+				if err := h.Process(job.Type, mockEval(job)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			must.Len(b, 1, h.placed())
+		})
+	}
+}
