@@ -204,7 +204,7 @@ func TestKeyring_SignsWorkloadIdentitiesAtPlanApply(t *testing.T) {
 
 	placed := func(jobID string) *structs.Allocation {
 		t.Helper()
-		registerJob(t, s, mockJob(jobID))
+		registerJob(t, s, identityJob(jobID))
 		waitEvalsTerminal(t, s, 30*time.Second)
 		allocs, err := s.State().AllocsByJob(nil, structs.DefaultNamespace, jobID, true)
 		must.NoError(t, err)
