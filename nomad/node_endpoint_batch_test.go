@@ -36,14 +36,7 @@ func TestGetClientAllocsBatch_WatchesManyNodes(t *testing.T) {
 	must.ErrorContains(t, err, structs.ErrPermissionDenied.Error())
 
 	got := make(chan structs.NodesClientAllocsResponse, 1)
-	go func() {
-		req := &structs.NodesClientAllocsRequest{Nodes: pairs}
-		req.MinQueryIndex = first.Index
-		req.MaxQueryTime = int64(time.Minute)
-		var resp structs.NodesClientAllocsResponse
-		_ = s.RPC("Node.GetClientAllocsBatch", req, &resp)
-		got <- resp
-	}()
+	go func() { got <- watchBatch(s, pairs, first.Index) }()
 	// An alloc lands on node b (written to the store directly: the
 	// watch only needs the store to change).
 	job := mockJob("j")
@@ -66,14 +59,7 @@ func TestGetClientAllocsBatch_WatchesManyNodes(t *testing.T) {
 	// The same query wakes on a client's status report (no AllocModifyIndex
 	// change) and goes on blocking; the node it re-read then gets a second
 	// alloc, which the answer must carry beside the first.
-	go func() {
-		req := &structs.NodesClientAllocsRequest{Nodes: pairs}
-		req.MinQueryIndex = second.Index
-		req.MaxQueryTime = int64(time.Minute)
-		var resp structs.NodesClientAllocsResponse
-		_ = s.RPC("Node.GetClientAllocsBatch", req, &resp)
-		got <- resp
-	}()
+	go func() { got <- watchBatch(s, pairs, second.Index) }()
 	running := alloc.Copy()
 	running.ClientStatus = structs.AllocClientStatusRunning
 	must.NoError(t, s.State().UpdateAllocsFromClient(second.Index+10, []*structs.Allocation{running}))
@@ -93,4 +79,15 @@ func TestGetClientAllocsBatch_WatchesManyNodes(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the batch watch did not wake on the second alloc")
 	}
+}
+
+// watchBatch runs one blocking batch query from index min (a minute at
+// most) and returns its answer.
+func watchBatch(s *Server, pairs []structs.NodeSecret, min uint64) structs.NodesClientAllocsResponse {
+	req := &structs.NodesClientAllocsRequest{Nodes: pairs}
+	req.MinQueryIndex = min
+	req.MaxQueryTime = int64(time.Minute)
+	var resp structs.NodesClientAllocsResponse
+	_ = s.RPC("Node.GetClientAllocsBatch", req, &resp)
+	return resp
 }
