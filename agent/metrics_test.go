@@ -89,20 +89,31 @@ func TestMetrics_ServerClientAndHTTPSeries(t *testing.T) {
 	c := apiClient(t, a)
 	_, _, err := c.Jobs().Register(mockJob("series", 1), nil)
 	must.NoError(t, err)
-	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
-		s := scrape(t, a)
-		return hasSeries(s, "nomad_nomad_plan_apply") && hasSeries(s, "nomad_nomad_raft_apply")
-	}), wait.Timeout(10*time.Second), wait.Gap(50*time.Millisecond)))
-	s := scrape(t, a)
-	for _, name := range []string{
+	// Each series appears when its step has finished: the worker's
+	// invoke_scheduler sample lands only after the plan it submitted was
+	// applied, so wait for every family rather than for the plan alone.
+	want := []string{
+		"nomad_nomad_plan_apply", "nomad_nomad_raft_apply",
 		"nomad_nomad_broker_total_ready", "nomad_nomad_broker_total_unacked", "nomad_nomad_broker_total_blocked",
 		"nomad_nomad_broker_total_waiting", "nomad_nomad_blocked_evals_total_blocked", "nomad_nomad_heartbeat_active",
 		"nomad_nomad_plan_evaluate", "nomad_nomad_worker_dequeue_eval", "nomad_nomad_worker_invoke_scheduler_batch",
 		"nomad_client_allocations_running", "nomad_client_allocated_memory", "nomad_client_unallocated_cpu",
 		"nomad_nomad_job_summary_running",
-	} {
-		must.True(t, hasSeries(s, name), must.Sprintf("no series %s", name))
 	}
+	var missing []string
+	var s map[string]string
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
+		s = scrape(t, a)
+		missing = missing[:0]
+		for _, name := range want {
+			if !hasSeries(s, name) {
+				missing = append(missing, name)
+			}
+		}
+		return len(missing) == 0
+	}), wait.Timeout(30*time.Second), wait.Gap(50*time.Millisecond)), must.Func(func() string {
+		return "no series " + strings.Join(missing, ", ")
+	}))
 	must.MapContainsKey(t, s, `nomad_http_request_duration_seconds_count{method="PUT",route="/v1/jobs"}`)
 	// Aggregated by default: no job label on job summaries.
 	for k := range s {
