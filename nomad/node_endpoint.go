@@ -261,7 +261,8 @@ func (n *Node) GetClientAllocs(args *structs.NodeSpecificRequest, reply *structs
 		if args.SecretID != "" && node.SecretID != args.SecretID {
 			return 0, errors.New("node secret ID does not match")
 		}
-		allocs, err := st.AllocsByNode(ws, args.NodeID)
+		st.WatchNodeAllocs(ws, args.NodeID)
+		allocs, err := st.AllocsByNode(nil, args.NodeID)
 		if err != nil {
 			return 0, err
 		}

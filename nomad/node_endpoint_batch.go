@@ -35,10 +35,19 @@ func (n *Node) GetClientAllocsBatch(args *structs.NodesClientAllocsRequest, repl
 		}
 	}
 	min := args.MinQueryIndex
+	// A wake-up re-reads only the nodes whose watches fired. Any other
+	// node's answer is what the previous run read, at or below min (or
+	// the query would have returned), so it is skipped as before.
+	var unchanged map[string]*batchNodeWatch
+	var readFrom *state.StateStore
 	return n.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		if st != readFrom { // first run, or the store was replaced by a restore
+			unchanged = make(map[string]*batchNodeWatch, len(args.Nodes))
+			readFrom = st
+		}
 		// As in GetClientAllocs: a garbage collection deletes allocs
 		// without raising any modify index, so its index counts for
-		// every node.
+		// every node it touched.
 		deleted, err := st.Index(state.IndexAllocsDeleted)
 		if err != nil {
 			return 0, err
@@ -46,7 +55,15 @@ func (n *Node) GetClientAllocsBatch(args *structs.NodesClientAllocsRequest, repl
 		index := max(deleted, 1)
 		reply.Allocs = make(map[string]map[string]uint64)
 		for _, ns := range args.Nodes {
-			node, err := st.NodeByID(ws, ns.NodeID)
+			if w := unchanged[ns.NodeID]; w != nil && !w.fired() {
+				for ch := range w.ws {
+					ws.Add(ch)
+				}
+				index = max(index, w.index)
+				continue
+			}
+			nodeWS := memdb.NewWatchSet()
+			node, err := st.NodeByID(nodeWS, ns.NodeID)
 			if err != nil {
 				return 0, err
 			}
@@ -56,9 +73,13 @@ func (n *Node) GetClientAllocsBatch(args *structs.NodesClientAllocsRequest, repl
 			if ns.SecretID != "" && node.SecretID != ns.SecretID {
 				return 0, fmt.Errorf("node %s: node secret ID does not match", ns.NodeID)
 			}
-			allocs, err := st.AllocsByNode(ws, ns.NodeID)
+			st.WatchNodeAllocs(nodeWS, ns.NodeID)
+			allocs, err := st.AllocsByNode(nil, ns.NodeID)
 			if err != nil {
 				return 0, err
+			}
+			for ch := range nodeWS {
+				ws.Add(ch)
 			}
 			nodeIndex := max(deleted, 1)
 			for _, a := range allocs {
@@ -66,8 +87,10 @@ func (n *Node) GetClientAllocsBatch(args *structs.NodesClientAllocsRequest, repl
 			}
 			index = max(index, nodeIndex)
 			if min > 0 && nodeIndex <= min {
+				unchanged[ns.NodeID] = &batchNodeWatch{ws: nodeWS, index: nodeIndex}
 				continue
 			}
+			delete(unchanged, ns.NodeID)
 			m := make(map[string]uint64, len(allocs))
 			for _, a := range allocs {
 				m[a.ID] = a.AllocModifyIndex
@@ -76,6 +99,26 @@ func (n *Node) GetClientAllocsBatch(args *structs.NodesClientAllocsRequest, repl
 		}
 		return index, nil
 	})
+}
+
+// batchNodeWatch is what a batch alloc query last read of one node: the
+// node's index and the watches (the node record, its allocs) that say
+// when that read is out of date.
+type batchNodeWatch struct {
+	ws    memdb.WatchSet
+	index uint64
+}
+
+// fired reports whether any of the node's watches has closed.
+func (w *batchNodeWatch) fired() bool {
+	for ch := range w.ws {
+		select {
+		case <-ch:
+			return true
+		default:
+		}
+	}
+	return false
 }
 
 // nodeSecrets: a caller acting for many nodes, each authenticated by its

@@ -79,6 +79,21 @@ func TestGetClientAllocsBatch_WatchesManyNodes(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the batch watch did not wake on the second alloc")
 	}
+
+	// A garbage collection raises no modify index: the query wakes on the
+	// node whose alloc went and answers it without that alloc. (Node a
+	// may be answered too, with nothing, if the query first ran after the
+	// collection: a fresh read counts the collection for every node.)
+	go func() { got <- watchBatch(s, pairs, second.Index+11) }()
+	must.NoError(t, s.State().DeleteEval(second.Index+12, nil, []string{alloc.ID}))
+	select {
+	case resp := <-got:
+		must.MapEmpty(t, resp.Allocs[a.ID])
+		must.Eq(t, map[string]uint64{next.ID: second.Index + 11}, resp.Allocs[b.ID])
+		must.Eq(t, second.Index+12, resp.Index)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the batch watch did not wake on the garbage collection")
+	}
 }
 
 // watchBatch runs one blocking batch query from index min (a minute at

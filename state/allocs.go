@@ -343,6 +343,7 @@ func (tx *writeTxn) putAlloc(alloc, existing *structs.Allocation) error {
 		return fmt.Errorf("upsert alloc %q: %w", alloc.ID, err)
 	}
 	tx.touch(TableAllocs)
+	tx.touchNodeAllocs(alloc.NodeID)
 	if err := tx.updateSummaryWithAlloc(alloc, existing); err != nil {
 		return fmt.Errorf("upsert alloc %q: %w", alloc.ID, err)
 	}

@@ -129,6 +129,8 @@ func (s *StateStore) DeleteNode(index uint64, ids []string) error {
 				return fmt.Errorf("delete node %q: %w", id, err)
 			}
 			tx.touch(TableNodes)
+			// Its watchers see the node gone; no one watches it after.
+			tx.touchNodeAllocs(id)
 		}
 		return nil
 	})

@@ -40,6 +40,10 @@ type StateStore struct {
 	// changeFeed receives, after each commit, the objects the write
 	// changed (see SetChangeFeed).
 	changeFeed ChangeFeed
+
+	// nodeAllocs wakes the watchers of a node's allocs (see
+	// WatchNodeAllocs).
+	nodeAllocs nodeAllocWatch
 }
 
 // reader holds the read methods shared by StateStore and StateSnapshot.
@@ -129,6 +133,9 @@ type writeTxn struct {
 
 	// route is the store's batch queue router, nil for none.
 	route BatchQueueRouter
+
+	// allocNodes are the nodes whose allocs this write changed.
+	allocNodes map[string]struct{}
 }
 
 // touch records that table was written.
@@ -171,6 +178,7 @@ func (s *StateStore) write(index uint64, fn func(tx *writeTxn) error) error {
 	}
 	changes := tx.Changes()
 	tx.Commit()
+	s.nodeAllocs.notify(tx.allocNodes)
 	if s.changeFeed != nil && len(changes) > 0 {
 		s.changeFeed(index, changes)
 	}

@@ -1,0 +1,74 @@
+package state
+
+import (
+	"testing"
+
+	memdb "github.com/hashicorp/go-memdb"
+	"github.com/shoenig/test/must"
+
+	"github.com/nomadq/nomadq/structs"
+)
+
+// fired reports whether a channel of ws has closed, without waiting.
+func fired(ws memdb.WatchSet) bool {
+	for ch := range ws {
+		select {
+		case <-ch:
+			return true
+		default:
+		}
+	}
+	return false
+}
+
+// watchNode returns a watch set holding the node's alloc watch.
+func watchNode(s *StateStore, nodeID string) memdb.WatchSet {
+	ws := memdb.NewWatchSet()
+	s.WatchNodeAllocs(ws, nodeID)
+	return ws
+}
+
+// The watch of a node's allocs wakes for writes to that node's allocs
+// only. memdb's watch on an idle node's (empty) prefix wakes on every
+// alloc write in the cluster, which is what this replaces.
+func TestWatchNodeAllocs_WakesOnlyForItsNode(t *testing.T) {
+	s := testStore(t)
+	job := mockJob("web")
+	must.NoError(t, s.UpsertJob(1, job))
+	busy, idle := mockNode(), mockNode()
+	must.NoError(t, s.UpsertNode(2, busy))
+	must.NoError(t, s.UpsertNode(3, idle))
+
+	// The premise: memdb's own watch of the idle node's allocs fires on
+	// a write to another node.
+	memdbWS := memdb.NewWatchSet()
+	_, err := s.AllocsByNode(memdbWS, idle.ID)
+	must.NoError(t, err)
+
+	busyWS, idleWS := watchNode(s, busy.ID), watchNode(s, idle.ID)
+	alloc := mockAlloc(job, busy.ID, newID(), structs.AllocClientStatusPending)
+	alloc.Job = nil
+	must.NoError(t, s.UpsertPlanResults(10, &structs.ApplyPlanResultsRequest{AllocsUpdated: []*structs.Allocation{alloc}, Job: job}))
+	must.True(t, fired(memdbWS), must.Sprint("memdb's watch of an empty prefix is expected to be coarse"))
+	must.True(t, fired(busyWS), must.Sprint("a placement on the node wakes its watch"))
+	must.False(t, fired(idleWS), must.Sprint("a placement on another node must not wake an idle node's watch"))
+
+	// A client update of the alloc wakes its node's watch again.
+	busyWS = watchNode(s, busy.ID)
+	must.NoError(t, s.UpdateAllocsFromClient(11, []*structs.Allocation{clientUpdate(alloc, structs.AllocClientStatusComplete)}))
+	must.True(t, fired(busyWS))
+	must.False(t, fired(idleWS))
+
+	// Garbage collection of the alloc wakes it too.
+	busyWS = watchNode(s, busy.ID)
+	must.NoError(t, s.DeleteEval(12, nil, []string{alloc.ID}))
+	must.True(t, fired(busyWS))
+	must.False(t, fired(idleWS))
+
+	// Deleting the idle node wakes its watcher, which then reads the node
+	// gone; a write that changes nothing of a node wakes no one.
+	otherWS := watchNode(s, busy.ID)
+	must.NoError(t, s.DeleteNode(13, []string{idle.ID}))
+	must.True(t, fired(idleWS))
+	must.False(t, fired(otherWS))
+}
