@@ -140,7 +140,7 @@ func run(o options) error {
 		return err
 	}
 	fmt.Printf("agent %s pid %d, log %s\n", addr, cmd.Process.Pid, o.logFile)
-	fmt.Printf("RSS after start: %d MB\n", rssMB(cmd.Process.Pid))
+	fmt.Printf("RSS after start: %d MB (%s)\n", rssMB(cmd.Process.Pid), rssParts(cmd.Process.Pid))
 	for d := 0; d < o.drains; d++ {
 		var prof *profile
 		if d == 0 && o.cpuProfile != "" {
@@ -205,7 +205,7 @@ func run(o options) error {
 			}
 			fmt.Printf("drain %d: runtime: %s\n", d+1, strings.Join(parts, ", "))
 		}
-		fmt.Printf("drain %d: RSS after state GC and runtime GC: %d MB\n", d+1, rssMB(cmd.Process.Pid))
+		fmt.Printf("drain %d: RSS after state GC and runtime GC: %d MB (%s)\n", d+1, rssMB(cmd.Process.Pid), rssParts(cmd.Process.Pid))
 	}
 	return nil
 }
@@ -254,6 +254,23 @@ func rssMB(pid int) int {
 		}
 	}
 	return -1
+}
+
+// rssParts says what the RSS is made of: anonymous memory (the Go heap,
+// stacks) and file pages (the binary's text, bbolt's mmap).
+func rssParts(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return "unknown"
+	}
+	var parts []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && (f[0] == "RssAnon:" || f[0] == "RssFile:" || f[0] == "RssShmem:") {
+			kb, _ := strconv.Atoi(f[1])
+			parts = append(parts, fmt.Sprintf("%s %d MB", strings.TrimSuffix(f[0], ":"), kb/1024))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 func get(url string, w io.Writer) error {
