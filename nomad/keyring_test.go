@@ -156,6 +156,12 @@ func TestKeyring_RefusedRequestsWriteNothing(t *testing.T) {
 	s := testServer(t, func(c *Config) { c.NumSchedulers = 0 })
 	waitForLeader(t, s)
 	active := waitForKeyring(t, s)
+	// The autopilot loop stores its default configuration after the
+	// keyring; wait for that last write of a new leader before counting.
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
+		_, cfg, err := s.State().AutopilotConfig(nil)
+		return err == nil && cfg != nil
+	}), wait.Timeout(30*time.Second), wait.Gap(10*time.Millisecond)))
 	before := s.raft.LastIndex()
 
 	cases := []struct {
