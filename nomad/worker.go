@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	memdb "github.com/hashicorp/go-memdb"
+	"github.com/hashicorp/raft"
 	"github.com/nomadq/nomadq/scheduler"
 	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
@@ -43,6 +44,21 @@ type worker struct {
 	// ctx is the context of run: the scheduler's calls back into the
 	// worker (SubmitPlan) end with it.
 	ctx context.Context
+
+	// statusWrites are the Raft applies of the eval's final status
+	// (UpdateEval) still in flight when the scheduler returns. The
+	// worker hands them to its finisher, which acks the eval once they
+	// are applied, and goes on to the next eval meanwhile.
+	statusWrites []raft.ApplyFuture
+}
+
+// finishing is an eval whose scheduler has returned, waiting for its
+// status writes before it is acked (or nacked).
+type finishing struct {
+	eval   *structs.Evaluation
+	token  string
+	writes []raft.ApplyFuture
+	err    error
 }
 
 func (s *Server) newWorker(schedulers []string) *worker {
@@ -60,6 +76,22 @@ func (w *worker) Workload() string { return w.workload.Load().(string) }
 
 func (w *worker) run(ctx context.Context) {
 	w.ctx = ctx
+	// The finisher takes one eval at a time: while it waits for that
+	// eval's status write, the worker schedules the next one. The
+	// unbuffered hand-off keeps at most one eval finishing per worker.
+	finish := make(chan finishing)
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		for f := range finish {
+			w.finish(f)
+		}
+	}()
+	defer func() {
+		close(finish)
+		<-finished
+		w.setWorkload(WorkloadStopped)
+	}()
 	for ctx.Err() == nil {
 		dequeueStart := time.Now()
 		w.setWorkload(WorkloadWaitingToDequeue)
@@ -82,17 +114,32 @@ func (w *worker) run(ctx context.Context) {
 		}
 		w.eval, w.token = eval, token
 		w.setWorkload(WorkloadScheduling)
-		if err := w.process(ctx, eval); err != nil {
-			w.logger.Error("eval failed; nacking", "eval_id", eval.ID, "job_id", eval.JobID, "error", err)
-			if err := w.srv.evalBroker.Nack(eval.ID, token); err != nil {
-				w.logger.Debug("nack", "eval_id", eval.ID, "error", err)
-			}
-		} else if err := w.srv.evalBroker.Ack(eval.ID, token); err != nil {
-			w.logger.Debug("ack", "eval_id", eval.ID, "error", err)
-		}
-		w.eval, w.token = nil, ""
+		err = w.process(ctx, eval)
+		finish <- finishing{eval: eval, token: token, writes: w.statusWrites, err: err}
+		w.eval, w.token, w.statusWrites = nil, "", nil
 	}
-	w.setWorkload(WorkloadStopped)
+}
+
+// finish waits for an eval's status writes, then acks it, or nacks it
+// when its scheduler or one of the writes failed so that the broker
+// hands it out again.
+func (w *worker) finish(f finishing) {
+	err := f.err
+	for _, future := range f.writes {
+		if werr := raftResult(future); werr != nil && err == nil {
+			err = fmt.Errorf("write eval status: %w", werr)
+		}
+	}
+	if err != nil {
+		w.logger.Error("eval failed; nacking", "eval_id", f.eval.ID, "job_id", f.eval.JobID, "error", err)
+		if err := w.srv.evalBroker.Nack(f.eval.ID, f.token); err != nil {
+			w.logger.Debug("nack", "eval_id", f.eval.ID, "error", err)
+		}
+		return
+	}
+	if err := w.srv.evalBroker.Ack(f.eval.ID, f.token); err != nil {
+		w.logger.Debug("ack", "eval_id", f.eval.ID, "error", err)
+	}
 }
 
 func (w *worker) process(ctx context.Context, eval *structs.Evaluation) error {
@@ -176,12 +223,24 @@ func (w *worker) SubmitPlan(plan *structs.Plan) (*structs.PlanResult, scheduler.
 	return result, &snapshotState{snap: snap}, nil
 }
 
-// UpdateEval writes the scheduler's verdict on the eval it processes.
+// UpdateEval writes the scheduler's verdict on the eval it processes. It
+// returns once the write is on its way through Raft: the worker acks the
+// eval only after the write is applied, but schedules its next eval
+// meanwhile.
 func (w *worker) UpdateEval(eval *structs.Evaluation) error {
 	if err := w.checkToken(); err != nil {
 		return err
 	}
-	return w.writeEvals(eval)
+	if w.eval == nil || eval.ID != w.eval.ID {
+		return w.writeEvals(eval)
+	}
+	eval.ModifyTime = time.Now().UnixNano()
+	future, err := w.srv.raftApplyAsync(structs.EvalUpdateRequestType, &structs.EvalUpdateRequest{Evals: []*structs.Evaluation{eval}, EvalToken: w.token})
+	if err != nil {
+		return err
+	}
+	w.statusWrites = append(w.statusWrites, future)
+	return nil
 }
 
 // CreateEval writes a follow-up eval (blocked, delayed reschedule, ...).
