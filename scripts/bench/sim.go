@@ -59,46 +59,55 @@ func (r *runner) simAgent(name string, nodes int, hcl string) (*agentProc, error
 
 // c1mSection is the C1M shape: 20 batch jobs of count 1,000 registered at
 // once on 5,000 simulated nodes (bin-pack), first registration to the last
-// alloc's CreateTime.
+// alloc's CreateTime; and the same measure for 5 jobs of count 1,000 on
+// 1,000 nodes.
 func (r *runner) c1mSection() section {
-	nodes, jobs, count := 5000, 20, 1000
+	type shape struct{ nodes, jobs, count int }
+	shapes := []shape{{5000, 20, 1000}, {1000, 5, 1000}}
 	if r.quick {
-		nodes, jobs = 500, 5
+		shapes = []shape{{500, 5, 1000}, {100, 2, 1000}}
 	}
 	sec := section{
-		Title:   "End to end: the C1M shape",
-		Command: fmt.Sprintf("`bin/nomad agent -dev -sim-nodes %d`; %d mock_driver batch jobs of count %s registered at once by the api client", nodes, jobs, commas(int64(count))),
+		Title: "End to end: the C1M shape",
+		Command: fmt.Sprintf("`bin/nomad agent -dev -sim-nodes N`; %d (on %s nodes) or %d (on %s nodes) mock_driver batch jobs of count %s registered at once by the api client",
+			shapes[0].jobs, commas(int64(shapes[0].nodes)), shapes[1].jobs, commas(int64(shapes[1].nodes)), commas(int64(shapes[0].count))),
 	}
 	if !r.simFlag {
 		sec.Skipped = noSim
 		return sec
 	}
-	var rates []float64
-	for run := range r.runs {
-		a, err := r.simAgent(fmt.Sprintf("c1m-%d", run), nodes, "")
-		if err != nil {
-			sec.Skipped = err.Error()
-			return sec
+	for _, sh := range shapes {
+		var rates []float64
+		for run := range r.runs {
+			a, err := r.simAgent(fmt.Sprintf("c1m-%d-%d", sh.nodes, run), sh.nodes, "")
+			if err != nil {
+				sec.Skipped = err.Error()
+				return sec
+			}
+			list := make([]*api.Job, sh.jobs)
+			for i := range list {
+				list[i] = mockBatchJob(fmt.Sprintf("c1m-%d", i), sh.count, "1h")
+			}
+			start := time.Now()
+			_, _, _, err = registerAll(a.client, list, sh.jobs)
+			var last time.Time
+			if err == nil {
+				last, err = waitPlaced(a.client, sh.jobs*sh.count, 10*time.Minute)
+			}
+			a.stop()
+			if err != nil {
+				sec.Skipped = err.Error()
+				return sec
+			}
+			rates = append(rates, float64(sh.jobs*sh.count)/last.Sub(start).Seconds())
+			logf("   %d nodes, run %d: %.0f placements/s", sh.nodes, run, rates[run])
 		}
-		list := make([]*api.Job, jobs)
-		for i := range list {
-			list[i] = mockBatchJob(fmt.Sprintf("c1m-%d", i), count, "1h")
-		}
-		start := time.Now()
-		_, _, _, err = registerAll(a.client, list, jobs)
-		var last time.Time
-		if err == nil {
-			last, err = waitPlaced(a.client, jobs*count, 10*time.Minute)
-		}
-		a.stop()
-		if err != nil {
-			sec.Skipped = err.Error()
-			return sec
-		}
-		rates = append(rates, float64(jobs*count)/last.Sub(start).Seconds())
-		logf("   run %d: %.0f placements/s", run, rates[run])
+		sec.Figures = append(sec.Figures, figure{
+			Name: fmt.Sprintf("%d x %s allocs on %s nodes: placements, first registration to the last alloc's CreateTime",
+				sh.jobs, commas(int64(sh.count)), commas(int64(sh.nodes))),
+			Runs: rates, Unit: "placements/s", Target: atLeast(3750),
+		})
 	}
-	sec.Figures = []figure{{Name: "placements, first registration to the last alloc's CreateTime", Runs: rates, Unit: "placements/s", Target: atLeast(3750)}}
 	return sec
 }
 
