@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"runtime"
 	"testing"
 	"time"
 
@@ -315,4 +316,74 @@ func BenchmarkSnapshot100kAllocs(b *testing.B) {
 		must.NoError(b, err)
 	}
 	b.ReportMetric(float64(size), "bytes/snapshot")
+}
+
+// restoreBenchStream returns the snapshot stream of the restart benchmark's
+// shape (scripts/bench restore): jobs one-group batch jobs with perJob
+// complete allocs each, on 100 nodes.
+func restoreBenchStream(b *testing.B, jobs, perJob int) []byte {
+	b.Helper()
+	s := testStore(b)
+	nodes := make([]string, 100)
+	index := uint64(1)
+	for i := range nodes {
+		n := mockNode()
+		n.Name = fmt.Sprintf("node-%d", i)
+		must.NoError(b, s.UpsertNode(index, n))
+		nodes[i] = n.ID
+		index++
+	}
+	finished := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	var pending []*structs.Allocation
+	for j := range jobs {
+		job := mockBatchJob(fmt.Sprintf("restore-%d", j))
+		must.NoError(b, s.UpsertJob(index, job))
+		index++
+		stored, err := s.JobByID(nil, job.Namespace, job.ID)
+		must.NoError(b, err)
+		for k := range perJob {
+			a := mockAlloc(stored, nodes[(j*perJob+k)%len(nodes)], newID(), structs.AllocClientStatusComplete)
+			a.Name = fmt.Sprintf("%s.web[%d]", job.ID, k)
+			a.TaskStates = map[string]*structs.TaskState{"server": {State: structs.TaskStateDead, StartedAt: finished, FinishedAt: finished}}
+			pending = append(pending, a)
+		}
+		if len(pending) >= 10_000 || j == jobs-1 {
+			must.NoError(b, s.UpsertAllocs(index, pending))
+			index++
+			pending = pending[:0]
+		}
+	}
+	snap, err := s.Snapshot()
+	must.NoError(b, err)
+	var buf bytes.Buffer
+	_, err = snap.WriteTo(&buf)
+	must.NoError(b, err)
+	return buf.Bytes()
+}
+
+// BenchmarkRestore100kAllocs restores 10k jobs / 100k allocs, the state of
+// the restart figure of issue 22, and reports the heap the restored store
+// holds per alloc.
+func BenchmarkRestore100kAllocs(b *testing.B) {
+	const jobs, perJob = 10_000, 10
+	stream := restoreBenchStream(b, jobs, perJob)
+	var before, after runtime.MemStats
+	var kept *StateStore
+	b.ResetTimer()
+	for range b.N {
+		kept = nil
+		b.StopTimer()
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		b.StartTimer()
+		s, err := RestoreFrom(bytes.NewReader(stream))
+		must.NoError(b, err)
+		kept = s
+	}
+	b.StopTimer()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(kept)
+	b.ReportMetric(float64(len(stream))/(jobs*perJob), "stream-bytes/alloc")
+	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(jobs*perJob), "heap-bytes/alloc")
 }
