@@ -202,6 +202,7 @@ func RestoreFrom(r io.Reader) (*StateStore, error) {
 	txn := store.db.Txn(true)
 	defer txn.Abort()
 	allocJobs := make(map[uint64]*structs.Job)
+	share := newRestoreSharer()
 	for n := 0; ; n++ {
 		var rec uint8
 		if err := dec.Decode(&rec); err != nil {
@@ -236,6 +237,7 @@ func RestoreFrom(r io.Reader) (*StateStore, error) {
 				}
 				row.Alloc.Job = job
 			}
+			share.alloc(row.Alloc, row.JobRef)
 			if err := txn.Insert(TableAllocs, row.Alloc); err != nil {
 				return nil, fmt.Errorf("restore snapshot record %d (%s): %w", n, TableAllocs, err)
 			}
@@ -249,6 +251,9 @@ func RestoreFrom(r io.Reader) (*StateStore, error) {
 		row := t.newRow()
 		if err := dec.Decode(row); err != nil {
 			return nil, fmt.Errorf("restore snapshot record %d (%s): %w", n, t.table, err)
+		}
+		if e, ok := row.(*structs.Evaluation); ok {
+			share.eval(e)
 		}
 		if err := txn.Insert(t.table, row); err != nil {
 			return nil, fmt.Errorf("restore snapshot record %d (%s): %w", n, t.table, err)

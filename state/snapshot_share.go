@@ -1,0 +1,92 @@
+package state
+
+import (
+	"reflect"
+
+	"github.com/nomadq/nomadq/structs"
+)
+
+// restoreSharer lets the rows of a restore share what repeats between
+// them. Decoding gives every row its own copy of every string and
+// sub-structure, so a restored store of 100k allocs held each node ID,
+// status and resource block 100k times where the live store that wrote the
+// snapshot held a handful. Rows in the store are never modified in place
+// (an update replaces the row), so sharing is safe.
+type restoreSharer struct {
+	// strings holds one copy of each repeated string seen so far; only
+	// fields whose values repeat across rows go through it, never IDs of
+	// the rows themselves.
+	strings map[string]string
+	// resources holds, per alloc job record, the last AllocatedResources
+	// seen: the allocs of one job version are written one after another
+	// and mostly have equal resources.
+	resources map[uint64]*structs.AllocatedResources
+}
+
+func newRestoreSharer() *restoreSharer {
+	return &restoreSharer{
+		strings:   make(map[string]string),
+		resources: make(map[uint64]*structs.AllocatedResources),
+	}
+}
+
+// str returns the shared copy of s.
+func (r *restoreSharer) str(s string) string {
+	if s == "" {
+		return ""
+	}
+	if c, ok := r.strings[s]; ok {
+		return c
+	}
+	r.strings[s] = s
+	return s
+}
+
+// alloc points a's repeated fields at shared copies. jobRef is the alloc
+// record's job reference (0: none); a.Job is already the shared Job.
+func (r *restoreSharer) alloc(a *structs.Allocation, jobRef uint64) {
+	if j := a.Job; j != nil && a.JobID == j.ID && a.Namespace == j.Namespace {
+		a.JobID, a.Namespace = j.ID, j.Namespace
+	} else {
+		a.JobID, a.Namespace = r.str(a.JobID), r.str(a.Namespace)
+	}
+	a.NodeID = r.str(a.NodeID)
+	a.NodeName = r.str(a.NodeName)
+	a.TaskGroup = r.str(a.TaskGroup)
+	a.DesiredStatus = r.str(a.DesiredStatus)
+	a.DesiredDescription = r.str(a.DesiredDescription)
+	a.ClientStatus = r.str(a.ClientStatus)
+	a.ClientDescription = r.str(a.ClientDescription)
+	a.SigningKeyID = r.str(a.SigningKeyID)
+	for _, ts := range a.TaskStates {
+		if ts == nil {
+			continue
+		}
+		ts.State = r.str(ts.State)
+		for _, e := range ts.Events {
+			if e != nil {
+				e.Type = r.str(e.Type)
+				e.DisplayMessage = r.str(e.DisplayMessage)
+			}
+		}
+	}
+	if a.AllocatedResources != nil && jobRef != 0 {
+		prev := r.resources[jobRef]
+		if prev != nil && reflect.DeepEqual(prev, a.AllocatedResources) {
+			a.AllocatedResources = prev
+		} else {
+			r.resources[jobRef] = a.AllocatedResources
+		}
+	}
+}
+
+// eval points e's repeated fields at shared copies.
+func (r *restoreSharer) eval(e *structs.Evaluation) {
+	e.Namespace = r.str(e.Namespace)
+	e.Type = r.str(e.Type)
+	e.TriggeredBy = r.str(e.TriggeredBy)
+	e.JobID = r.str(e.JobID)
+	e.NodeID = r.str(e.NodeID)
+	e.Status = r.str(e.Status)
+	e.StatusDescription = r.str(e.StatusDescription)
+}
