@@ -17,16 +17,40 @@ type restoreSharer struct {
 	// fields whose values repeat across rows go through it, never IDs of
 	// the rows themselves.
 	strings map[string]string
-	// resources holds, per alloc job record, the last AllocatedResources
-	// seen: the allocs of one job version are written one after another
-	// and mostly have equal resources.
-	resources map[uint64]*structs.AllocatedResources
+	// resources holds, per alloc job record, a few distinct
+	// AllocatedResources seen: the allocs of one job version mostly have
+	// equal resources. Allocs whose resources all differ (dynamic ports)
+	// cost a few comparisons each and keep their own.
+	resources map[uint64]*resourceCandidates
+}
+
+// sharedResourcesPerJob is how many distinct AllocatedResources of one job
+// version a restore keeps to compare with.
+const sharedResourcesPerJob = 3
+
+// resourceCandidates are the distinct AllocatedResources kept for one job
+// version; when full, the oldest is replaced.
+type resourceCandidates struct {
+	seen [sharedResourcesPerJob]*structs.AllocatedResources
+	next int
+}
+
+// share returns a kept value equal to ar, or keeps and returns ar.
+func (c *resourceCandidates) share(ar *structs.AllocatedResources) *structs.AllocatedResources {
+	for _, kept := range c.seen {
+		if kept != nil && reflect.DeepEqual(kept, ar) {
+			return kept
+		}
+	}
+	c.seen[c.next] = ar
+	c.next = (c.next + 1) % len(c.seen)
+	return ar
 }
 
 func newRestoreSharer() *restoreSharer {
 	return &restoreSharer{
 		strings:   make(map[string]string),
-		resources: make(map[uint64]*structs.AllocatedResources),
+		resources: make(map[uint64]*resourceCandidates),
 	}
 }
 
@@ -71,12 +95,12 @@ func (r *restoreSharer) alloc(a *structs.Allocation, jobRef uint64) {
 		}
 	}
 	if a.AllocatedResources != nil && jobRef != 0 {
-		prev := r.resources[jobRef]
-		if prev != nil && reflect.DeepEqual(prev, a.AllocatedResources) {
-			a.AllocatedResources = prev
-		} else {
-			r.resources[jobRef] = a.AllocatedResources
+		c := r.resources[jobRef]
+		if c == nil {
+			c = new(resourceCandidates)
+			r.resources[jobRef] = c
 		}
+		a.AllocatedResources = c.share(a.AllocatedResources)
 	}
 }
 
