@@ -180,16 +180,15 @@ func writeAlloc(write func(recordType, any) error, a *structs.Allocation, jobRef
 // RestoreFrom builds a new store from a stream written by WriteTo. A
 // stream that is truncated, of another format or holds an unknown record
 // is an error. The caller swaps the new store in and abandons the old one.
+//
+// Decoding and inserting each take about half of a restore, so a goroutine
+// decodes while the caller inserts the rows, in stream order, into one
+// write transaction.
 func RestoreFrom(r io.Reader) (*StateStore, error) {
 	store, err := NewStateStore()
 	if err != nil {
 		return nil, err
 	}
-	tables := make(map[recordType]int, len(snapshotTables))
-	for i, t := range snapshotTables {
-		tables[t.record] = i
-	}
-
 	dec := codec.NewDecoder(bufio.NewReaderSize(r, 64<<10), snapshotHandle)
 	var format uint8
 	if err := dec.Decode(&format); err != nil {
@@ -199,65 +198,127 @@ func RestoreFrom(r io.Reader) (*StateStore, error) {
 		return nil, fmt.Errorf("restore snapshot: format %d is not supported (want %d)", format, snapshotFormat)
 	}
 
+	batches := make(chan []restoreRow, 4)
+	stop := make(chan struct{})
+	decodeErr := make(chan error, 1)
+	go func() {
+		defer close(batches)
+		decodeErr <- decodeRows(dec, batches, stop)
+	}()
+	// Whatever ends the restore, the decoder stops and is waited for, so
+	// that it never reads from r after RestoreFrom returns.
+	defer func() {
+		close(stop)
+		for range batches {
+		}
+	}()
+
 	txn := store.db.Txn(true)
 	defer txn.Abort()
+	for batch := range batches {
+		for _, row := range batch {
+			if err := txn.Insert(row.table, row.obj); err != nil {
+				return nil, fmt.Errorf("restore snapshot record %d (%s): %w", row.n, row.table, err)
+			}
+		}
+	}
+	if err := <-decodeErr; err != nil {
+		return nil, err
+	}
+	txn.Commit()
+	return store, nil
+}
+
+// restoreRow is a decoded row of a snapshot stream, to insert into table.
+type restoreRow struct {
+	n     int // the record's number in the stream, for errors
+	table string
+	obj   any
+}
+
+// restoreBatch is how many rows the decoder hands over at a time.
+const restoreBatch = 256
+
+// decodeRows decodes the records of a snapshot stream after its header and
+// sends the rows to insert, in order, in batches. It returns nil at the end
+// record, and an error for a stream that is truncated or bad; it stops
+// early, returning nil, once stop is closed.
+func decodeRows(dec *codec.Decoder, out chan<- []restoreRow, stop <-chan struct{}) error {
+	tables := make(map[recordType]int, len(snapshotTables))
+	for i, t := range snapshotTables {
+		tables[t.record] = i
+	}
 	allocJobs := make(map[uint64]*structs.Job)
 	share := newRestoreSharer()
+	batch := make([]restoreRow, 0, restoreBatch)
+	send := func() bool {
+		if len(batch) == 0 {
+			return true
+		}
+		select {
+		case out <- batch:
+			batch = make([]restoreRow, 0, restoreBatch)
+			return true
+		case <-stop:
+			return false
+		}
+	}
+	// The rows decoded before a bad record are inserted first, so that a
+	// bad row among them is the error reported, as it comes first.
+	defer send()
 	for n := 0; ; n++ {
+		if len(batch) == restoreBatch && !send() {
+			return nil
+		}
 		var rec uint8
 		if err := dec.Decode(&rec); err != nil {
 			if errors.Is(err, io.EOF) {
-				return nil, fmt.Errorf("restore snapshot: stream ends after %d records without an end record", n)
+				return fmt.Errorf("restore snapshot: stream ends after %d records without an end record", n)
 			}
-			return nil, fmt.Errorf("restore snapshot record %d: %w", n, err)
+			return fmt.Errorf("restore snapshot record %d: %w", n, err)
 		}
 		switch recordType(rec) {
 		case endRecord:
-			txn.Commit()
-			return store, nil
+			return nil
 		case allocJobRecord:
 			var row allocJobRow
 			if err := dec.Decode(&row); err != nil {
-				return nil, fmt.Errorf("restore snapshot record %d (job of allocs): %w", n, err)
+				return fmt.Errorf("restore snapshot record %d (job of allocs): %w", n, err)
 			}
 			allocJobs[row.Ref] = row.Job
 			continue
 		case allocRecord:
 			var row allocRow
 			if err := dec.Decode(&row); err != nil {
-				return nil, fmt.Errorf("restore snapshot record %d (%s): %w", n, TableAllocs, err)
+				return fmt.Errorf("restore snapshot record %d (%s): %w", n, TableAllocs, err)
 			}
 			if row.Alloc == nil {
-				return nil, fmt.Errorf("restore snapshot record %d (%s): empty alloc record", n, TableAllocs)
+				return fmt.Errorf("restore snapshot record %d (%s): empty alloc record", n, TableAllocs)
 			}
 			if row.JobRef != 0 {
 				job, ok := allocJobs[row.JobRef]
 				if !ok {
-					return nil, fmt.Errorf("restore snapshot record %d (%s): alloc %q refers to unknown job record %d", n, TableAllocs, row.Alloc.ID, row.JobRef)
+					return fmt.Errorf("restore snapshot record %d (%s): alloc %q refers to unknown job record %d", n, TableAllocs, row.Alloc.ID, row.JobRef)
 				}
 				row.Alloc.Job = job
 			}
 			share.alloc(row.Alloc, row.JobRef)
-			if err := txn.Insert(TableAllocs, row.Alloc); err != nil {
-				return nil, fmt.Errorf("restore snapshot record %d (%s): %w", n, TableAllocs, err)
-			}
+			batch = append(batch, restoreRow{n: n, table: TableAllocs, obj: row.Alloc})
 			continue
 		}
 		i, ok := tables[recordType(rec)]
 		if !ok {
-			return nil, fmt.Errorf("restore snapshot record %d: unknown record type %d", n, rec)
+			return fmt.Errorf("restore snapshot record %d: unknown record type %d", n, rec)
 		}
 		t := snapshotTables[i]
 		row := t.newRow()
 		if err := dec.Decode(row); err != nil {
-			return nil, fmt.Errorf("restore snapshot record %d (%s): %w", n, t.table, err)
+			return fmt.Errorf("restore snapshot record %d (%s): %w", n, t.table, err)
 		}
 		if e, ok := row.(*structs.Evaluation); ok {
 			share.eval(e)
 		}
-		if err := txn.Insert(t.table, row); err != nil {
-			return nil, fmt.Errorf("restore snapshot record %d (%s): %w", n, t.table, err)
-		}
+		batch = append(batch, restoreRow{n: n, table: t.table, obj: row})
 	}
 }
 

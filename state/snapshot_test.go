@@ -213,6 +213,21 @@ func TestRestoreFrom_BadStreams(t *testing.T) {
 	must.NoError(t, enc.Encode(uint8(allocRecord)))
 	must.NoError(t, enc.Encode(&allocRow{JobRef: 5, Alloc: mockAlloc(mockJob("web"), newID(), newID(), "pending")}))
 
+	// A row the store rejects, early in a stream of several batches: the
+	// restore stops there and says which record.
+	var rejected bytes.Buffer
+	enc = codec.NewEncoder(&rejected, snapshotHandle)
+	must.NoError(t, enc.Encode(snapshotFormat))
+	for i := range 3 * restoreBatch {
+		bad := mockAlloc(mockJob("web"), newID(), newID(), "pending")
+		if i == 3 {
+			bad.ID = ""
+		}
+		must.NoError(t, enc.Encode(uint8(allocRecord)))
+		must.NoError(t, enc.Encode(&allocRow{Alloc: bad}))
+	}
+	must.NoError(t, enc.Encode(uint8(endRecord)))
+
 	cases := []struct {
 		name   string
 		stream []byte
@@ -224,6 +239,7 @@ func TestRestoreFrom_BadStreams(t *testing.T) {
 		{"no end record", full[:len(full)-1], "without an end record"},
 		{"unknown record", []byte{snapshotFormat, 0x63}, "unknown record type 99"},
 		{"alloc of unknown job record", orphan.Bytes(), "refers to unknown job record 5"},
+		{"row the store rejects", rejected.Bytes(), "record 3 (allocs)"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
