@@ -57,6 +57,19 @@ const (
 	nodePoolRecord
 )
 
+// jobRowRecord and jobVersionRowRecord put a job defined by an
+// allocJobRecord into the jobs or the job version table. A job is written
+// once however many rows hold it: the live store shares one Job between a
+// job's row, its version row and its allocs, and so does a restore.
+const (
+	jobRowRecord        recordType = 80
+	jobVersionRowRecord recordType = 81
+)
+
+// jobRowRecords maps the tables whose rows are written by reference to
+// their record types.
+var jobRowRecords = map[string]recordType{TableJobs: jobRowRecord, TableJobVersion: jobVersionRowRecord}
+
 // The ACL system's records: policies, tokens, roles and one-time tokens
 // (the bootstrap index travels in the index table). Fixed numbers, like
 // periodicLaunchRecord, so that tables added later elsewhere cannot
@@ -75,7 +88,8 @@ type allocRow struct {
 	Alloc  *structs.Allocation
 }
 
-// allocJobRow is an allocJobRecord.
+// allocJobRow is an allocJobRecord: a Job defined once for every row that
+// holds it (allocs, and the job and job version tables).
 type allocJobRow struct {
 	Ref uint64
 	Job *structs.Job
@@ -138,11 +152,15 @@ func (s *StateSnapshot) WriteTo(w io.Writer) (int64, error) {
 		if err != nil {
 			return cw.n, fmt.Errorf("write snapshot of %s: %w", t.table, err)
 		}
+		refRecord, byRef := jobRowRecords[t.table]
 		for raw := iter.Next(); raw != nil; raw = iter.Next() {
-			if t.record != allocRecord {
-				err = write(t.record, raw)
-			} else {
+			switch {
+			case t.record == allocRecord:
 				err = writeAlloc(write, raw.(*structs.Allocation), jobRefs)
+			case byRef:
+				err = writeJobRow(write, refRecord, raw.(*structs.Job), jobRefs)
+			default:
+				err = write(t.record, raw)
 			}
 			if err != nil {
 				return cw.n, fmt.Errorf("write snapshot of %s: %w", t.table, err)
@@ -158,18 +176,35 @@ func (s *StateSnapshot) WriteTo(w io.Writer) (int64, error) {
 	return cw.n, nil
 }
 
+// jobRef returns the number of job's allocJobRecord, writing the record
+// the first time the job is seen.
+func jobRef(write func(recordType, any) error, job *structs.Job, jobRefs map[*structs.Job]uint64) (uint64, error) {
+	if ref, seen := jobRefs[job]; seen {
+		return ref, nil
+	}
+	ref := uint64(len(jobRefs) + 1)
+	jobRefs[job] = ref
+	return ref, write(allocJobRecord, &allocJobRow{Ref: ref, Job: job})
+}
+
+// writeJobRow writes a row of the jobs or job version table as a reference
+// to its job's allocJobRecord.
+func writeJobRow(write func(recordType, any) error, rec recordType, job *structs.Job, jobRefs map[*structs.Job]uint64) error {
+	ref, err := jobRef(write, job, jobRefs)
+	if err != nil {
+		return err
+	}
+	return write(rec, ref)
+}
+
 // writeAlloc writes an alloc record, preceded by its job's record the first
 // time the job is seen.
 func writeAlloc(write func(recordType, any) error, a *structs.Allocation, jobRefs map[*structs.Job]uint64) error {
 	var ref uint64
 	if a.Job != nil {
-		var seen bool
-		if ref, seen = jobRefs[a.Job]; !seen {
-			ref = uint64(len(jobRefs) + 1)
-			jobRefs[a.Job] = ref
-			if err := write(allocJobRecord, &allocJobRow{Ref: ref, Job: a.Job}); err != nil {
-				return err
-			}
+		var err error
+		if ref, err = jobRef(write, a.Job, jobRefs); err != nil {
+			return err
 		}
 	}
 	c := *a
@@ -286,6 +321,21 @@ func decodeRows(dec *codec.Decoder, out chan<- []restoreRow, stop <-chan struct{
 				return fmt.Errorf("restore snapshot record %d (job of allocs): %w", n, err)
 			}
 			allocJobs[row.Ref] = row.Job
+			continue
+		case jobRowRecord, jobVersionRowRecord:
+			table := TableJobs
+			if recordType(rec) == jobVersionRowRecord {
+				table = TableJobVersion
+			}
+			var ref uint64
+			if err := dec.Decode(&ref); err != nil {
+				return fmt.Errorf("restore snapshot record %d (%s): %w", n, table, err)
+			}
+			job, ok := allocJobs[ref]
+			if !ok {
+				return fmt.Errorf("restore snapshot record %d (%s): refers to unknown job record %d", n, table, ref)
+			}
+			batch = append(batch, restoreRow{n: n, table: table, obj: job})
 			continue
 		case allocRecord:
 			var row allocRow

@@ -197,6 +197,102 @@ func TestSnapshot_AllocsShareTheirJob(t *testing.T) {
 	must.MapLen(t, 1, jobs["api"])
 }
 
+// TestSnapshot_JobRowsShareTheirJob: a Job the live store shares between
+// a job's row, its version row and its allocs is written once, and a
+// restore shares it between the same rows.
+func TestSnapshot_JobRowsShareTheirJob(t *testing.T) {
+	s := testStore(t)
+	job := mockBatchJob("web")
+	must.NoError(t, s.UpsertJob(1, job))
+	stored, err := s.JobByID(nil, job.Namespace, job.ID)
+	must.NoError(t, err)
+	must.NoError(t, s.UpsertAllocs(2, benchmarkAllocs(stored, 2)))
+	// A second job whose row is still the Job its allocs hold.
+	other := mockBatchJob("api")
+	must.NoError(t, s.UpsertJob(3, other))
+
+	// rows returns the job's row, its version row and its allocs' Jobs.
+	rows := func(st *StateStore, id string) []*structs.Job {
+		t.Helper()
+		row, err := st.JobByID(nil, "default", id)
+		must.NoError(t, err)
+		version, err := st.JobByIDAndVersion(nil, "default", id, row.Version)
+		must.NoError(t, err)
+		allocs, err := st.AllocsByJob(nil, "default", id, false)
+		must.NoError(t, err)
+		out := []*structs.Job{row, version}
+		for _, a := range allocs {
+			out = append(out, a.Job)
+		}
+		return out
+	}
+	distinct := func(jobs []*structs.Job) int {
+		seen := map[*structs.Job]bool{}
+		for _, j := range jobs {
+			seen[j] = true
+		}
+		return len(seen)
+	}
+	sharing := func(jobs []*structs.Job) [][]bool {
+		out := make([][]bool, len(jobs))
+		for i := range jobs {
+			for j := range jobs {
+				out[i] = append(out[i], jobs[i] == jobs[j])
+			}
+		}
+		return out
+	}
+
+	snap, err := s.Snapshot()
+	must.NoError(t, err)
+	var buf bytes.Buffer
+	_, err = snap.WriteTo(&buf)
+	must.NoError(t, err)
+	stats, _, _, err := SnapshotStats(bytes.NewReader(buf.Bytes()))
+	must.NoError(t, err)
+	written := 0
+	for _, st := range stats {
+		if st.Name == "SharedJobSnapshot" {
+			written = st.Count
+		}
+	}
+	must.Eq(t, distinct(rows(s, "web"))+distinct(rows(s, "api")), written, must.Sprint("each distinct Job is written once"))
+	must.Eq(t, 1, distinct(rows(s, "api")))
+
+	restored, err := RestoreFrom(&buf)
+	must.NoError(t, err)
+	must.Eq(t, dumpState(t, &s.reader), dumpState(t, &restored.reader))
+	for _, id := range []string{"web", "api"} {
+		must.Eq(t, sharing(rows(s, id)), sharing(rows(restored, id)), must.Sprintf("job %s: the same rows share a Job", id))
+	}
+}
+
+// TestRestoreFrom_JobRecords: streams written before jobs were shared
+// between tables hold whole jobs in job and job version records; they
+// restore as before.
+func TestRestoreFrom_JobRecords(t *testing.T) {
+	job := mockBatchJob("web")
+	job.CreateIndex, job.ModifyIndex = 1, 1
+	var buf bytes.Buffer
+	enc := codec.NewEncoder(&buf, snapshotHandle)
+	must.NoError(t, enc.Encode(snapshotFormat))
+	must.NoError(t, enc.Encode(uint8(jobRecord)))
+	must.NoError(t, enc.Encode(job))
+	must.NoError(t, enc.Encode(uint8(jobVersionRecord)))
+	must.NoError(t, enc.Encode(job))
+	must.NoError(t, enc.Encode(uint8(endRecord)))
+
+	restored, err := RestoreFrom(&buf)
+	must.NoError(t, err)
+	got, err := restored.JobByID(nil, job.Namespace, job.ID)
+	must.NoError(t, err)
+	must.NotNil(t, got)
+	must.Eq(t, job.TaskGroups[0].Name, got.TaskGroups[0].Name)
+	versions, err := restored.JobVersionsByID(nil, job.Namespace, job.ID)
+	must.NoError(t, err)
+	must.SliceLen(t, 1, versions)
+}
+
 func TestRestoreFrom_BadStreams(t *testing.T) {
 	s := testStore(t)
 	populate(t, s)
@@ -240,6 +336,7 @@ func TestRestoreFrom_BadStreams(t *testing.T) {
 		{"unknown record", []byte{snapshotFormat, 0x63}, "unknown record type 99"},
 		{"alloc of unknown job record", orphan.Bytes(), "refers to unknown job record 5"},
 		{"row the store rejects", rejected.Bytes(), "record 3 (allocs)"},
+		{"job row of unknown job record", []byte{snapshotFormat, byte(jobRowRecord), 0x07}, "refers to unknown job record 7"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
