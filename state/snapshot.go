@@ -335,6 +335,11 @@ func decodeRows(dec *codec.Decoder, out chan<- []restoreRow, stop <-chan struct{
 			if !ok {
 				return fmt.Errorf("restore snapshot record %d (%s): refers to unknown job record %d", n, table, ref)
 			}
+			if table == TableJobs {
+				share.jobRow(job)
+			} else {
+				share.jobVersion(job)
+			}
 			batch = append(batch, restoreRow{n: n, table: table, obj: job})
 			continue
 		case allocRecord:
@@ -365,8 +370,13 @@ func decodeRows(dec *codec.Decoder, out chan<- []restoreRow, stop <-chan struct{
 		if err := dec.Decode(row); err != nil {
 			return fmt.Errorf("restore snapshot record %d (%s): %w", n, t.table, err)
 		}
-		if e, ok := row.(*structs.Evaluation); ok {
-			share.eval(e)
+		switch t.record {
+		case evalRecord:
+			share.eval(row.(*structs.Evaluation))
+		case jobRecord:
+			share.jobRow(row.(*structs.Job))
+		case jobVersionRecord:
+			share.jobVersion(row.(*structs.Job))
 		}
 		batch = append(batch, restoreRow{n: n, table: t.table, obj: row})
 	}

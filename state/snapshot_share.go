@@ -22,6 +22,12 @@ type restoreSharer struct {
 	// equal resources. Allocs whose resources all differ (dynamic ports)
 	// cost a few comparisons each and keep their own.
 	resources map[uint64]*resourceCandidates
+	// jobRows holds the restored rows of the jobs table, by namespace and
+	// ID, for jobVersion.
+	jobRows map[structs.NamespacedID]*structs.Job
+	// handedOver holds the Jobs already given to the inserter, which
+	// jobVersion must not change.
+	handedOver map[*structs.Job]bool
 }
 
 // sharedResourcesPerJob is how many distinct AllocatedResources of one job
@@ -49,8 +55,10 @@ func (c *resourceCandidates) share(ar *structs.AllocatedResources) *structs.Allo
 
 func newRestoreSharer() *restoreSharer {
 	return &restoreSharer{
-		strings:   make(map[string]string),
-		resources: make(map[uint64]*resourceCandidates),
+		strings:    make(map[string]string),
+		resources:  make(map[uint64]*resourceCandidates),
+		jobRows:    make(map[structs.NamespacedID]*structs.Job),
+		handedOver: make(map[*structs.Job]bool),
 	}
 }
 
@@ -113,4 +121,44 @@ func (r *restoreSharer) eval(e *structs.Evaluation) {
 	e.NodeID = r.str(e.NodeID)
 	e.Status = r.str(e.Status)
 	e.StatusDescription = r.str(e.StatusDescription)
+}
+
+// jobRow notes a row of the jobs table, handed over to the inserter.
+func (r *restoreSharer) jobRow(j *structs.Job) {
+	r.jobRows[j.NamespacedID()] = j
+	r.handedOver[j] = true
+}
+
+// jobVersion lets v, a job version about to be handed over, share the
+// spec of its job's row when the row is that same version: the live store
+// keeps one Job for both until the job's status changes, and then a
+// shallow copy that still shares them, so that a finished batch job would
+// otherwise be restored with two copies of its task groups.
+func (r *restoreSharer) jobVersion(v *structs.Job) {
+	if r.handedOver[v] {
+		return
+	}
+	r.handedOver[v] = true
+	row := r.jobRows[v.NamespacedID()]
+	if row == nil || row == v || row.Version != v.Version {
+		return
+	}
+	shareEqual(&v.TaskGroups, row.TaskGroups)
+	shareEqual(&v.Datacenters, row.Datacenters)
+	shareEqual(&v.Constraints, row.Constraints)
+	shareEqual(&v.Affinities, row.Affinities)
+	shareEqual(&v.Spreads, row.Spreads)
+	shareEqual(&v.Periodic, row.Periodic)
+	shareEqual(&v.ParameterizedJob, row.ParameterizedJob)
+	shareEqual(&v.Payload, row.Payload)
+	shareEqual(&v.Reschedule, row.Reschedule)
+	shareEqual(&v.Migrate, row.Migrate)
+	shareEqual(&v.Meta, row.Meta)
+}
+
+// shareEqual points *dst at src when they hold equal values.
+func shareEqual[T any](dst *T, src T) {
+	if reflect.DeepEqual(*dst, src) {
+		*dst = src
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/hashicorp/go-msgpack/v2/codec"
 	"github.com/shoenig/test/must"
@@ -265,6 +266,13 @@ func TestSnapshot_JobRowsShareTheirJob(t *testing.T) {
 	for _, id := range []string{"web", "api"} {
 		must.Eq(t, sharing(rows(s, id)), sharing(rows(restored, id)), must.Sprintf("job %s: the same rows share a Job", id))
 	}
+	// web's row is a copy with another status; it shares its task groups
+	// with the version row in the live store, and after a restore.
+	for _, st := range []*StateStore{s, restored} {
+		web := rows(st, "web")
+		must.NotEq(t, web[0].Status, web[1].Status)
+		must.True(t, unsafe.SliceData(web[0].TaskGroups) == unsafe.SliceData(web[1].TaskGroups), must.Sprint("task groups shared"))
+	}
 }
 
 // TestRestoreFrom_JobRecords: streams written before jobs were shared
@@ -273,13 +281,16 @@ func TestSnapshot_JobRowsShareTheirJob(t *testing.T) {
 func TestRestoreFrom_JobRecords(t *testing.T) {
 	job := mockBatchJob("web")
 	job.CreateIndex, job.ModifyIndex = 1, 1
+	job.Status = structs.JobStatusDead
 	var buf bytes.Buffer
 	enc := codec.NewEncoder(&buf, snapshotHandle)
 	must.NoError(t, enc.Encode(snapshotFormat))
 	must.NoError(t, enc.Encode(uint8(jobRecord)))
 	must.NoError(t, enc.Encode(job))
+	version := *job
+	version.Status = structs.JobStatusPending
 	must.NoError(t, enc.Encode(uint8(jobVersionRecord)))
-	must.NoError(t, enc.Encode(job))
+	must.NoError(t, enc.Encode(&version))
 	must.NoError(t, enc.Encode(uint8(endRecord)))
 
 	restored, err := RestoreFrom(&buf)
@@ -291,6 +302,9 @@ func TestRestoreFrom_JobRecords(t *testing.T) {
 	versions, err := restored.JobVersionsByID(nil, job.Namespace, job.ID)
 	must.NoError(t, err)
 	must.SliceLen(t, 1, versions)
+	must.Eq(t, structs.JobStatusDead, got.Status)
+	must.Eq(t, structs.JobStatusPending, versions[0].Status)
+	must.True(t, unsafe.SliceData(got.TaskGroups) == unsafe.SliceData(versions[0].TaskGroups), must.Sprint("the version shares the row's task groups"))
 }
 
 func TestRestoreFrom_BadStreams(t *testing.T) {
