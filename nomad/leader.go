@@ -34,6 +34,7 @@ func (s *Server) establishLeadership() {
 	if s.leaderCancel != nil {
 		return
 	}
+	s.restoreRaftTimeouts()
 	start := time.Now()
 	if err := s.raft.Barrier(s.config.RaftTimeout).Error(); err != nil {
 		s.logger.Error("leadership barrier failed; stepping down", "error", err)

@@ -36,7 +36,11 @@ type Server struct {
 	raftTransport *raft.NetworkTransport
 	raftStore     raftStore
 	raftMeta      io.Closer
-	leaderCh      <-chan bool
+	// raftTimeouts holds the configured Raft timeouts while a lone
+	// server's election runs with a shorter one (standIfAlone); nil
+	// otherwise. Guarded by leaderLock once the server runs.
+	raftTimeouts *raft.ReloadableConfig
+	leaderCh     <-chan bool
 
 	rpcListener  net.Listener
 	rpcAdvertise net.Addr
@@ -293,6 +297,10 @@ func (s *Server) setupRaft() error {
 		return fmt.Errorf("server: start raft: %w", err)
 	}
 	s.raft = r
+	if err := s.standIfAlone(*conf); err != nil {
+		// The election only waits for the usual heartbeat timeout.
+		s.logger.Warn("cannot stand for election at once", "error", err)
+	}
 	return nil
 }
 

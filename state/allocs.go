@@ -3,6 +3,8 @@ package state
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/hashicorp/go-memdb"
 
@@ -80,11 +82,20 @@ func (r *reader) Allocs(ws memdb.WatchSet) ([]*structs.Allocation, error) {
 
 // AllocsByNamespace returns the allocations of one namespace, ordered by ID.
 func (r *reader) AllocsByNamespace(ws memdb.WatchSet, namespace string) ([]*structs.Allocation, error) {
-	iter, err := r.db.Txn(false).Get(TableAllocs, "namespace", namespace)
+	iter, err := allocsOfNamespace(r.db.Txn(false), namespace)
 	if err != nil {
 		return nil, fmt.Errorf("list allocs of namespace %q: %w", namespace, err)
 	}
-	return collect[*structs.Allocation](ws, iter, nil), nil
+	allocs := collect[*structs.Allocation](ws, iter, nil)
+	slices.SortFunc(allocs, func(a, b *structs.Allocation) int { return strings.Compare(a.ID, b.ID) })
+	return allocs, nil
+}
+
+// allocsOfNamespace iterates over the allocations of one namespace, by
+// job. The empty JobID prefix ends the namespace at its terminator, so
+// "prod" does not match the allocs of "prod2".
+func allocsOfNamespace(txn *memdb.Txn, namespace string) (memdb.ResultIterator, error) {
+	return txn.Get(TableAllocs, "job_prefix", namespace, "")
 }
 
 // AllocsByIDPrefix returns the allocations of a namespace ("*" for all)

@@ -2,6 +2,7 @@ package state
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/shoenig/test/must"
@@ -99,6 +100,46 @@ func TestUpsertPlanResults_BumpsEvalAndWritesEvals(t *testing.T) {
 	must.NoError(t, err)
 	must.SliceLen(t, 1, allocs)
 	must.Eq(t, 5, indexTable(t, s)[TableEvals])
+}
+
+// TestAllocsByNamespace: a namespace lists its own allocs by ID, and one
+// whose name extends another's ("default2") is its own.
+func TestAllocsByNamespace(t *testing.T) {
+	s := testStore(t)
+	job := mockJob("web")
+	must.NoError(t, s.UpsertJob(1, job))
+	longer := mockJob("web")
+	longer.Namespace = "default2"
+	must.NoError(t, s.UpsertNamespaces(2, []*structs.Namespace{{Name: "default2"}}))
+	must.NoError(t, s.UpsertJob(3, longer))
+	node := newID()
+	var def []string
+	for range 5 {
+		a := mockAlloc(job, node, newID(), structs.AllocClientStatusRunning)
+		def = append(def, a.ID)
+		must.NoError(t, s.UpsertAllocs(4, []*structs.Allocation{a}))
+	}
+	slices.Sort(def)
+	more := []*structs.Allocation{
+		mockAlloc(longer, node, newID(), structs.AllocClientStatusRunning),
+		mockAlloc(longer, node, newID(), structs.AllocClientStatusRunning),
+	}
+	more[0].ID, more[1].ID = "ffffffff"+more[0].ID[8:], "00000000"+more[1].ID[8:]
+	must.NoError(t, s.UpsertAllocs(5, more))
+
+	ids := func(namespace string) []string {
+		t.Helper()
+		allocs, err := s.AllocsByNamespace(nil, namespace)
+		must.NoError(t, err)
+		out := []string{}
+		for _, a := range allocs {
+			out = append(out, a.ID)
+		}
+		return out
+	}
+	must.Eq(t, def, ids("default"))
+	must.Eq(t, []string{more[1].ID, more[0].ID}, ids("default2"))
+	must.Eq(t, []string{}, ids("defaul"))
 }
 
 func TestAllocReads(t *testing.T) {

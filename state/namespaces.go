@@ -152,7 +152,7 @@ func namespaceUsage(txn *memdb.Txn, name string) ([]string, int, error) {
 			jobs = append(jobs, j.ID)
 		}
 	}
-	aiter, err := txn.Get(TableAllocs, "namespace", name)
+	aiter, err := allocsOfNamespace(txn, name)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list allocations of namespace %q: %w", name, err)
 	}

@@ -57,6 +57,19 @@ const (
 	nodePoolRecord
 )
 
+// jobRowRecord and jobVersionRowRecord put a job defined by an
+// allocJobRecord into the jobs or the job version table. A job is written
+// once however many rows hold it: the live store shares one Job between a
+// job's row, its version row and its allocs, and so does a restore.
+const (
+	jobRowRecord        recordType = 80
+	jobVersionRowRecord recordType = 81
+)
+
+// jobRowRecords maps the tables whose rows are written by reference to
+// their record types.
+var jobRowRecords = map[string]recordType{TableJobs: jobRowRecord, TableJobVersion: jobVersionRowRecord}
+
 // The ACL system's records: policies, tokens, roles and one-time tokens
 // (the bootstrap index travels in the index table). Fixed numbers, like
 // periodicLaunchRecord, so that tables added later elsewhere cannot
@@ -75,7 +88,8 @@ type allocRow struct {
 	Alloc  *structs.Allocation
 }
 
-// allocJobRow is an allocJobRecord.
+// allocJobRow is an allocJobRecord: a Job defined once for every row that
+// holds it (allocs, and the job and job version tables).
 type allocJobRow struct {
 	Ref uint64
 	Job *structs.Job
@@ -138,11 +152,15 @@ func (s *StateSnapshot) WriteTo(w io.Writer) (int64, error) {
 		if err != nil {
 			return cw.n, fmt.Errorf("write snapshot of %s: %w", t.table, err)
 		}
+		refRecord, byRef := jobRowRecords[t.table]
 		for raw := iter.Next(); raw != nil; raw = iter.Next() {
-			if t.record != allocRecord {
-				err = write(t.record, raw)
-			} else {
+			switch {
+			case t.record == allocRecord:
 				err = writeAlloc(write, raw.(*structs.Allocation), jobRefs)
+			case byRef:
+				err = writeJobRow(write, refRecord, raw.(*structs.Job), jobRefs)
+			default:
+				err = write(t.record, raw)
 			}
 			if err != nil {
 				return cw.n, fmt.Errorf("write snapshot of %s: %w", t.table, err)
@@ -158,18 +176,35 @@ func (s *StateSnapshot) WriteTo(w io.Writer) (int64, error) {
 	return cw.n, nil
 }
 
+// jobRef returns the number of job's allocJobRecord, writing the record
+// the first time the job is seen.
+func jobRef(write func(recordType, any) error, job *structs.Job, jobRefs map[*structs.Job]uint64) (uint64, error) {
+	if ref, seen := jobRefs[job]; seen {
+		return ref, nil
+	}
+	ref := uint64(len(jobRefs) + 1)
+	jobRefs[job] = ref
+	return ref, write(allocJobRecord, &allocJobRow{Ref: ref, Job: job})
+}
+
+// writeJobRow writes a row of the jobs or job version table as a reference
+// to its job's allocJobRecord.
+func writeJobRow(write func(recordType, any) error, rec recordType, job *structs.Job, jobRefs map[*structs.Job]uint64) error {
+	ref, err := jobRef(write, job, jobRefs)
+	if err != nil {
+		return err
+	}
+	return write(rec, ref)
+}
+
 // writeAlloc writes an alloc record, preceded by its job's record the first
 // time the job is seen.
 func writeAlloc(write func(recordType, any) error, a *structs.Allocation, jobRefs map[*structs.Job]uint64) error {
 	var ref uint64
 	if a.Job != nil {
-		var seen bool
-		if ref, seen = jobRefs[a.Job]; !seen {
-			ref = uint64(len(jobRefs) + 1)
-			jobRefs[a.Job] = ref
-			if err := write(allocJobRecord, &allocJobRow{Ref: ref, Job: a.Job}); err != nil {
-				return err
-			}
+		var err error
+		if ref, err = jobRef(write, a.Job, jobRefs); err != nil {
+			return err
 		}
 	}
 	c := *a
@@ -180,16 +215,15 @@ func writeAlloc(write func(recordType, any) error, a *structs.Allocation, jobRef
 // RestoreFrom builds a new store from a stream written by WriteTo. A
 // stream that is truncated, of another format or holds an unknown record
 // is an error. The caller swaps the new store in and abandons the old one.
+//
+// Decoding and inserting each take about half of a restore, so a goroutine
+// decodes while the caller inserts the rows, in stream order, into one
+// write transaction.
 func RestoreFrom(r io.Reader) (*StateStore, error) {
 	store, err := NewStateStore()
 	if err != nil {
 		return nil, err
 	}
-	tables := make(map[recordType]int, len(snapshotTables))
-	for i, t := range snapshotTables {
-		tables[t.record] = i
-	}
-
 	dec := codec.NewDecoder(bufio.NewReaderSize(r, 64<<10), snapshotHandle)
 	var format uint8
 	if err := dec.Decode(&format); err != nil {
@@ -199,60 +233,152 @@ func RestoreFrom(r io.Reader) (*StateStore, error) {
 		return nil, fmt.Errorf("restore snapshot: format %d is not supported (want %d)", format, snapshotFormat)
 	}
 
+	batches := make(chan []restoreRow, 4)
+	stop := make(chan struct{})
+	decodeErr := make(chan error, 1)
+	go func() {
+		defer close(batches)
+		decodeErr <- decodeRows(dec, batches, stop)
+	}()
+	// Whatever ends the restore, the decoder stops and is waited for, so
+	// that it never reads from r after RestoreFrom returns.
+	defer func() {
+		close(stop)
+		for range batches {
+		}
+	}()
+
 	txn := store.db.Txn(true)
 	defer txn.Abort()
+	for batch := range batches {
+		for _, row := range batch {
+			if err := txn.Insert(row.table, row.obj); err != nil {
+				return nil, fmt.Errorf("restore snapshot record %d (%s): %w", row.n, row.table, err)
+			}
+		}
+	}
+	if err := <-decodeErr; err != nil {
+		return nil, err
+	}
+	txn.Commit()
+	return store, nil
+}
+
+// restoreRow is a decoded row of a snapshot stream, to insert into table.
+type restoreRow struct {
+	n     int // the record's number in the stream, for errors
+	table string
+	obj   any
+}
+
+// restoreBatch is how many rows the decoder hands over at a time.
+const restoreBatch = 256
+
+// decodeRows decodes the records of a snapshot stream after its header and
+// sends the rows to insert, in order, in batches. It returns nil at the end
+// record, and an error for a stream that is truncated or bad; it stops
+// early, returning nil, once stop is closed.
+func decodeRows(dec *codec.Decoder, out chan<- []restoreRow, stop <-chan struct{}) error {
+	tables := make(map[recordType]int, len(snapshotTables))
+	for i, t := range snapshotTables {
+		tables[t.record] = i
+	}
 	allocJobs := make(map[uint64]*structs.Job)
+	share := newRestoreSharer()
+	batch := make([]restoreRow, 0, restoreBatch)
+	send := func() bool {
+		if len(batch) == 0 {
+			return true
+		}
+		select {
+		case out <- batch:
+			batch = make([]restoreRow, 0, restoreBatch)
+			return true
+		case <-stop:
+			return false
+		}
+	}
+	// The rows decoded before a bad record are inserted first, so that a
+	// bad row among them is the error reported, as it comes first.
+	defer send()
 	for n := 0; ; n++ {
+		if len(batch) == restoreBatch && !send() {
+			return nil
+		}
 		var rec uint8
 		if err := dec.Decode(&rec); err != nil {
 			if errors.Is(err, io.EOF) {
-				return nil, fmt.Errorf("restore snapshot: stream ends after %d records without an end record", n)
+				return fmt.Errorf("restore snapshot: stream ends after %d records without an end record", n)
 			}
-			return nil, fmt.Errorf("restore snapshot record %d: %w", n, err)
+			return fmt.Errorf("restore snapshot record %d: %w", n, err)
 		}
 		switch recordType(rec) {
 		case endRecord:
-			txn.Commit()
-			return store, nil
+			return nil
 		case allocJobRecord:
 			var row allocJobRow
 			if err := dec.Decode(&row); err != nil {
-				return nil, fmt.Errorf("restore snapshot record %d (job of allocs): %w", n, err)
+				return fmt.Errorf("restore snapshot record %d (job of allocs): %w", n, err)
 			}
 			allocJobs[row.Ref] = row.Job
+			continue
+		case jobRowRecord, jobVersionRowRecord:
+			table := TableJobs
+			if recordType(rec) == jobVersionRowRecord {
+				table = TableJobVersion
+			}
+			var ref uint64
+			if err := dec.Decode(&ref); err != nil {
+				return fmt.Errorf("restore snapshot record %d (%s): %w", n, table, err)
+			}
+			job, ok := allocJobs[ref]
+			if !ok {
+				return fmt.Errorf("restore snapshot record %d (%s): refers to unknown job record %d", n, table, ref)
+			}
+			if table == TableJobs {
+				share.jobRow(job)
+			} else {
+				share.jobVersion(job)
+			}
+			batch = append(batch, restoreRow{n: n, table: table, obj: job})
 			continue
 		case allocRecord:
 			var row allocRow
 			if err := dec.Decode(&row); err != nil {
-				return nil, fmt.Errorf("restore snapshot record %d (%s): %w", n, TableAllocs, err)
+				return fmt.Errorf("restore snapshot record %d (%s): %w", n, TableAllocs, err)
 			}
 			if row.Alloc == nil {
-				return nil, fmt.Errorf("restore snapshot record %d (%s): empty alloc record", n, TableAllocs)
+				return fmt.Errorf("restore snapshot record %d (%s): empty alloc record", n, TableAllocs)
 			}
 			if row.JobRef != 0 {
 				job, ok := allocJobs[row.JobRef]
 				if !ok {
-					return nil, fmt.Errorf("restore snapshot record %d (%s): alloc %q refers to unknown job record %d", n, TableAllocs, row.Alloc.ID, row.JobRef)
+					return fmt.Errorf("restore snapshot record %d (%s): alloc %q refers to unknown job record %d", n, TableAllocs, row.Alloc.ID, row.JobRef)
 				}
 				row.Alloc.Job = job
 			}
-			if err := txn.Insert(TableAllocs, row.Alloc); err != nil {
-				return nil, fmt.Errorf("restore snapshot record %d (%s): %w", n, TableAllocs, err)
-			}
+			share.alloc(row.Alloc, row.JobRef)
+			batch = append(batch, restoreRow{n: n, table: TableAllocs, obj: row.Alloc})
 			continue
 		}
 		i, ok := tables[recordType(rec)]
 		if !ok {
-			return nil, fmt.Errorf("restore snapshot record %d: unknown record type %d", n, rec)
+			return fmt.Errorf("restore snapshot record %d: unknown record type %d", n, rec)
 		}
 		t := snapshotTables[i]
 		row := t.newRow()
 		if err := dec.Decode(row); err != nil {
-			return nil, fmt.Errorf("restore snapshot record %d (%s): %w", n, t.table, err)
+			return fmt.Errorf("restore snapshot record %d (%s): %w", n, t.table, err)
 		}
-		if err := txn.Insert(t.table, row); err != nil {
-			return nil, fmt.Errorf("restore snapshot record %d (%s): %w", n, t.table, err)
+		switch t.record {
+		case evalRecord:
+			share.eval(row.(*structs.Evaluation))
+		case jobRecord:
+			share.jobRow(row.(*structs.Job))
+		case jobVersionRecord:
+			share.jobVersion(row.(*structs.Job))
 		}
+		batch = append(batch, restoreRow{n: n, table: t.table, obj: row})
 	}
 }
 

@@ -13,7 +13,8 @@ import (
 // recordNames names the record types of a snapshot stream for
 // "nomad operator snapshot inspect", with Nomad's names where Nomad has
 // the same kind of record; a record type not named here shows as its
-// table's name.
+// table's name. A job's body is counted once, under SharedJobSnapshot;
+// JobSnapshot and JobVersionSnapshot count the rows that refer to it.
 var recordNames = map[recordType]string{
 	indexRecord:           "IndexSnapshot",
 	jobRecord:             "JobSnapshot",
@@ -21,7 +22,9 @@ var recordNames = map[recordType]string{
 	jobSummaryRecord:      "JobSummarySnapshot",
 	evalRecord:            "EvalSnapshot",
 	allocRecord:           "AllocSnapshot",
-	allocJobRecord:        "AllocJobSnapshot",
+	allocJobRecord:        "SharedJobSnapshot",
+	jobRowRecord:          "JobSnapshot",
+	jobVersionRowRecord:   "JobVersionSnapshot",
 	nodeRecord:            "NodeSnapshot",
 	schedulerConfigRecord: "SchedulerConfigSnapshot",
 	rootKeyRecord:         "RootKeySnapshot",

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"runtime"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/hashicorp/go-msgpack/v2/codec"
 	"github.com/shoenig/test/must"
@@ -196,6 +198,115 @@ func TestSnapshot_AllocsShareTheirJob(t *testing.T) {
 	must.MapLen(t, 1, jobs["api"])
 }
 
+// TestSnapshot_JobRowsShareTheirJob: a Job the live store shares between
+// a job's row, its version row and its allocs is written once, and a
+// restore shares it between the same rows.
+func TestSnapshot_JobRowsShareTheirJob(t *testing.T) {
+	s := testStore(t)
+	job := mockBatchJob("web")
+	must.NoError(t, s.UpsertJob(1, job))
+	stored, err := s.JobByID(nil, job.Namespace, job.ID)
+	must.NoError(t, err)
+	must.NoError(t, s.UpsertAllocs(2, benchmarkAllocs(stored, 2)))
+	// A second job whose row is still the Job its allocs hold.
+	other := mockBatchJob("api")
+	must.NoError(t, s.UpsertJob(3, other))
+
+	// rows returns the job's row, its version row and its allocs' Jobs.
+	rows := func(st *StateStore, id string) []*structs.Job {
+		t.Helper()
+		row, err := st.JobByID(nil, "default", id)
+		must.NoError(t, err)
+		version, err := st.JobByIDAndVersion(nil, "default", id, row.Version)
+		must.NoError(t, err)
+		allocs, err := st.AllocsByJob(nil, "default", id, false)
+		must.NoError(t, err)
+		out := []*structs.Job{row, version}
+		for _, a := range allocs {
+			out = append(out, a.Job)
+		}
+		return out
+	}
+	distinct := func(jobs []*structs.Job) int {
+		seen := map[*structs.Job]bool{}
+		for _, j := range jobs {
+			seen[j] = true
+		}
+		return len(seen)
+	}
+	sharing := func(jobs []*structs.Job) [][]bool {
+		out := make([][]bool, len(jobs))
+		for i := range jobs {
+			for j := range jobs {
+				out[i] = append(out[i], jobs[i] == jobs[j])
+			}
+		}
+		return out
+	}
+
+	snap, err := s.Snapshot()
+	must.NoError(t, err)
+	var buf bytes.Buffer
+	_, err = snap.WriteTo(&buf)
+	must.NoError(t, err)
+	stats, _, _, err := SnapshotStats(bytes.NewReader(buf.Bytes()))
+	must.NoError(t, err)
+	written := 0
+	for _, st := range stats {
+		if st.Name == "SharedJobSnapshot" {
+			written = st.Count
+		}
+	}
+	must.Eq(t, distinct(rows(s, "web"))+distinct(rows(s, "api")), written, must.Sprint("each distinct Job is written once"))
+	must.Eq(t, 1, distinct(rows(s, "api")))
+
+	restored, err := RestoreFrom(&buf)
+	must.NoError(t, err)
+	must.Eq(t, dumpState(t, &s.reader), dumpState(t, &restored.reader))
+	for _, id := range []string{"web", "api"} {
+		must.Eq(t, sharing(rows(s, id)), sharing(rows(restored, id)), must.Sprintf("job %s: the same rows share a Job", id))
+	}
+	// web's row is a copy with another status; it shares its task groups
+	// with the version row in the live store, and after a restore.
+	for _, st := range []*StateStore{s, restored} {
+		web := rows(st, "web")
+		must.NotEq(t, web[0].Status, web[1].Status)
+		must.True(t, unsafe.SliceData(web[0].TaskGroups) == unsafe.SliceData(web[1].TaskGroups), must.Sprint("task groups shared"))
+	}
+}
+
+// TestRestoreFrom_JobRecords: streams written before jobs were shared
+// between tables hold whole jobs in job and job version records; they
+// restore as before.
+func TestRestoreFrom_JobRecords(t *testing.T) {
+	job := mockBatchJob("web")
+	job.CreateIndex, job.ModifyIndex = 1, 1
+	job.Status = structs.JobStatusDead
+	var buf bytes.Buffer
+	enc := codec.NewEncoder(&buf, snapshotHandle)
+	must.NoError(t, enc.Encode(snapshotFormat))
+	must.NoError(t, enc.Encode(uint8(jobRecord)))
+	must.NoError(t, enc.Encode(job))
+	version := *job
+	version.Status = structs.JobStatusPending
+	must.NoError(t, enc.Encode(uint8(jobVersionRecord)))
+	must.NoError(t, enc.Encode(&version))
+	must.NoError(t, enc.Encode(uint8(endRecord)))
+
+	restored, err := RestoreFrom(&buf)
+	must.NoError(t, err)
+	got, err := restored.JobByID(nil, job.Namespace, job.ID)
+	must.NoError(t, err)
+	must.NotNil(t, got)
+	must.Eq(t, job.TaskGroups[0].Name, got.TaskGroups[0].Name)
+	versions, err := restored.JobVersionsByID(nil, job.Namespace, job.ID)
+	must.NoError(t, err)
+	must.SliceLen(t, 1, versions)
+	must.Eq(t, structs.JobStatusDead, got.Status)
+	must.Eq(t, structs.JobStatusPending, versions[0].Status)
+	must.True(t, unsafe.SliceData(got.TaskGroups) == unsafe.SliceData(versions[0].TaskGroups), must.Sprint("the version shares the row's task groups"))
+}
+
 func TestRestoreFrom_BadStreams(t *testing.T) {
 	s := testStore(t)
 	populate(t, s)
@@ -212,6 +323,21 @@ func TestRestoreFrom_BadStreams(t *testing.T) {
 	must.NoError(t, enc.Encode(uint8(allocRecord)))
 	must.NoError(t, enc.Encode(&allocRow{JobRef: 5, Alloc: mockAlloc(mockJob("web"), newID(), newID(), "pending")}))
 
+	// A row the store rejects, early in a stream of several batches: the
+	// restore stops there and says which record.
+	var rejected bytes.Buffer
+	enc = codec.NewEncoder(&rejected, snapshotHandle)
+	must.NoError(t, enc.Encode(snapshotFormat))
+	for i := range 3 * restoreBatch {
+		bad := mockAlloc(mockJob("web"), newID(), newID(), "pending")
+		if i == 3 {
+			bad.ID = ""
+		}
+		must.NoError(t, enc.Encode(uint8(allocRecord)))
+		must.NoError(t, enc.Encode(&allocRow{Alloc: bad}))
+	}
+	must.NoError(t, enc.Encode(uint8(endRecord)))
+
 	cases := []struct {
 		name   string
 		stream []byte
@@ -223,6 +349,8 @@ func TestRestoreFrom_BadStreams(t *testing.T) {
 		{"no end record", full[:len(full)-1], "without an end record"},
 		{"unknown record", []byte{snapshotFormat, 0x63}, "unknown record type 99"},
 		{"alloc of unknown job record", orphan.Bytes(), "refers to unknown job record 5"},
+		{"row the store rejects", rejected.Bytes(), "record 3 (allocs)"},
+		{"job row of unknown job record", []byte{snapshotFormat, byte(jobRowRecord), 0x07}, "refers to unknown job record 7"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -315,4 +443,74 @@ func BenchmarkSnapshot100kAllocs(b *testing.B) {
 		must.NoError(b, err)
 	}
 	b.ReportMetric(float64(size), "bytes/snapshot")
+}
+
+// restoreBenchStream returns the snapshot stream of the restart benchmark's
+// shape (scripts/bench restore): jobs one-group batch jobs with perJob
+// complete allocs each, on 100 nodes.
+func restoreBenchStream(b *testing.B, jobs, perJob int) []byte {
+	b.Helper()
+	s := testStore(b)
+	nodes := make([]string, 100)
+	index := uint64(1)
+	for i := range nodes {
+		n := mockNode()
+		n.Name = fmt.Sprintf("node-%d", i)
+		must.NoError(b, s.UpsertNode(index, n))
+		nodes[i] = n.ID
+		index++
+	}
+	finished := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	var pending []*structs.Allocation
+	for j := range jobs {
+		job := mockBatchJob(fmt.Sprintf("restore-%d", j))
+		must.NoError(b, s.UpsertJob(index, job))
+		index++
+		stored, err := s.JobByID(nil, job.Namespace, job.ID)
+		must.NoError(b, err)
+		for k := range perJob {
+			a := mockAlloc(stored, nodes[(j*perJob+k)%len(nodes)], newID(), structs.AllocClientStatusComplete)
+			a.Name = fmt.Sprintf("%s.web[%d]", job.ID, k)
+			a.TaskStates = map[string]*structs.TaskState{"server": {State: structs.TaskStateDead, StartedAt: finished, FinishedAt: finished}}
+			pending = append(pending, a)
+		}
+		if len(pending) >= 10_000 || j == jobs-1 {
+			must.NoError(b, s.UpsertAllocs(index, pending))
+			index++
+			pending = pending[:0]
+		}
+	}
+	snap, err := s.Snapshot()
+	must.NoError(b, err)
+	var buf bytes.Buffer
+	_, err = snap.WriteTo(&buf)
+	must.NoError(b, err)
+	return buf.Bytes()
+}
+
+// BenchmarkRestore100kAllocs restores 10k jobs / 100k allocs, the state of
+// the restart figure of issue 22, and reports the heap the restored store
+// holds per alloc.
+func BenchmarkRestore100kAllocs(b *testing.B) {
+	const jobs, perJob = 10_000, 10
+	stream := restoreBenchStream(b, jobs, perJob)
+	var before, after runtime.MemStats
+	var kept *StateStore
+	b.ResetTimer()
+	for range b.N {
+		kept = nil
+		b.StopTimer()
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		b.StartTimer()
+		s, err := RestoreFrom(bytes.NewReader(stream))
+		must.NoError(b, err)
+		kept = s
+	}
+	b.StopTimer()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(kept)
+	b.ReportMetric(float64(len(stream))/(jobs*perJob), "stream-bytes/alloc")
+	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(jobs*perJob), "heap-bytes/alloc")
 }
