@@ -19,9 +19,48 @@ type timeline struct {
 	complete   []time.Time // alloc ModifyTime once complete (as the server saw it)
 }
 
-// end is the last completion.
+// end is the last event of any stage.
 func (t *timeline) end() time.Time {
+	var last time.Time
+	for _, stage := range [][]time.Time{t.registered, t.placed, t.running, t.complete} {
+		for _, e := range stage {
+			if e.After(last) {
+				last = e
+			}
+		}
+	}
+	return last
+}
+
+// lastComplete is the last completion.
+func (t *timeline) lastComplete() time.Time {
 	return slices.MaxFunc(t.complete, func(a, b time.Time) int { return a.Compare(b) })
+}
+
+// allocTimeline builds a timeline from a listing of allocs: placed is each
+// alloc's CreateTime, running its task's StartedAt, complete its
+// ModifyTime once complete; registered is its job's registration time
+// (the map is by job ID; allocs of other jobs are left out).
+func allocTimeline(start time.Time, registered map[string]time.Time, allocs []*api.AllocationListStub, task string) *timeline {
+	t := &timeline{start: start}
+	for _, al := range allocs {
+		reg, ok := registered[al.JobID]
+		if !ok {
+			continue
+		}
+		t.registered = append(t.registered, reg)
+		t.placed = append(t.placed, time.Unix(0, al.CreateTime))
+		var running, complete time.Time
+		if ts := al.TaskStates[task]; ts != nil {
+			running = ts.StartedAt
+		}
+		if al.ClientStatus == "complete" {
+			complete = time.Unix(0, al.ModifyTime)
+		}
+		t.running = append(t.running, running)
+		t.complete = append(t.complete, complete)
+	}
+	return t
 }
 
 // drainSection is the single dev node drain: 1,000 one-alloc mock_driver
@@ -54,7 +93,7 @@ func (r *runner) drainSection() section {
 		if tl == nil {
 			tl = t
 		}
-		rate := float64(n) / t.end().Sub(t.start).Seconds()
+		rate := float64(n) / t.lastComplete().Sub(t.start).Seconds()
 		if err := systemGC(a.client, fmt.Sprintf("drain-%d-", run)); err != nil {
 			sec.Skipped = err.Error()
 			return sec

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -76,7 +77,8 @@ func (r *runner) c1mSection() section {
 		sec.Skipped = noSim
 		return sec
 	}
-	for _, sh := range shapes {
+	var plotted *timeline
+	for si, sh := range shapes {
 		var rates []float64
 		for run := range r.runs {
 			a, err := r.simAgent(fmt.Sprintf("c1m-%d-%d", sh.nodes, run), sh.nodes, "")
@@ -89,15 +91,23 @@ func (r *runner) c1mSection() section {
 				list[i] = mockBatchJob(fmt.Sprintf("c1m-%d", i), sh.count, "1h")
 			}
 			start := time.Now()
-			_, _, _, err = registerAll(a.client, list, sh.jobs)
+			_, _, done, err := registerAll(a.client, list, sh.jobs)
 			var last time.Time
+			var allocs []*api.AllocationListStub
 			if err == nil {
-				last, err = waitPlaced(a.client, sh.jobs*sh.count, 10*time.Minute)
+				allocs, last, err = waitPlaced(a.client, sh.jobs*sh.count, 10*time.Minute)
 			}
 			a.stop()
 			if err != nil {
 				sec.Skipped = err.Error()
 				return sec
+			}
+			if si == 0 && run == 0 {
+				registered := make(map[string]time.Time, len(list))
+				for i, j := range list {
+					registered[*j.ID] = done[i]
+				}
+				plotted = allocTimeline(start, registered, allocs, "t")
 			}
 			rates = append(rates, float64(sh.jobs*sh.count)/last.Sub(start).Seconds())
 			logf("   %d nodes, run %d: %.0f placements/s", sh.nodes, run, rates[run])
@@ -108,26 +118,38 @@ func (r *runner) c1mSection() section {
 			Runs: rates, Unit: "placements/s", Target: atLeast(3750),
 		})
 	}
+	sec.Notes = append(sec.Notes, plotNote(plotted, fmt.Sprintf("C1M shape, first run on %s nodes: allocs per second by stage", commas(int64(shapes[0].nodes))),
+		filepath.Join(r.outDir, "performance-c1m.png"), "C1M timeline: registered, placed and running per second"))
 	return sec
 }
 
-// waitPlaced waits until n allocs exist and returns the latest CreateTime.
-func waitPlaced(c *api.Client, n int, timeout time.Duration) (time.Time, error) {
+// plotNote draws the timeline to path and returns the page's line for it:
+// the image, or why there is none.
+func plotNote(t *timeline, title, path, alt string) string {
+	if err := plotTimeline(t, title, path); err != nil {
+		return "The timeline plot failed: " + err.Error()
+	}
+	return fmt.Sprintf("![%s](%s)", alt, filepath.Base(path))
+}
+
+// waitPlaced waits until n allocs exist and returns them and the latest
+// CreateTime.
+func waitPlaced(c *api.Client, n int, timeout time.Duration) ([]*api.AllocationListStub, time.Time, error) {
 	deadline := time.Now().Add(timeout)
 	for {
 		allocs, _, err := c.Allocations().List(nil)
 		if err != nil {
-			return time.Time{}, err
+			return nil, time.Time{}, err
 		}
 		if len(allocs) >= n {
 			var last int64
 			for _, al := range allocs {
 				last = max(last, al.CreateTime)
 			}
-			return time.Unix(0, last), nil
+			return allocs, time.Unix(0, last), nil
 		}
 		if time.Now().After(deadline) {
-			return time.Time{}, fmt.Errorf("%d of %d allocs placed after %s", len(allocs), n, timeout)
+			return nil, time.Time{}, fmt.Errorf("%d of %d allocs placed after %s", len(allocs), n, timeout)
 		}
 		time.Sleep(time.Second)
 	}
@@ -151,6 +173,7 @@ func (r *runner) rampSection() section {
 	queue := func(cp int) string {
 		return fmt.Sprintf("server {\n  default_scheduler_config {\n    batch_queue {\n      enabled = true\n      concurrent_placements = %d\n    }\n  }\n}\n", cp)
 	}
+	var plotted *timeline
 	for _, nodes := range []int{100, 1000} {
 		for _, mode := range []struct {
 			name string
@@ -164,12 +187,24 @@ func (r *runner) rampSection() section {
 					return sec
 				}
 				sustained := 0.0
+				// The timeline of one run (1,000 nodes, queue off, the
+				// first) goes on the page, all its steps in one plot.
+				var registered map[string]time.Time
+				if nodes == 1000 && mode.hcl == "" && run == 0 {
+					registered = make(map[string]time.Time)
+				}
+				start := time.Now()
 				for si, rate := range steps {
-					p99, ok, err := offer(a.client, fmt.Sprintf("ramp-%d-", si), rate, 5*time.Second)
+					p99, ok, err := offer(a.client, fmt.Sprintf("ramp-%d-", si), rate, 5*time.Second, registered)
 					if err != nil || !ok || p99 >= time.Second {
 						break
 					}
 					sustained = float64(rate)
+				}
+				if registered != nil {
+					if allocs, _, err := a.client.Allocations().List(nil); err == nil {
+						plotted = allocTimeline(start, registered, allocs, "t")
+					}
 				}
 				a.stop()
 				best = append(best, sustained)
@@ -181,13 +216,16 @@ func (r *runner) rampSection() section {
 			sec.Figures = append(sec.Figures, f)
 		}
 	}
+	sec.Notes = append(sec.Notes, plotNote(plotted, "Many small jobs, 1,000 nodes, queue off, first run: allocs per second by stage",
+		filepath.Join(r.outDir, "performance-ramp.png"), "Many small jobs timeline: registered, placed, running and complete per second over the rising steps"))
 	return sec
 }
 
 // offer registers one-alloc jobs at rate per second for d, and returns
 // the p99 from each registration's return to its alloc's CreateTime, and
-// whether every job was placed within 30 s of the step's end.
-func offer(c *api.Client, prefix string, rate int, d time.Duration) (time.Duration, bool, error) {
+// whether every job was placed within 30 s of the step's end. Each job's
+// registration time is also put in into, when it is not nil.
+func offer(c *api.Client, prefix string, rate int, d time.Duration, into map[string]time.Time) (time.Duration, bool, error) {
 	n := int(float64(rate) * d.Seconds())
 	interval := time.Second / time.Duration(rate)
 	registered := make(map[string]time.Time, n)
@@ -215,6 +253,9 @@ func offer(c *api.Client, prefix string, rate int, d time.Duration) (time.Durati
 	wg.Wait()
 	if firstErr != nil {
 		return 0, false, firstErr
+	}
+	if into != nil {
+		maps.Copy(into, registered)
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
