@@ -354,7 +354,7 @@ func (tx *writeTxn) putAlloc(alloc, existing *structs.Allocation) error {
 		return fmt.Errorf("upsert alloc %q: %w", alloc.ID, err)
 	}
 	tx.touch(TableAllocs)
-	tx.touchNodeAllocs(alloc.NodeID)
+	tx.touchAllocs(alloc)
 	if err := tx.updateSummaryWithAlloc(alloc, existing); err != nil {
 		return fmt.Errorf("upsert alloc %q: %w", alloc.ID, err)
 	}

@@ -113,7 +113,7 @@ func (s *StateStore) DeleteEval(index uint64, evalIDs, allocIDs []string) error 
 				return fmt.Errorf("delete alloc %q: %w", id, err)
 			}
 			tx.touch(TableAllocs, IndexAllocsDeleted)
-			tx.touchNodeAllocs(alloc.NodeID)
+			tx.touchAllocs(alloc)
 			tx.markJob(alloc.Namespace, alloc.JobID)
 		}
 		return nil

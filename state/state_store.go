@@ -41,9 +41,9 @@ type StateStore struct {
 	// changed (see SetChangeFeed).
 	changeFeed ChangeFeed
 
-	// nodeAllocs wakes the watchers of a node's allocs (see
-	// WatchNodeAllocs).
-	nodeAllocs nodeAllocWatch
+	// nodeAllocs and jobAllocs wake the watchers of a node's or a job's
+	// allocs (see WatchNodeAllocs, WatchJobAllocs).
+	nodeAllocs, jobAllocs allocWatch
 }
 
 // reader holds the read methods shared by StateStore and StateSnapshot.
@@ -134,8 +134,9 @@ type writeTxn struct {
 	// route is the store's batch queue router, nil for none.
 	route BatchQueueRouter
 
-	// allocNodes are the nodes whose allocs this write changed.
-	allocNodes map[string]struct{}
+	// allocNodes and allocJobs are the nodes and jobs (by
+	// jobAllocsKey) whose allocs this write changed.
+	allocNodes, allocJobs map[string]struct{}
 }
 
 // touch records that table was written.
@@ -179,6 +180,7 @@ func (s *StateStore) write(index uint64, fn func(tx *writeTxn) error) error {
 	changes := tx.Changes()
 	tx.Commit()
 	s.nodeAllocs.notify(tx.allocNodes)
+	s.jobAllocs.notify(tx.allocJobs)
 	if s.changeFeed != nil && len(changes) > 0 {
 		s.changeFeed(index, changes)
 	}

@@ -454,6 +454,10 @@ func (r *runner) compact() error {
 func (r *runner) judge(t *tracked, now time.Time) (bool, error) {
 	e := t.entry
 	tws := memdb.NewWatchSet()
+	// The job's allocs are watched by the store's per-job channel, taken
+	// before the snapshot so that no write after it goes unseen: memdb's
+	// watch of a job with no allocs yet would wake on every placement.
+	r.st.WatchJobAllocs(tws, e.Namespace, e.JobID)
 	// One snapshot for the four reads, so the verdict sees one Raft
 	// index (a job stopped between two reads is not judged placed).
 	snap, err := r.st.Snapshot()
@@ -481,7 +485,7 @@ func (r *runner) judge(t *tracked, now time.Time) (bool, error) {
 	if err != nil {
 		return true, err
 	}
-	allocs, err := snap.AllocsByJob(tws, row.Namespace, row.JobID, true)
+	allocs, err := snap.AllocsByJob(nil, row.Namespace, row.JobID, true)
 	if err != nil {
 		return true, err
 	}

@@ -72,3 +72,40 @@ func TestWatchNodeAllocs_WakesOnlyForItsNode(t *testing.T) {
 	must.True(t, fired(idleWS))
 	must.False(t, fired(otherWS))
 }
+
+// The watch of a job's allocs wakes for that job's allocs only: the batch
+// queue waits on it for each released job, most of which have no alloc
+// yet.
+func TestWatchJobAllocs_WakesOnlyForItsJob(t *testing.T) {
+	s := testStore(t)
+	placed, waiting := mockBatchJob("placed"), mockBatchJob("waiting")
+	must.NoError(t, s.UpsertJob(1, placed))
+	must.NoError(t, s.UpsertJob(2, waiting))
+	node := mockNode()
+	must.NoError(t, s.UpsertNode(3, node))
+
+	memdbWS := memdb.NewWatchSet()
+	_, err := s.AllocsByJob(memdbWS, waiting.Namespace, waiting.ID, true)
+	must.NoError(t, err)
+	placedWS := memdb.NewWatchSet()
+	s.WatchJobAllocs(placedWS, placed.Namespace, placed.ID)
+	waitingWS := memdb.NewWatchSet()
+	s.WatchJobAllocs(waitingWS, waiting.Namespace, waiting.ID)
+	// Same job ID in another namespace: a different key.
+	otherNS := memdb.NewWatchSet()
+	s.WatchJobAllocs(otherNS, "other", placed.ID)
+
+	alloc := mockAlloc(placed, node.ID, newID(), structs.AllocClientStatusPending)
+	alloc.Job = nil
+	must.NoError(t, s.UpsertPlanResults(10, &structs.ApplyPlanResultsRequest{AllocsUpdated: []*structs.Allocation{alloc}, Job: placed}))
+	must.True(t, fired(memdbWS), must.Sprint("memdb's watch of a job with no allocs is expected to be coarse"))
+	must.True(t, fired(placedWS))
+	must.False(t, fired(waitingWS), must.Sprint("a placement of another job must not wake this job's watch"))
+	must.False(t, fired(otherNS))
+
+	placedWS = memdb.NewWatchSet()
+	s.WatchJobAllocs(placedWS, placed.Namespace, placed.ID)
+	must.NoError(t, s.DeleteEval(11, nil, []string{alloc.ID}))
+	must.True(t, fired(placedWS), must.Sprint("garbage collection of the job's alloc wakes its watch"))
+	must.False(t, fired(waitingWS))
+}

@@ -1,0 +1,92 @@
+package state
+
+import (
+	"sync"
+
+	memdb "github.com/hashicorp/go-memdb"
+
+	"github.com/nomadq/nomadq/structs"
+)
+
+// allocWatch hands out one channel per key (a node, or a job) that the
+// next commit writing or deleting one of that key's allocs closes.
+//
+// memdb's own watch for "the allocs of node X" (or of job Y) is the radix
+// tree node at X's prefix of the index. A node or job with no allocs has
+// no such tree node, so the watch falls back to an ancestor shared with
+// others: the alloc watch of every idle client in a bin-packed cluster,
+// and of every job the batch queue released and waits to see placed,
+// wakes on every alloc write anywhere. With a thousand idle nodes that is
+// a thousand wake-ups and re-reads per placement, all for nothing.
+type allocWatch struct {
+	mu  sync.Mutex
+	chs map[string]chan struct{}
+}
+
+// add puts the key's channel into ws, creating it if no one watches the
+// key yet.
+func (w *allocWatch) add(ws memdb.WatchSet, key string) {
+	w.mu.Lock()
+	ch, ok := w.chs[key]
+	if !ok {
+		if w.chs == nil {
+			w.chs = make(map[string]chan struct{})
+		}
+		ch = make(chan struct{})
+		w.chs[key] = ch
+	}
+	w.mu.Unlock()
+	ws.Add(ch)
+}
+
+// notify closes the channels of the given keys; their next watchers get
+// new ones.
+func (w *allocWatch) notify(keys map[string]struct{}) {
+	if len(keys) == 0 {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for id := range keys {
+		if ch, ok := w.chs[id]; ok {
+			close(ch)
+			delete(w.chs, id)
+		}
+	}
+}
+
+// WatchNodeAllocs adds to ws a channel that closes when a later commit
+// writes or deletes an alloc of the node, or deletes the node. Call it
+// before reading the node's allocs (AllocsByNode with a nil watch set), so
+// that a write landing between the two still wakes the watcher.
+func (s *StateStore) WatchNodeAllocs(ws memdb.WatchSet, nodeID string) {
+	s.nodeAllocs.add(ws, nodeID)
+}
+
+// WatchJobAllocs adds to ws a channel that closes when a later commit
+// writes or deletes an alloc of the job. As with WatchNodeAllocs, call it
+// before reading the job's allocs.
+func (s *StateStore) WatchJobAllocs(ws memdb.WatchSet, namespace, jobID string) {
+	s.jobAllocs.add(ws, jobAllocsKey(namespace, jobID))
+}
+
+func jobAllocsKey(namespace, jobID string) string { return namespace + "\x00" + jobID }
+
+// touchNodeAllocs records that the transaction changed the allocs of the
+// node (or the node itself), so that its watchers wake after the commit.
+func (tx *writeTxn) touchNodeAllocs(nodeID string) {
+	if tx.allocNodes == nil {
+		tx.allocNodes = make(map[string]struct{})
+	}
+	tx.allocNodes[nodeID] = struct{}{}
+}
+
+// touchAllocs records a write or delete of the alloc for the watchers of
+// its node and of its job.
+func (tx *writeTxn) touchAllocs(a *structs.Allocation) {
+	tx.touchNodeAllocs(a.NodeID)
+	if tx.allocJobs == nil {
+		tx.allocJobs = make(map[string]struct{})
+	}
+	tx.allocJobs[jobAllocsKey(a.Namespace, a.JobID)] = struct{}{}
+}
