@@ -55,7 +55,7 @@ func (n *Node) GetClientAllocsBatch(args *structs.NodesClientAllocsRequest, repl
 		index := max(deleted, 1)
 		reply.Allocs = make(map[string]map[string]uint64)
 		for _, ns := range args.Nodes {
-			if w := unchanged[ns.NodeID]; w != nil && !w.fired() {
+			if w := unchanged[ns.NodeID]; w != nil && !state.WatchFired(w.ws) {
 				for ch := range w.ws {
 					ws.Add(ch)
 				}
@@ -107,18 +107,6 @@ func (n *Node) GetClientAllocsBatch(args *structs.NodesClientAllocsRequest, repl
 type batchNodeWatch struct {
 	ws    memdb.WatchSet
 	index uint64
-}
-
-// fired reports whether any of the node's watches has closed.
-func (w *batchNodeWatch) fired() bool {
-	for ch := range w.ws {
-		select {
-		case <-ch:
-			return true
-		default:
-		}
-	}
-	return false
 }
 
 // nodeSecrets: a caller acting for many nodes, each authenticated by its

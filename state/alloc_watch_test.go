@@ -9,18 +9,6 @@ import (
 	"github.com/nomadq/nomadq/structs"
 )
 
-// fired reports whether a channel of ws has closed, without waiting.
-func fired(ws memdb.WatchSet) bool {
-	for ch := range ws {
-		select {
-		case <-ch:
-			return true
-		default:
-		}
-	}
-	return false
-}
-
 // watchNode returns a watch set holding the node's alloc watch.
 func watchNode(s *StateStore, nodeID string) memdb.WatchSet {
 	ws := memdb.NewWatchSet()
@@ -49,28 +37,28 @@ func TestWatchNodeAllocs_WakesOnlyForItsNode(t *testing.T) {
 	alloc := mockAlloc(job, busy.ID, newID(), structs.AllocClientStatusPending)
 	alloc.Job = nil
 	must.NoError(t, s.UpsertPlanResults(10, &structs.ApplyPlanResultsRequest{AllocsUpdated: []*structs.Allocation{alloc}, Job: job}))
-	must.True(t, fired(memdbWS), must.Sprint("memdb's watch of an empty prefix is expected to be coarse"))
-	must.True(t, fired(busyWS), must.Sprint("a placement on the node wakes its watch"))
-	must.False(t, fired(idleWS), must.Sprint("a placement on another node must not wake an idle node's watch"))
+	must.True(t, WatchFired(memdbWS), must.Sprint("memdb's watch of an empty prefix is expected to be coarse"))
+	must.True(t, WatchFired(busyWS), must.Sprint("a placement on the node wakes its watch"))
+	must.False(t, WatchFired(idleWS), must.Sprint("a placement on another node must not wake an idle node's watch"))
 
 	// A client update of the alloc wakes its node's watch again.
 	busyWS = watchNode(s, busy.ID)
 	must.NoError(t, s.UpdateAllocsFromClient(11, []*structs.Allocation{clientUpdate(alloc, structs.AllocClientStatusComplete)}))
-	must.True(t, fired(busyWS))
-	must.False(t, fired(idleWS))
+	must.True(t, WatchFired(busyWS))
+	must.False(t, WatchFired(idleWS))
 
 	// Garbage collection of the alloc wakes it too.
 	busyWS = watchNode(s, busy.ID)
 	must.NoError(t, s.DeleteEval(12, nil, []string{alloc.ID}))
-	must.True(t, fired(busyWS))
-	must.False(t, fired(idleWS))
+	must.True(t, WatchFired(busyWS))
+	must.False(t, WatchFired(idleWS))
 
 	// Deleting the idle node wakes its watcher, which then reads the node
 	// gone; a write that changes nothing of a node wakes no one.
 	otherWS := watchNode(s, busy.ID)
 	must.NoError(t, s.DeleteNode(13, []string{idle.ID}))
-	must.True(t, fired(idleWS))
-	must.False(t, fired(otherWS))
+	must.True(t, WatchFired(idleWS))
+	must.False(t, WatchFired(otherWS))
 }
 
 // The watch of a job's allocs wakes for that job's allocs only: the batch
@@ -98,14 +86,14 @@ func TestWatchJobAllocs_WakesOnlyForItsJob(t *testing.T) {
 	alloc := mockAlloc(placed, node.ID, newID(), structs.AllocClientStatusPending)
 	alloc.Job = nil
 	must.NoError(t, s.UpsertPlanResults(10, &structs.ApplyPlanResultsRequest{AllocsUpdated: []*structs.Allocation{alloc}, Job: placed}))
-	must.True(t, fired(memdbWS), must.Sprint("memdb's watch of a job with no allocs is expected to be coarse"))
-	must.True(t, fired(placedWS))
-	must.False(t, fired(waitingWS), must.Sprint("a placement of another job must not wake this job's watch"))
-	must.False(t, fired(otherNS))
+	must.True(t, WatchFired(memdbWS), must.Sprint("memdb's watch of a job with no allocs is expected to be coarse"))
+	must.True(t, WatchFired(placedWS))
+	must.False(t, WatchFired(waitingWS), must.Sprint("a placement of another job must not wake this job's watch"))
+	must.False(t, WatchFired(otherNS))
 
 	placedWS = memdb.NewWatchSet()
 	s.WatchJobAllocs(placedWS, placed.Namespace, placed.ID)
 	must.NoError(t, s.DeleteEval(11, nil, []string{alloc.ID}))
-	must.True(t, fired(placedWS), must.Sprint("garbage collection of the job's alloc wakes its watch"))
-	must.False(t, fired(waitingWS))
+	must.True(t, WatchFired(placedWS), must.Sprint("garbage collection of the job's alloc wakes its watch"))
+	must.False(t, WatchFired(waitingWS))
 }
