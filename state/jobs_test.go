@@ -1,7 +1,6 @@
 package state
 
 import (
-	"bytes"
 	"testing"
 
 	"github.com/shoenig/test/must"
@@ -358,13 +357,7 @@ func TestUpsertJob_UnchangedAfterRestore(t *testing.T) {
 	}
 	s := testStore(t)
 	must.NoError(t, s.UpsertJob(1, withPort()))
-	snap, err := s.Snapshot()
-	must.NoError(t, err)
-	var buf bytes.Buffer
-	_, err = snap.WriteTo(&buf)
-	must.NoError(t, err)
-	restored, err := RestoreFrom(&buf)
-	must.NoError(t, err)
+	restored := restoreCopy(t, s)
 
 	must.NoError(t, restored.UpsertJob(2, withPort()))
 	job, err := restored.JobByID(nil, "default", "web")

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"bytes"
 	"testing"
 	"time"
 
@@ -220,4 +221,17 @@ func indexTable(t testing.TB, s *StateStore) map[string]uint64 {
 		}
 	}
 	return out
+}
+
+// restoreCopy writes a snapshot of s and restores it into a new store.
+func restoreCopy(t testing.TB, s *StateStore) *StateStore {
+	t.Helper()
+	snap, err := s.Snapshot()
+	must.NoError(t, err)
+	var buf bytes.Buffer
+	_, err = snap.WriteTo(&buf)
+	must.NoError(t, err)
+	restored, err := RestoreFrom(&buf)
+	must.NoError(t, err)
+	return restored
 }

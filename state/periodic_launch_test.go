@@ -1,7 +1,6 @@
 package state
 
 import (
-	"bytes"
 	"testing"
 
 	"github.com/hashicorp/go-memdb"
@@ -54,13 +53,7 @@ func TestUpsertPeriodicLaunch(t *testing.T) {
 	must.Eq(t, uint64(7), l.ModifyIndex)
 
 	// The launch record survives a snapshot and restore.
-	snap, err := st.Snapshot()
-	must.NoError(t, err)
-	var buf bytes.Buffer
-	_, err = snap.WriteTo(&buf)
-	must.NoError(t, err)
-	restored, err := RestoreFrom(&buf)
-	must.NoError(t, err)
+	restored := restoreCopy(t, st)
 	launches, err := restored.PeriodicLaunches(nil)
 	must.NoError(t, err)
 	must.Len(t, 1, launches)

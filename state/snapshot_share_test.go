@@ -1,7 +1,6 @@
 package state
 
 import (
-	"bytes"
 	"testing"
 	"unsafe"
 
@@ -31,13 +30,7 @@ func TestRestoreFrom_SharesRepeatedValues(t *testing.T) {
 		mockEval(job, structs.EvalStatusComplete), mockEval(job, structs.EvalStatusComplete),
 	}))
 
-	snap, err := s.Snapshot()
-	must.NoError(t, err)
-	var buf bytes.Buffer
-	_, err = snap.WriteTo(&buf)
-	must.NoError(t, err)
-	restored, err := RestoreFrom(&buf)
-	must.NoError(t, err)
+	restored := restoreCopy(t, s)
 	must.Eq(t, dumpState(t, &s.reader), dumpState(t, &restored.reader))
 
 	got, err := restored.Allocs(nil)

@@ -176,13 +176,7 @@ func TestSnapshot_AllocsShareTheirJob(t *testing.T) {
 	must.NoError(t, s.UpsertJob(3, other))
 	must.NoError(t, s.UpsertAllocs(4, benchmarkAllocs(other, 2)))
 
-	snap, err := s.Snapshot()
-	must.NoError(t, err)
-	var buf bytes.Buffer
-	_, err = snap.WriteTo(&buf)
-	must.NoError(t, err)
-	restored, err := RestoreFrom(&buf)
-	must.NoError(t, err)
+	restored := restoreCopy(t, s)
 	must.Eq(t, dumpState(t, &s.reader), dumpState(t, &restored.reader))
 
 	jobs := make(map[string]map[*structs.Job]bool)
@@ -368,13 +362,7 @@ func TestSnapshot_ConfigNumbers(t *testing.T) {
 	job := mockJob("web")
 	job.TaskGroups[0].Tasks[0].Config = map[string]any{"port": 8080}
 	must.NoError(t, s.UpsertJob(1, job))
-	snap, err := s.Snapshot()
-	must.NoError(t, err)
-	var buf bytes.Buffer
-	_, err = snap.WriteTo(&buf)
-	must.NoError(t, err)
-	restored, err := RestoreFrom(&buf)
-	must.NoError(t, err)
+	restored := restoreCopy(t, s)
 	got, err := restored.JobByID(nil, "default", "web")
 	must.NoError(t, err)
 	must.Eq(t, "8080", fmt.Sprint(got.TaskGroups[0].Tasks[0].Config["port"]))

@@ -1,7 +1,6 @@
 package state
 
 import (
-	"bytes"
 	"testing"
 
 	"github.com/shoenig/test/must"
@@ -140,13 +139,7 @@ func TestVariables_PrefixListAndSnapshot(t *testing.T) {
 	must.NoError(t, err)
 	must.Eq(t, []string{"default:app/db", "default:app/web", "prod:app/prod"}, paths(got))
 
-	snap, err := s.Snapshot()
-	must.NoError(t, err)
-	var buf bytes.Buffer
-	_, err = snap.WriteTo(&buf)
-	must.NoError(t, err)
-	restored, err := RestoreFrom(&buf)
-	must.NoError(t, err)
+	restored := restoreCopy(t, s)
 	after, err := restored.VariablesByPrefix(nil, "*", "")
 	must.NoError(t, err)
 	before, err := s.VariablesByPrefix(nil, "*", "")
