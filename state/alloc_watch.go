@@ -81,12 +81,18 @@ func (tx *writeTxn) touchNodeAllocs(nodeID string) {
 	tx.allocNodes[nodeID] = struct{}{}
 }
 
+// touchJobAllocs records that the transaction changed the allocs of the
+// job (or deleted the job), so that its watchers wake after the commit.
+func (tx *writeTxn) touchJobAllocs(namespace, jobID string) {
+	if tx.allocJobs == nil {
+		tx.allocJobs = make(map[string]struct{})
+	}
+	tx.allocJobs[jobAllocsKey(namespace, jobID)] = struct{}{}
+}
+
 // touchAllocs records a write or delete of the alloc for the watchers of
 // its node and of its job.
 func (tx *writeTxn) touchAllocs(a *structs.Allocation) {
 	tx.touchNodeAllocs(a.NodeID)
-	if tx.allocJobs == nil {
-		tx.allocJobs = make(map[string]struct{})
-	}
-	tx.allocJobs[jobAllocsKey(a.Namespace, a.JobID)] = struct{}{}
+	tx.touchJobAllocs(a.Namespace, a.JobID)
 }

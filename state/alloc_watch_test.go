@@ -96,4 +96,10 @@ func TestWatchJobAllocs_WakesOnlyForItsJob(t *testing.T) {
 	must.NoError(t, s.DeleteEval(11, nil, []string{alloc.ID}))
 	must.True(t, WatchFired(placedWS), must.Sprint("garbage collection of the job's alloc wakes its watch"))
 	must.False(t, WatchFired(waitingWS))
+
+	// Purging a job that never had an alloc wakes its watcher (which then
+	// reads it gone) and drops its channel.
+	must.NoError(t, s.DeleteJob(12, waiting.Namespace, waiting.ID))
+	must.True(t, WatchFired(waitingWS))
+	must.MapNotContainsKey(t, s.jobAllocs.chs, jobAllocsKey(waiting.Namespace, waiting.ID))
 }

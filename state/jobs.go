@@ -243,6 +243,9 @@ func (tx *writeTxn) deleteJob(namespace, id string) error {
 	if err := tx.Delete(TableJobs, job); err != nil {
 		return fmt.Errorf("delete job %q: %w", id, err)
 	}
+	// Its alloc watchers (the batch queue) see it gone; no one watches it
+	// after, so its channel is not kept.
+	tx.touchJobAllocs(namespace, id)
 	versions, err := jobVersions(tx.Txn, nil, namespace, id)
 	if err != nil {
 		return fmt.Errorf("delete job %q: %w", id, err)
