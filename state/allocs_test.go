@@ -228,7 +228,7 @@ func TestAllocWrites_Errors(t *testing.T) {
 				a.ID = "alloc-1"
 				return s.UpsertAllocs(3, []*structs.Allocation{a})
 			},
-			want: "UUID must be 36 characters",
+			want: "is not a UUID: want 36 characters, got 7",
 		},
 		{
 			name: "nil alloc",

@@ -34,13 +34,12 @@ func (r *reader) EvalsByJob(ws memdb.WatchSet, namespace, jobID string) ([]*stru
 // EvalsByIDPrefix returns the evaluations of a namespace ("*" for all)
 // whose ID starts with prefix, ordered by ID.
 func (r *reader) EvalsByIDPrefix(ws memdb.WatchSet, namespace, prefix string) ([]*structs.Evaluation, error) {
-	indexPrefix, match := uuidPrefix(prefix)
-	iter, err := r.db.Txn(false).Get(TableEvals, "id_prefix", indexPrefix)
+	iter, err := r.db.Txn(false).Get(TableEvals, "id_prefix", prefix)
 	if err != nil {
 		return nil, fmt.Errorf("list evals with prefix %q: %w", prefix, err)
 	}
 	return collect(ws, iter, func(e *structs.Evaluation) bool {
-		return matchNamespace(namespace, e.Namespace) && match(e.ID)
+		return matchNamespace(namespace, e.Namespace)
 	}), nil
 }
 

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/hashicorp/go-memdb"
 
@@ -374,13 +373,4 @@ func collect[T any](ws memdb.WatchSet, iter memdb.ResultIterator, keep func(T) b
 // the namespace filter; "*" selects every namespace.
 func matchNamespace(filter, ns string) bool {
 	return filter == "*" || filter == ns
-}
-
-// uuidPrefix turns a user's ID prefix into one the UUID index accepts
-// (an even number of hex digits) and a filter for the digit cut off.
-func uuidPrefix(prefix string) (string, func(id string) bool) {
-	if len(strings.ReplaceAll(prefix, "-", ""))%2 == 0 {
-		return prefix, func(string) bool { return true }
-	}
-	return prefix[:len(prefix)-1], func(id string) bool { return strings.HasPrefix(id, prefix) }
 }

@@ -49,12 +49,11 @@ func (r *reader) Nodes(ws memdb.WatchSet) ([]*structs.Node, error) {
 
 // NodesByIDPrefix returns the nodes whose ID starts with prefix.
 func (r *reader) NodesByIDPrefix(ws memdb.WatchSet, prefix string) ([]*structs.Node, error) {
-	indexPrefix, match := uuidPrefix(prefix)
-	iter, err := r.db.Txn(false).Get(TableNodes, "id_prefix", indexPrefix)
+	iter, err := r.db.Txn(false).Get(TableNodes, "id_prefix", prefix)
 	if err != nil {
 		return nil, fmt.Errorf("list nodes with prefix %q: %w", prefix, err)
 	}
-	return collect(ws, iter, func(n *structs.Node) bool { return match(n.ID) }), nil
+	return collect[*structs.Node](ws, iter, nil), nil
 }
 
 // NodesByNodePool returns the nodes of a node pool, ordered by ID.

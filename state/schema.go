@@ -1,7 +1,6 @@
 package state
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	"github.com/hashicorp/go-memdb"
@@ -99,10 +98,6 @@ func jobTableSchema() *memdb.TableSchema {
 					return j.IsPeriodic(), nil
 				}},
 			},
-			"modify_index": {
-				Name:    "modify_index",
-				Indexer: uintIndexer("ModifyIndex", func(obj any) (uint64, bool) { return obj.(*structs.Job).ModifyIndex, true }),
-			},
 			// node_pool finds the jobs a pool's deletion must wait for.
 			"node_pool": {
 				Name:         "node_pool",
@@ -153,14 +148,14 @@ func evalTableSchema() *memdb.TableSchema {
 			"id": {
 				Name:    "id",
 				Unique:  true,
-				Indexer: &memdb.UUIDFieldIndex{Field: "ID"},
+				Indexer: uuidIndexer("ID", func(obj any) string { return obj.(*structs.Evaluation).ID }),
 			},
 			"create": {
 				Name:   "create",
 				Unique: true,
 				Indexer: &memdb.CompoundIndex{Indexes: []memdb.Indexer{
 					uintIndexer("CreateIndex", func(obj any) (uint64, bool) { return obj.(*structs.Evaluation).CreateIndex, true }),
-					&memdb.UUIDFieldIndex{Field: "ID"},
+					uuidIndexer("ID", func(obj any) string { return obj.(*structs.Evaluation).ID }),
 				}},
 			},
 			// job is queried by Namespace+JobID with a prefix lookup
@@ -192,14 +187,14 @@ func allocTableSchema() *memdb.TableSchema {
 			"id": {
 				Name:    "id",
 				Unique:  true,
-				Indexer: &memdb.UUIDFieldIndex{Field: "ID"},
+				Indexer: uuidIndexer("ID", func(obj any) string { return obj.(*structs.Allocation).ID }),
 			},
 			"create": {
 				Name:   "create",
 				Unique: true,
 				Indexer: &memdb.CompoundIndex{Indexes: []memdb.Indexer{
 					uintIndexer("CreateIndex", func(obj any) (uint64, bool) { return obj.(*structs.Allocation).CreateIndex, true }),
-					&memdb.UUIDFieldIndex{Field: "ID"},
+					uuidIndexer("ID", func(obj any) string { return obj.(*structs.Allocation).ID }),
 				}},
 			},
 			// There is no namespace index: the job index starts with the
@@ -245,7 +240,7 @@ func nodeTableSchema() *memdb.TableSchema {
 			"id": {
 				Name:    "id",
 				Unique:  true,
-				Indexer: &memdb.UUIDFieldIndex{Field: "ID"},
+				Indexer: uuidIndexer("ID", func(obj any) string { return obj.(*structs.Node).ID }),
 			},
 			"secret_id": {
 				Name:    "secret_id",
@@ -279,9 +274,16 @@ func singleRowIndex() *memdb.IndexSchema {
 	}
 }
 
-// bigEndianUintIndex indexes a uint64 as 8 big-endian bytes, so that the
-// byte order of the index is the numeric order (memdb's UintFieldIndex uses
-// varints, which do not sort).
+// bigEndianUintIndex indexes a uint64 as 16 big-endian nibbles, one per
+// byte, so that the byte order of the index is the numeric order (memdb's
+// UintFieldIndex uses varints, which do not sort).
+//
+// One nibble per byte rather than 8 plain bytes: a radix tree node has an
+// edge per distinct next byte, and Raft indexes (CreateIndex) vary in
+// their last byte, so plain bytes made nodes of up to 256 edges, which
+// every write under them copies (about 4 KiB per insert, most of the
+// store's write cost in the many-small-jobs benchmark). Nibbles cap a node
+// at 16 edges.
 type bigEndianUintIndex struct {
 	field string
 	get   func(obj any) (uint64, bool)
@@ -297,7 +299,7 @@ func (u *bigEndianUintIndex) FromObject(obj any) (bool, []byte, error) {
 	if !ok {
 		return false, nil, nil
 	}
-	return true, binary.BigEndian.AppendUint64(nil, v), nil
+	return true, appendNibbles(nil, v), nil
 }
 
 // FromArgs implements memdb.Indexer.
@@ -317,5 +319,97 @@ func (u *bigEndianUintIndex) FromArgs(args ...any) ([]byte, error) {
 	default:
 		return nil, fmt.Errorf("%s index: argument must be uint64, got %T", u.field, args[0])
 	}
-	return binary.BigEndian.AppendUint64(nil, v), nil
+	return appendNibbles(nil, v), nil
+}
+
+// appendNibbles appends v as 16 bytes, each one nibble of v, most
+// significant first.
+func appendNibbles(b []byte, v uint64) []byte {
+	for shift := 60; shift >= 0; shift -= 4 {
+		b = append(b, byte(v>>uint(shift))&0xf)
+	}
+	return b
+}
+
+// uuidIndex indexes a UUID field as 32 bytes, one per hex digit (its value
+// 0-15), so that the index sorts as the IDs do and a radix tree node has
+// at most 16 edges. memdb's UUIDFieldIndex packs two digits a byte: random
+// IDs then fill the tree's top nodes with up to 256 edges, and every
+// insert copies them (4 KiB for the root alone). A digit a byte also takes
+// prefixes of any length, odd ones included.
+type uuidIndex struct {
+	field string
+	get   func(obj any) string
+}
+
+func uuidIndexer(field string, get func(obj any) string) *uuidIndex {
+	return &uuidIndex{field: field, get: get}
+}
+
+// FromObject implements memdb.SingleIndexer; an empty ID is not indexed.
+func (u *uuidIndex) FromObject(obj any) (bool, []byte, error) {
+	v := u.get(obj)
+	if v == "" {
+		return false, nil, nil
+	}
+	b, err := u.parse(v, true)
+	return true, b, err
+}
+
+// FromArgs implements memdb.Indexer: one whole UUID.
+func (u *uuidIndex) FromArgs(args ...any) ([]byte, error) {
+	s, err := u.arg(args)
+	if err != nil {
+		return nil, err
+	}
+	return u.parse(s, true)
+}
+
+// PrefixFromArgs implements memdb.PrefixIndexer: a UUID's leading digits,
+// dashes allowed where the UUID has them.
+func (u *uuidIndex) PrefixFromArgs(args ...any) ([]byte, error) {
+	s, err := u.arg(args)
+	if err != nil {
+		return nil, err
+	}
+	return u.parse(s, false)
+}
+
+func (u *uuidIndex) arg(args []any) (string, error) {
+	if len(args) != 1 {
+		return "", fmt.Errorf("%s index: want one argument, got %d", u.field, len(args))
+	}
+	s, ok := args[0].(string)
+	if !ok {
+		return "", fmt.Errorf("%s index: argument must be a string, got %T", u.field, args[0])
+	}
+	return s, nil
+}
+
+// parse turns a UUID (whole, or a prefix when whole is false) into its
+// digits' values.
+func (u *uuidIndex) parse(s string, whole bool) ([]byte, error) {
+	switch {
+	case whole && len(s) != 36:
+		return nil, fmt.Errorf("%s %q is not a UUID: want 36 characters, got %d", u.field, s, len(s))
+	case len(s) > 36:
+		return nil, fmt.Errorf("%s prefix %q is longer than a UUID (36 characters)", u.field, s)
+	}
+	out := make([]byte, 0, 32)
+	for i := range len(s) {
+		c := s[i]
+		switch {
+		case c == '-' && (i == 8 || i == 13 || i == 18 || i == 23):
+			continue
+		case c >= '0' && c <= '9':
+			out = append(out, c-'0')
+		case c >= 'a' && c <= 'f':
+			out = append(out, c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			out = append(out, c-'A'+10)
+		default:
+			return nil, fmt.Errorf("%s %q is not a UUID: %q at position %d is not a hex digit or a dash between its groups", u.field, s, c, i)
+		}
+	}
+	return out, nil
 }

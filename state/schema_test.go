@@ -1,0 +1,78 @@
+package state
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/nomadq/nomadq/structs"
+	"github.com/shoenig/test/must"
+)
+
+// The UUID index keeps one hex digit a byte: keys sort as the IDs do, no
+// key byte exceeds 15 (so no radix node has more than 16 edges), and any
+// prefix, odd or across a dash, selects what strings.HasPrefix selects.
+func TestUUIDIndex_SortsAsIDsAndTakesAnyPrefix(t *testing.T) {
+	idx := uuidIndexer("ID", func(obj any) string { return obj.(*structs.Allocation).ID })
+	ids := make([]string, 200)
+	keys := make(map[string][]byte)
+	for i := range ids {
+		ids[i] = newID()
+		ok, key, err := idx.FromObject(&structs.Allocation{ID: ids[i]})
+		must.NoError(t, err)
+		must.True(t, ok)
+		must.SliceLen(t, 32, key)
+		for _, b := range key {
+			must.Less(t, 16, b)
+		}
+		keys[ids[i]] = key
+	}
+	byKey := slices.Clone(ids)
+	slices.SortFunc(byKey, func(a, b string) int { return bytes.Compare(keys[a], keys[b]) })
+	slices.Sort(ids)
+	must.Eq(t, ids, byKey)
+
+	for _, n := range []int{1, 5, 8, 9, 10, 13, 36} {
+		prefix := ids[0][:n]
+		p, err := idx.PrefixFromArgs(prefix)
+		must.NoError(t, err)
+		for _, id := range ids {
+			must.Eq(t, strings.HasPrefix(id, prefix), bytes.HasPrefix(keys[id], p), must.Sprintf("prefix %q, id %s", prefix, id))
+		}
+	}
+
+	ok, _, err := idx.FromObject(&structs.Allocation{})
+	must.NoError(t, err)
+	must.False(t, ok, must.Sprint("an empty ID is not indexed"))
+	for _, bad := range []string{"alloc-1", strings.Repeat("g", 36), strings.ReplaceAll(ids[0], "-", "x")} {
+		_, err := idx.FromArgs(bad)
+		must.ErrorContains(t, err, "is not a UUID")
+	}
+	_, err = idx.PrefixFromArgs("abc-")
+	must.ErrorContains(t, err, `'-' at position 3`)
+	_, err = idx.FromArgs(42)
+	must.ErrorContains(t, err, "argument must be a string")
+}
+
+// Raft indexes sort as numbers in the uint index, with no key byte over 15.
+func TestUintIndex_SortsAsNumbers(t *testing.T) {
+	idx := uintIndexer("CreateIndex", func(obj any) (uint64, bool) { return obj.(*structs.Allocation).CreateIndex, true })
+	values := []uint64{0, 1, 15, 16, 255, 256, 4095, 4096, 1 << 32, 1<<64 - 1}
+	var prev []byte
+	for i, v := range values {
+		_, key, err := idx.FromObject(&structs.Allocation{CreateIndex: v})
+		must.NoError(t, err)
+		must.SliceLen(t, 16, key)
+		for _, b := range key {
+			must.Less(t, 16, b)
+		}
+		arg, err := idx.FromArgs(v)
+		must.NoError(t, err)
+		must.Eq(t, key, arg)
+		if i > 0 {
+			must.Negative(t, bytes.Compare(prev, key), must.Sprintf("%d before %d", values[i-1], v))
+		}
+		prev = key
+	}
+}
