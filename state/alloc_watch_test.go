@@ -41,22 +41,36 @@ func TestWatchNodeAllocs_WakesOnlyForItsNode(t *testing.T) {
 	must.True(t, WatchFired(busyWS), must.Sprint("a placement on the node wakes its watch"))
 	must.False(t, WatchFired(idleWS), must.Sprint("a placement on another node must not wake an idle node's watch"))
 
-	// A client update of the alloc wakes its node's watch again.
+	// A client's report of the alloc leaves AllocModifyIndex, all that the
+	// node's watchers answer with, as it was: it wakes the job's watch
+	// but not the node's.
 	busyWS = watchNode(s, busy.ID)
-	must.NoError(t, s.UpdateAllocsFromClient(11, []*structs.Allocation{clientUpdate(alloc, structs.AllocClientStatusComplete)}))
+	jobWS := memdb.NewWatchSet()
+	s.WatchJobAllocs(jobWS, job.Namespace, job.ID)
+	must.NoError(t, s.UpdateAllocsFromClient(11, []*structs.Allocation{clientUpdate(alloc, structs.AllocClientStatusRunning)}))
+	must.True(t, WatchFired(jobWS))
+	must.False(t, WatchFired(busyWS), must.Sprint("a client's own report must not wake its node's watch"))
+	stored, err := s.AllocByID(nil, alloc.ID)
+	must.NoError(t, err)
+	must.Eq(t, 10, stored.AllocModifyIndex)
+
+	// A server-side change of the alloc (a stop) wakes the node's watch.
+	stop := stored.Copy()
+	stop.DesiredStatus = structs.AllocDesiredStatusStop
+	must.NoError(t, s.UpsertAllocs(12, []*structs.Allocation{stop}))
 	must.True(t, WatchFired(busyWS))
 	must.False(t, WatchFired(idleWS))
 
 	// Garbage collection of the alloc wakes it too.
 	busyWS = watchNode(s, busy.ID)
-	must.NoError(t, s.DeleteEval(12, nil, []string{alloc.ID}))
+	must.NoError(t, s.DeleteEval(13, nil, []string{alloc.ID}))
 	must.True(t, WatchFired(busyWS))
 	must.False(t, WatchFired(idleWS))
 
 	// Deleting the idle node wakes its watcher, which then reads the node
 	// gone; a write that changes nothing of a node wakes no one.
 	otherWS := watchNode(s, busy.ID)
-	must.NoError(t, s.DeleteNode(13, []string{idle.ID}))
+	must.NoError(t, s.DeleteNode(14, []string{idle.ID}))
 	must.True(t, WatchFired(idleWS))
 	must.False(t, WatchFired(otherWS))
 }

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -73,11 +74,15 @@ func (r *reader) AllocsByEval(ws memdb.WatchSet, evalID string) ([]*structs.Allo
 
 // Allocs returns every allocation in creation order.
 func (r *reader) Allocs(ws memdb.WatchSet) ([]*structs.Allocation, error) {
-	iter, err := r.db.Txn(false).Get(TableAllocs, "create")
+	iter, err := r.db.Txn(false).Get(TableAllocs, "id")
 	if err != nil {
 		return nil, fmt.Errorf("list allocs: %w", err)
 	}
-	return collect[*structs.Allocation](ws, iter, nil), nil
+	allocs := collect[*structs.Allocation](ws, iter, nil)
+	// The id index yields ID order; a stable sort keeps it among allocs
+	// of one CreateIndex.
+	slices.SortStableFunc(allocs, func(a, b *structs.Allocation) int { return cmp.Compare(a.CreateIndex, b.CreateIndex) })
+	return allocs, nil
 }
 
 // AllocsByNamespace returns the allocations of one namespace, ordered by ID.
@@ -101,13 +106,12 @@ func allocsOfNamespace(txn *memdb.Txn, namespace string) (memdb.ResultIterator, 
 // AllocsByIDPrefix returns the allocations of a namespace ("*" for all)
 // whose ID starts with prefix, ordered by ID.
 func (r *reader) AllocsByIDPrefix(ws memdb.WatchSet, namespace, prefix string) ([]*structs.Allocation, error) {
-	indexPrefix, match := uuidPrefix(prefix)
-	iter, err := r.db.Txn(false).Get(TableAllocs, "id_prefix", indexPrefix)
+	iter, err := r.db.Txn(false).Get(TableAllocs, "id_prefix", prefix)
 	if err != nil {
 		return nil, fmt.Errorf("list allocs with prefix %q: %w", prefix, err)
 	}
 	return collect(ws, iter, func(a *structs.Allocation) bool {
-		return matchNamespace(namespace, a.Namespace) && match(a.ID)
+		return matchNamespace(namespace, a.Namespace)
 	}), nil
 }
 
@@ -354,7 +358,17 @@ func (tx *writeTxn) putAlloc(alloc, existing *structs.Allocation) error {
 		return fmt.Errorf("upsert alloc %q: %w", alloc.ID, err)
 	}
 	tx.touch(TableAllocs)
-	tx.touchAllocs(alloc)
+	// A client's own status report leaves the server's side of the alloc
+	// (AllocModifyIndex) as it was, and that is all a node's alloc
+	// watchers answer with: waking them would only have every client
+	// re-read its allocs after each report it makes.
+	if existing == nil || existing.AllocModifyIndex != alloc.AllocModifyIndex || existing.NodeID != alloc.NodeID {
+		tx.touchNodeAllocs(alloc.NodeID)
+		if existing != nil && existing.NodeID != alloc.NodeID {
+			tx.touchNodeAllocs(existing.NodeID)
+		}
+	}
+	tx.touchJobAllocs(alloc.Namespace, alloc.JobID)
 	if err := tx.updateSummaryWithAlloc(alloc, existing); err != nil {
 		return fmt.Errorf("upsert alloc %q: %w", alloc.ID, err)
 	}

@@ -1,8 +1,10 @@
 package state
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/hashicorp/go-memdb"
 
@@ -45,11 +47,13 @@ func (r *reader) EvalsByIDPrefix(ws memdb.WatchSet, namespace, prefix string) ([
 
 // Evals returns every evaluation in creation order.
 func (r *reader) Evals(ws memdb.WatchSet) ([]*structs.Evaluation, error) {
-	iter, err := r.db.Txn(false).Get(TableEvals, "create")
+	iter, err := r.db.Txn(false).Get(TableEvals, "id")
 	if err != nil {
 		return nil, fmt.Errorf("list evals: %w", err)
 	}
-	return collect[*structs.Evaluation](ws, iter, nil), nil
+	evals := collect[*structs.Evaluation](ws, iter, nil)
+	slices.SortStableFunc(evals, func(a, b *structs.Evaluation) int { return cmp.Compare(a.CreateIndex, b.CreateIndex) })
+	return evals, nil
 }
 
 // EvalsByNamespace returns the evaluations of one namespace, ordered by ID.

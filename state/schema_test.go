@@ -76,3 +76,47 @@ func TestUintIndex_SortsAsNumbers(t *testing.T) {
 		prev = key
 	}
 }
+
+// Allocs and Evals list in creation order (and by ID within one Raft
+// index) without a create index: random IDs come out of the id index in
+// another order, so this fails without the sort.
+func TestAllocsAndEvals_ListInCreationOrder(t *testing.T) {
+	s := testStore(t)
+	job := mockBatchJob("ordered")
+	must.NoError(t, s.UpsertJob(1, job))
+	node := mockNode()
+	must.NoError(t, s.UpsertNode(2, node))
+	index := uint64(3)
+	var firstAlloc *structs.Allocation
+	for range 20 {
+		e1, e2 := mockEval(job, structs.EvalStatusPending), mockEval(job, structs.EvalStatusPending)
+		must.NoError(t, s.UpsertEvals(index, []*structs.Evaluation{e1, e2}))
+		a1, a2 := mockAlloc(job, node.ID, e1.ID, structs.AllocClientStatusPending), mockAlloc(job, node.ID, e1.ID, structs.AllocClientStatusPending)
+		must.NoError(t, s.UpsertAllocs(index+1, []*structs.Allocation{a1, a2}))
+		if firstAlloc == nil {
+			firstAlloc = a1
+		}
+		index += 2
+	}
+	// A later update keeps an alloc at its creation.
+	must.NoError(t, s.UpdateAllocsFromClient(index, []*structs.Allocation{clientUpdate(firstAlloc, structs.AllocClientStatusRunning)}))
+
+	allocs, err := s.Allocs(nil)
+	must.NoError(t, err)
+	must.SliceLen(t, 40, allocs)
+	must.True(t, slices.IsSortedFunc(allocs, func(a, b *structs.Allocation) int {
+		if a.CreateIndex != b.CreateIndex {
+			return int(a.CreateIndex) - int(b.CreateIndex)
+		}
+		return strings.Compare(a.ID, b.ID)
+	}), must.Sprint("allocs out of creation order"))
+	evals, err := s.Evals(nil)
+	must.NoError(t, err)
+	must.SliceLen(t, 40, evals)
+	must.True(t, slices.IsSortedFunc(evals, func(a, b *structs.Evaluation) int {
+		if a.CreateIndex != b.CreateIndex {
+			return int(a.CreateIndex) - int(b.CreateIndex)
+		}
+		return strings.Compare(a.ID, b.ID)
+	}), must.Sprint("evals out of creation order"))
+}
