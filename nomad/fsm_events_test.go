@@ -91,3 +91,42 @@ func TestFSM_RestoreDropsBufferedEvents(t *testing.T) {
 	must.NoError(t, err)
 	must.Eq(t, 21, ev.Index)
 }
+
+// A plan's entry that also completes its eval announces the allocs as a
+// plan result and the eval as an eval update, as the separate write did.
+func TestFSM_PlanWithVerdictPublishesAnEvalUpdate(t *testing.T) {
+	f := testFSM(t)
+	b := NewEventBroker(10)
+	f.setEventBroker(b)
+	node := mockNode(structs.GenerateUUID())
+	mustApply(t, f, 5, structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: node})
+	job := mockJob("web")
+	eval := mockEval(job)
+	mustApply(t, f, 6, structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: job, Eval: eval})
+	sub := b.Subscribe(SubscribeRequest{Topics: map[structs.Topic][]string{"*": {"*"}}, Namespace: "*", Index: 7})
+
+	done := eval.Copy()
+	done.Status = structs.EvalStatusComplete
+	alloc := mockAlloc(job, node, eval.ID)
+	mustApply(t, f, 7, structs.ApplyPlanResultsRequestType, &structs.ApplyPlanResultsRequest{
+		AllocsUpdated: []*structs.Allocation{alloc}, Job: job, EvalID: eval.ID, Evals: []*structs.Evaluation{done},
+	})
+
+	stored, err := f.State().EvalByID(nil, eval.ID)
+	must.NoError(t, err)
+	must.Eq(t, structs.EvalStatusComplete, stored.Status)
+	must.Eq(t, 7, stored.ModifyIndex)
+
+	got, err := sub.Next(context.Background())
+	must.NoError(t, err)
+	must.Eq(t, 7, got.Index)
+	types := map[structs.Topic]string{}
+	for _, ev := range got.Events {
+		types[ev.Topic] = ev.Type
+	}
+	must.Eq(t, map[structs.Topic]string{
+		structs.TopicAllocation: structs.TypePlanResult,
+		structs.TopicEvaluation: structs.TypeEvalUpdated,
+		structs.TopicJob:        structs.TypePlanResult,
+	}, types)
+}

@@ -99,10 +99,22 @@ func (s *Server) applyPlan(plan *structs.Plan) (*structs.PlanResult, error) {
 	if err := s.signIdentities(snap, plan, placements); err != nil {
 		return nil, err
 	}
+	// The scheduler's verdict on its eval, for a plan that commits in
+	// full, goes in the same entry (see structs.Plan.EvalUpdate).
+	var evalUpdated bool
+	if e := plan.EvalUpdate; e != nil && e.ID == plan.EvalID {
+		if full, _, _ := result.FullCommit(plan); full {
+			c := e.Copy()
+			c.ModifyTime = now
+			req.Evals = append(req.Evals, c)
+			evalUpdated = true
+		}
+	}
 	_, index, err := s.raftApply(structs.ApplyPlanResultsRequestType, req)
 	if err != nil {
 		return nil, err
 	}
+	result.EvalUpdated = evalUpdated
 	result.AllocIndex = index
 	if result.RefreshIndex != 0 {
 		result.RefreshIndex = index

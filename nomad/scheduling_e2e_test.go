@@ -81,6 +81,17 @@ func TestScheduling_ThousandBatchJobsOnHundredNodes(t *testing.T) {
 	for node, n := range perNode {
 		must.LessEq(t, 40, n, must.Sprintf("node %s holds %d allocs", node, n))
 	}
+	// Each eval's verdict went in with its plan: one Raft entry placed
+	// the alloc and completed the eval.
+	allocOf := make(map[string]*structs.Allocation, len(allocs))
+	for _, a := range allocs {
+		allocOf[a.EvalID] = a
+	}
+	for _, e := range evals {
+		a := allocOf[e.ID]
+		must.NotNil(t, a, must.Sprintf("eval %s placed nothing", e.ID))
+		must.Eq(t, a.CreateIndex, e.ModifyIndex, must.Sprintf("eval %s completed at %d, its alloc placed at %d", e.ID, e.ModifyIndex, a.CreateIndex))
+	}
 
 	for i := range jobs {
 		id := fmt.Sprintf("batch-%04d", i)

@@ -130,7 +130,7 @@ func (s *genericScheduler) attempt() (done, progress bool, err error) {
 	if plan.IsNoOp() {
 		return true, false, nil
 	}
-	done, progress, newState, err := submit(s.planner, plan)
+	done, progress, newState, err := s.submit(plan)
 	if newState != nil {
 		s.state = newState
 	}

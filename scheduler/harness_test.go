@@ -127,6 +127,11 @@ type Harness struct {
 	NoApply bool
 	// RejectAll makes the applier commit nothing and ask for a refresh.
 	RejectAll bool
+	// WriteEvalUpdate makes the applier write a fully committed plan's
+	// EvalUpdate with it, as the server's does; such writes are recorded
+	// in WithPlan, not Updated.
+	WriteEvalUpdate bool
+	WithPlan        []*structs.Evaluation
 }
 
 func newHarness(t testing.TB) *Harness {
@@ -150,6 +155,11 @@ func (h *Harness) SubmitPlan(p *structs.Plan) (*structs.PlanResult, State, error
 		return r, h.State, nil
 	}
 	r := h.apply(p)
+	if full, _, _ := r.FullCommit(p); full && h.WriteEvalUpdate && p.EvalUpdate != nil {
+		h.WithPlan = append(h.WithPlan, p.EvalUpdate)
+		h.State.evals[p.EvalUpdate.ID] = p.EvalUpdate
+		r.EvalUpdated = true
+	}
 	h.Results = append(h.Results, r)
 	if r.RefreshIndex != 0 {
 		return r, h.State, nil

@@ -24,6 +24,7 @@ type outcome struct {
 	job  *structs.Job
 
 	blocked       *structs.Evaluation
+	statusWritten bool // the final plan wrote the eval's verdict
 	failed        map[string]*structs.AllocMetric
 	queued        map[string]int
 	classElig     map[string]bool
@@ -66,6 +67,9 @@ func (o *outcome) blockedEval(trigger string, now time.Time) *structs.Evaluation
 // finish records the outcome: complete, or blocked again when this was
 // a blocked evaluation that still cannot place everything.
 func (o *outcome) finish() error {
+	if o.statusWritten {
+		return nil
+	}
 	now := o.now()
 	if len(o.failed) > 0 {
 		if o.eval.Status == structs.EvalStatusBlocked {
@@ -102,6 +106,15 @@ func (o *outcome) maxAttemptsReached() error {
 }
 
 func (o *outcome) setStatus(status, desc string, now time.Time) error {
+	if err := o.planner.UpdateEval(o.statusEval(status, desc, now)); err != nil {
+		return fmt.Errorf("update evaluation %s: %w", o.eval.ID, err)
+	}
+	return nil
+}
+
+// statusEval is the eval with its final status and what this run of
+// the scheduler found.
+func (o *outcome) statusEval(status, desc string, now time.Time) *structs.Evaluation {
 	e := o.eval.Copy()
 	e.Status = status
 	e.StatusDescription = desc
@@ -112,10 +125,7 @@ func (o *outcome) setStatus(status, desc string, now time.Time) error {
 	if o.blocked != nil {
 		e.BlockedEval = o.blocked.ID
 	}
-	if err := o.planner.UpdateEval(e); err != nil {
-		return fmt.Errorf("update evaluation %s: %w", o.eval.ID, err)
-	}
-	return nil
+	return e
 }
 
 // recordFailure notes a placement of a group that found no node.
@@ -140,8 +150,20 @@ func (o *outcome) resetCounts(job *structs.Job) {
 // submit hands a plan to the planner; done is false when it was only
 // partly committed and the scheduler must plan again against the state
 // it returns.
-func submit(planner Planner, plan *structs.Plan) (done, progress bool, state State, err error) {
-	result, newState, err := planner.SubmitPlan(plan)
+//
+// When every placement of this attempt found a node, a full commit
+// completes the eval with nothing more to record, so the plan carries
+// that verdict (Plan.EvalUpdate) for the applier to write in the same
+// Raft entry; finish then has nothing left to write. Attempts with
+// failed placements leave a blocked eval to create first, and write
+// their verdict as before.
+func (o *outcome) submit(plan *structs.Plan) (done, progress bool, state State, err error) {
+	if len(o.failed) == 0 {
+		e := o.statusEval(structs.EvalStatusComplete, "", o.now())
+		e.QueuedAllocations = copyCounts(o.queued)
+		plan.EvalUpdate = e
+	}
+	result, newState, err := o.planner.SubmitPlan(plan)
 	if err != nil {
 		return false, false, nil, fmt.Errorf("submit plan: %w", err)
 	}
@@ -150,6 +172,7 @@ func submit(planner Planner, plan *structs.Plan) (done, progress bool, state Sta
 	}
 	full, _, actual := result.FullCommit(plan)
 	progress = actual > 0 || len(result.NodeUpdate) > 0
+	o.statusWritten = full && result.EvalUpdated && plan.EvalUpdate != nil
 	return full, progress, newState, nil
 }
 

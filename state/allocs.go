@@ -175,7 +175,9 @@ func (s *StateStore) UpsertPlanResults(index uint64, req *structs.ApplyPlanResul
 				return fmt.Errorf("apply plan results of eval %q: %w", req.EvalID, err)
 			}
 		}
-		if req.EvalID != "" {
+		// The planned eval's ModifyIndex moves to this commit, unless the
+		// request writes the eval itself (the scheduler's verdict).
+		if req.EvalID != "" && !slices.ContainsFunc(req.Evals, func(e *structs.Evaluation) bool { return e.ID == req.EvalID }) {
 			eval, err := tx.evalByID(req.EvalID)
 			if err != nil {
 				return fmt.Errorf("apply plan results: %w", err)

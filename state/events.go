@@ -53,10 +53,27 @@ func EventsFromChanges(msgType structs.MessageType, index uint64, changes memdb.
 			continue
 		}
 		ev.Type = typ
+		if msgType == structs.ApplyPlanResultsRequestType && evalStatusChange(c) {
+			// A plan's entry also carries its scheduler's verdict on the
+			// eval, and follow-up evals; they are announced as the eval
+			// writes they replace were.
+			ev.Type = structs.TypeEvalUpdated
+		}
 		ev.Index = index
 		events = append(events, ev)
 	}
 	return events
+}
+
+// evalStatusChange reports whether the change creates an eval or moves
+// one to another status.
+func evalStatusChange(c memdb.Change) bool {
+	after, ok := c.After.(*structs.Evaluation)
+	if !ok {
+		return false
+	}
+	before, _ := c.Before.(*structs.Evaluation)
+	return before == nil || before.Status != after.Status
 }
 
 func eventFromChange(c memdb.Change) (structs.Event, bool) {

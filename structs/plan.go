@@ -18,6 +18,13 @@ type Plan struct {
 
 	// SnapshotIndex is the state index the scheduler planned against.
 	SnapshotIndex uint64
+
+	// EvalUpdate, when set, is the evaluation's final state should the
+	// whole plan commit: the applier then writes it in the plan's own
+	// Raft entry and sets PlanResult.EvalUpdated, and the scheduler skips
+	// its separate status write (one Raft entry per eval fewer). A plan
+	// that commits only in part leaves the eval as it is.
+	EvalUpdate *Evaluation
 }
 
 // AppendAlloc adds an allocation to place.
@@ -59,6 +66,9 @@ type PlanResult struct {
 
 	// AllocIndex is the Raft index of the commit.
 	AllocIndex uint64
+
+	// EvalUpdated reports that the plan's EvalUpdate was written with it.
+	EvalUpdated bool
 }
 
 // FullCommit reports whether the whole plan was committed, and the counts
