@@ -106,6 +106,7 @@ func newNodeClient(a *Agent, rpc RPCer, servers []string, dataDir string) (NodeC
 		MaxDynamicPort:   cfg.Client.MaxDynamicPort,
 		HostVolumes:      cfg.Client.HostVolumes,
 		DevMode:          cfg.DevMode,
+		EphemeralState:   adapter.tempDir != "",
 		Servers:          servers,
 		Logger:           a.logger,
 		// The client's gauges (max_run_duration) go to this agent's sinks.

@@ -73,7 +73,7 @@ func NewClient(cfg Config) (*Client, error) {
 		}
 		cfg.IntroToken = tok
 	}
-	db, err := state.Open(filepath.Join(cfg.StateDir, "state.db"))
+	db, err := state.Open(filepath.Join(cfg.StateDir, "state.db"), cfg.EphemeralState)
 	if err != nil {
 		return nil, err
 	}

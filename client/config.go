@@ -23,6 +23,10 @@ type Config struct {
 	AllocDir string
 	// StateDir holds the state DB; default <DataDir>/client.
 	StateDir string
+	// EphemeralState says the state DB goes away with the process (a dev
+	// agent's temp dir): it is written without fsync, as nothing could
+	// read it after a crash.
+	EphemeralState bool
 
 	// IntroToken is the client introduction token (a JWT a server
 	// minted) sent on registration; "" means the file intro_token.jwt in

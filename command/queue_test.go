@@ -2,7 +2,6 @@ package command
 
 import (
 	"regexp"
-	"strings"
 	"testing"
 	"time"
 
@@ -58,17 +57,22 @@ func TestQueueCommands(t *testing.T) {
 			}), wait.Timeout(10*time.Second), wait.Gap(20*time.Millisecond)))
 		}
 	}
+	// Wait for the queue to judge hog placed and release gate into the
+	// slot: until then hog shows as placing and gate as queued.
+	waiterQueued := regexp.MustCompile(`(?m)^1 +default +waiter +50 +queued`)
+	gatePlacing := regexp.MustCompile(`(?m)^- +default +gate +50 +placing`)
+	var out string
 	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
-		_, out, _ := cli(t, addr, "queue", "jobs")
-		return strings.Contains(out, "waiter") && strings.Contains(out, "placing")
+		_, out, _ = cli(t, addr, "queue", "jobs")
+		return waiterQueued.MatchString(out) && gatePlacing.MatchString(out)
 	}), wait.Timeout(10*time.Second), wait.Gap(20*time.Millisecond)))
 
 	code, out, errOut := cli(t, addr, "queue", "jobs")
 	must.Eq(t, 0, code, must.Sprint(errOut))
 	must.StrContains(t, out, "Position")
 	must.StrContains(t, out, "Est. Start")
-	must.RegexMatch(t, regexp.MustCompile(`(?m)^1 +default +waiter +50 +queued`), out)
-	must.RegexMatch(t, regexp.MustCompile(`(?m)^- +default +gate +50 +placing`), out)
+	must.RegexMatch(t, waiterQueued, out)
+	must.RegexMatch(t, gatePlacing, out)
 
 	code, out, errOut = cli(t, addr, "queue", "status")
 	must.Eq(t, 0, code, must.Sprint(errOut))

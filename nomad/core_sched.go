@@ -2,7 +2,6 @@ package nomad
 
 import (
 	"fmt"
-	"runtime/debug"
 	"time"
 
 	"github.com/nomadq/nomadq/state"
@@ -16,6 +15,10 @@ type coreScheduler struct {
 	srv  *Server
 	snap *state.StateSnapshot
 	now  time.Time
+
+	// releaseMemory asks the worker to hand freed memory back to the OS
+	// once it has let go of the eval's snapshot (see worker.process).
+	releaseMemory bool
 }
 
 func newCoreScheduler(srv *Server, snap *state.StateSnapshot) *coreScheduler {
@@ -39,12 +42,11 @@ func (c *coreScheduler) Process(eval *structs.Evaluation) error {
 				err = c.nodeGC(0)
 			}
 		}
-		if err == nil {
-			// The operator asked for garbage to go: give the memory the
-			// collected jobs, evals and allocs held back to the OS now,
-			// not over the minutes the runtime's scavenger would take.
-			debug.FreeOSMemory()
-		}
+		// The operator asked for garbage to go: the memory the collected
+		// jobs, evals and allocs held goes back to the OS now, not over
+		// the minutes the runtime's scavenger would take. Not here: this
+		// eval's snapshot still holds all of it.
+		c.releaseMemory = err == nil
 	default:
 		err = fmt.Errorf("core scheduler cannot handle job %q", eval.JobID)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+	"runtime/debug"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -153,7 +154,16 @@ func (w *worker) process(ctx context.Context, eval *structs.Evaluation) error {
 	defer func() { w.snap = nil }()
 	var sched scheduler.Scheduler
 	if eval.Type == structs.JobTypeCore {
-		sched = newCoreScheduler(w.srv, snap)
+		core := newCoreScheduler(w.srv, snap)
+		defer func() {
+			if core.releaseMemory {
+				// The snapshot taken before the collection is the last
+				// thing holding what it deleted.
+				w.snap, core.snap = nil, nil
+				debug.FreeOSMemory()
+			}
+		}()
+		sched = core
 	} else {
 		sched, err = scheduler.NewScheduler(eval.Type, scheduler.Config{Logger: w.logger, Now: time.Now}, &snapshotState{snap: snap}, w)
 		if err != nil {

@@ -56,7 +56,7 @@ func BenchmarkAllocStartToRunning(b *testing.B) {
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			dir := b.TempDir()
-			db, err := state.Open(filepath.Join(dir, "state.db"))
+			db, err := state.Open(filepath.Join(dir, "state.db"), false)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -85,7 +85,7 @@ func BenchmarkAllocStartToRunning(b *testing.B) {
 func BenchmarkClientMemory500MockAllocs(b *testing.B) {
 	for i := 0; i < min(b.N, 1); i++ {
 		dir := b.TempDir()
-		db, err := state.Open(filepath.Join(dir, "state.db"))
+		db, err := state.Open(filepath.Join(dir, "state.db"), false)
 		if err != nil {
 			b.Fatal(err)
 		}

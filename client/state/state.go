@@ -74,12 +74,15 @@ type DB struct {
 	db *bolt.DB
 }
 
-// Open opens (creating it if needed) the state DB at path.
-func Open(path string) (*DB, error) {
+// Open opens (creating it if needed) the state DB at path. An ephemeral
+// DB (one removed with the process, as a dev agent's) is written without
+// fsync: no later process will read it, so durability buys nothing. Nomad
+// keeps a dev agent's client state in memory for the same reason.
+func Open(path string, ephemeral bool) (*DB, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("open client state: %w", err)
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second, NoFreelistSync: true})
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second, NoFreelistSync: true, NoSync: ephemeral})
 	if err != nil {
 		return nil, fmt.Errorf("open client state %s: %w", path, err)
 	}

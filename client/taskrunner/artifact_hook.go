@@ -2,7 +2,10 @@ package taskrunner
 
 import (
 	"context"
+	"crypto/tls"
+	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
 	"net/url"
@@ -14,7 +17,7 @@ import (
 	"strings"
 	"time"
 
-	getter "github.com/hashicorp/go-getter"
+	getter "github.com/hashicorp/go-getter/v2"
 	"github.com/nomadq/nomadq/structs"
 )
 
@@ -85,35 +88,28 @@ func fetchArtifact(ctx context.Context, req *prestartRequest, a *structs.TaskArt
 	if err != nil {
 		return fmt.Errorf("destination: %w", err)
 	}
-	mode := getter.ClientModeAny
+	mode := getter.ModeAny
 	switch a.GetterMode {
 	case "file":
-		mode = getter.ClientModeFile
+		mode = getter.ModeFile
 	case "dir":
-		mode = getter.ClientModeDir
+		mode = getter.ModeDir
 	}
 	header := make(http.Header, len(a.GetterHeaders))
 	for k, v := range a.GetterHeaders {
 		header.Set(k, env.Interpolate(v))
 	}
-	c := &getter.Client{
-		Ctx:             ctx,
-		Src:             src,
-		Dst:             dest,
-		Pwd:             req.TaskDir,
-		Mode:            mode,
-		Insecure:        a.GetterInsecure,
-		DisableSymlinks: true,
-		Detectors: []getter.Detector{
-			new(getter.GitHubDetector),
-			new(getter.GitLabDetector),
-			new(getter.GitDetector),
-			new(getter.FileDetector),
-		},
-		Decompressors: getter.LimitedDecompressors(artifactFilesLimit, artifactSizeLimit),
-		Getters:       artifactGetterMap(header, req.AllocDir),
+	getters, err := artifactGetters(src, req.TaskDir, header, a.GetterInsecure, req.AllocDir)
+	if err != nil {
+		return err
 	}
-	if err := c.Get(); err != nil {
+	c := &getter.Client{
+		Getters:         getters,
+		Decompressors:   getter.LimitedDecompressors(artifactFilesLimit, artifactSizeLimit),
+		DisableSymlinks: true,
+	}
+	_, err = c.Get(ctx, &getter.Request{Src: src, Dst: dest, Pwd: req.TaskDir, GetMode: mode, Copy: true})
+	if err != nil {
 		return err
 	}
 	if a.Chown && req.Task.User != "" {
@@ -122,14 +118,41 @@ func fetchArtifact(ctx context.Context, req *prestartRequest, a *structs.TaskArt
 	return nil
 }
 
-// artifactGetterMap builds the getters of one download: http, https,
-// file and git. The others go-getter knows (s3, gcs, hg, smb) need
-// credentials or tools the client does not manage and would act with the
-// client's own cloud credentials; a source that needs one fails with
-// go-getter's "download not supported for scheme" error (and validation
-// refuses the forced forms). The headers go to the HTTP getter, and the
-// file getter is kept to the allocation directory.
-func artifactGetterMap(header http.Header, allocDir string) map[string]getter.Getter {
+// artifactSchemes are the sources the client fetches: http, https, file
+// and git. The others go-getter knows (s3, gcs, hg, smb) need credentials
+// or tools the client does not manage and would act with the client's
+// own cloud credentials; validation refuses them at registration, and a
+// source that reaches the client anyway fails here.
+var artifactSchemes = map[string]bool{"http": true, "https": true, "file": true, "git": true}
+
+// gitDetectors turn the shorthand git sources (github.com/org/repo,
+// gitlab.com/..., git@host:...) into git URLs, as Nomad's client does.
+func gitDetectors() []getter.Detector {
+	return []getter.Detector{new(getter.GitHubDetector), new(getter.GitLabDetector), new(getter.GitDetector)}
+}
+
+// artifactGetters checks that src is one the client fetches and builds
+// the getters of its download: git first (it claims the shorthand git
+// sources), then http(s) and file. The headers and the insecure flag go
+// to the HTTP getter, and the file getter is kept to the allocation
+// directory.
+func artifactGetters(src, pwd string, header http.Header, insecure bool, allocDir string) ([]getter.Getter, error) {
+	scheme := ""
+	if i := strings.Index(src, "::"); i > 0 && !strings.Contains(src[:i], "/") {
+		scheme = src[:i]
+	} else if u, err := url.Parse(src); err == nil {
+		scheme = u.Scheme
+	}
+	if scheme != "" && !artifactSchemes[scheme] {
+		return nil, fmt.Errorf("download not supported for scheme '%s'", scheme)
+	}
+	git := &getter.GitGetter{Detectors: gitDetectors(), Timeout: artifactGitTimeout}
+	if _, err := exec.LookPath("git"); err != nil {
+		if ok, _ := getter.Detect(&getter.Request{Src: src, Pwd: pwd}, git); ok {
+			return nil, errNoGit
+		}
+		git = nil
+	}
 	httpGetter := &getter.HttpGetter{
 		Header:                header,
 		ReadTimeout:           artifactReadTimeout,
@@ -137,17 +160,18 @@ func artifactGetterMap(header http.Header, allocDir string) map[string]getter.Ge
 		HeadFirstTimeout:      artifactHeadFirstTime,
 		XTerraformGetDisabled: true,
 	}
-	m := map[string]getter.Getter{
-		"http":  httpGetter,
-		"https": httpGetter,
-		"file":  &allocFileGetter{FileGetter: getter.FileGetter{Copy: true}, allocDir: allocDir},
+	if insecure {
+		// go_getter's insecure option: TLS without verifying the
+		// server's certificate.
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // the job asked for it
+		httpGetter.Client = &http.Client{Transport: t}
 	}
-	if _, err := exec.LookPath("git"); err == nil {
-		m["git"] = &getter.GitGetter{Timeout: artifactGitTimeout}
-	} else {
-		m["git"] = missingGitGetter{}
+	getters := []getter.Getter{httpGetter, &allocFileGetter{allocDir: allocDir}}
+	if git != nil {
+		getters = append([]getter.Getter{git}, getters...)
 	}
-	return m
+	return getters, nil
 }
 
 // artifactURL adds the artifact's options to its source as query
@@ -191,49 +215,111 @@ func insideDir(dir, rel string) (string, error) {
 // directory: the download runs as the client's user, and Nomad's artifact
 // sandbox likewise lets it read only the allocation's files, so a job
 // cannot copy the host's files (keys, shadow) into a task it can read.
+// Directories are copied, not linked.
 type allocFileGetter struct {
 	getter.FileGetter
 	allocDir string
 }
 
-func (g *allocFileGetter) check(u *url.URL) error {
+// source returns the path a file source names, if it is inside the
+// allocation directory.
+func (g *allocFileGetter) source(req *getter.Request) (string, error) {
+	u := req.URL()
 	p := u.Path
 	if u.RawPath != "" {
 		p = u.RawPath
 	}
 	if _, err := insideDir(g.allocDir, p); err != nil {
-		return fmt.Errorf("file source %q is outside the allocation directory", p)
+		return "", fmt.Errorf("file source %q is outside the allocation directory", p)
 	}
-	return nil
+	return p, nil
 }
 
-// Get implements getter.Getter.
-func (g *allocFileGetter) Get(dst string, u *url.URL) error {
-	if err := g.check(u); err != nil {
+// Mode implements getter.Getter.
+func (g *allocFileGetter) Mode(ctx context.Context, u *url.URL) (getter.Mode, error) {
+	p := u.Path
+	if u.RawPath != "" {
+		p = u.RawPath
+	}
+	if _, err := insideDir(g.allocDir, p); err != nil {
+		return getter.ModeInvalid, fmt.Errorf("file source %q is outside the allocation directory", p)
+	}
+	return g.FileGetter.Mode(ctx, u)
+}
+
+// Get implements getter.Getter: it copies the source directory's regular
+// files and directories (a symlink in it fails the download).
+func (g *allocFileGetter) Get(ctx context.Context, req *getter.Request) error {
+	src, err := g.source(req)
+	if err != nil {
 		return err
 	}
-	return g.FileGetter.Get(dst, u)
+	return copyTree(ctx, src, req.Dst)
 }
 
 // GetFile implements getter.Getter.
-func (g *allocFileGetter) GetFile(dst string, u *url.URL) error {
-	if err := g.check(u); err != nil {
+func (g *allocFileGetter) GetFile(ctx context.Context, req *getter.Request) error {
+	if _, err := g.source(req); err != nil {
 		return err
 	}
-	return g.FileGetter.GetFile(dst, u)
+	return g.FileGetter.GetFile(ctx, req)
 }
 
-// missingGitGetter answers git sources on a client without git.
-type missingGitGetter struct{}
-
-var errNoGit = fmt.Errorf("git sources need the git command, which is not installed on this client")
-
-func (missingGitGetter) ClientMode(*url.URL) (getter.ClientMode, error) {
-	return getter.ClientModeInvalid, errNoGit
+// copyTree copies the directory src to dst.
+func copyTree(ctx context.Context, src, dst string) error {
+	fi, err := os.Stat(src)
+	if err != nil {
+		return fmt.Errorf("source path error: %w", err)
+	}
+	if !fi.IsDir() {
+		return errors.New("source path must be a directory")
+	}
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, rel)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(target, info.Mode().Perm()|0o700)
+		case info.Mode().IsRegular():
+			return copyFile(p, target, info.Mode().Perm())
+		default:
+			return fmt.Errorf("file source %q: %s is not a regular file or directory", src, rel)
+		}
+	})
 }
-func (missingGitGetter) Get(string, *url.URL) error     { return errNoGit }
-func (missingGitGetter) GetFile(string, *url.URL) error { return errNoGit }
-func (missingGitGetter) SetClient(*getter.Client)       {}
+
+func copyFile(src, dst string, perm fs.FileMode) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, perm)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// errNoGit answers git sources on a client without git.
+var errNoGit = errors.New("git sources need the git command, which is not installed on this client")
 
 // chownTree gives the task's user every file of an artifact (chown =
 // true).

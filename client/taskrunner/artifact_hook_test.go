@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -244,4 +245,84 @@ func TestArtifactHook_FetchesOnce(t *testing.T) {
 	must.NoError(t, h.Prestart(context.Background(), req, &prestartResponse{}))
 	must.Eq(t, 2, hits.Load())
 	must.Eq(t, []string{structs.TaskDownloadingArtifacts, structs.TaskDownloadingArtifacts}, events)
+}
+
+// fetch runs the artifact hook on one artifact and returns its error.
+func fetch(t *testing.T, req *prestartRequest, art structs.TaskArtifact) error {
+	t.Helper()
+	req.Task.Artifacts = []*structs.TaskArtifact{&art}
+	return newArtifactHook(func(*structs.TaskEvent) {}).Prestart(context.Background(), req, &prestartResponse{})
+}
+
+// options.insecure (GetterInsecure) skips TLS verification; without it a
+// server whose certificate the client does not trust is refused.
+func TestArtifactHook_Insecure(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte("over tls"))
+	}))
+	t.Cleanup(srv.Close)
+	art := structs.TaskArtifact{GetterSource: srv.URL + "/t.txt", GetterMode: "file", RelativeDest: "local/t.txt"}
+
+	req := testPrestartRequest(t)
+	must.ErrorContains(t, fetch(t, req, art), "certificate")
+
+	req = testPrestartRequest(t)
+	art.GetterInsecure = true
+	must.NoError(t, fetch(t, req, art))
+	got, err := os.ReadFile(filepath.Join(req.TaskDir, "local/t.txt"))
+	must.NoError(t, err)
+	must.Eq(t, "over tls", string(got))
+}
+
+// A directory file source inside the alloc dir is copied (a link would
+// let the task write into another task's files); a symlink in it fails
+// the download.
+func TestArtifactHook_FileDirectoryCopied(t *testing.T) {
+	req := testPrestartRequest(t)
+	shared := filepath.Join(req.AllocDir, "alloc", "conf")
+	must.NoError(t, os.MkdirAll(filepath.Join(shared, "sub"), 0o755))
+	must.NoError(t, os.WriteFile(filepath.Join(shared, "a.txt"), []byte("a"), 0o644))
+	must.NoError(t, os.WriteFile(filepath.Join(shared, "sub", "b.txt"), []byte("b"), 0o600))
+	art := structs.TaskArtifact{GetterSource: "file://" + shared, GetterMode: "dir", RelativeDest: "local/conf"}
+	must.NoError(t, fetch(t, req, art))
+	for p, want := range map[string]string{"local/conf/a.txt": "a", "local/conf/sub/b.txt": "b"} {
+		got, err := os.ReadFile(filepath.Join(req.TaskDir, p))
+		must.NoError(t, err)
+		must.Eq(t, want, string(got))
+	}
+	fi, err := os.Lstat(filepath.Join(req.TaskDir, "local/conf"))
+	must.NoError(t, err)
+	must.True(t, fi.IsDir(), must.Sprint("the directory is copied, not linked"))
+
+	must.NoError(t, os.Symlink("/etc/hostname", filepath.Join(shared, "escape")))
+	art.RelativeDest = "local/conf2"
+	must.ErrorContains(t, fetch(t, req, art), "is not a regular file or directory")
+}
+
+// A git source is cloned with the git command (skipped where git is not
+// installed).
+func TestArtifactHook_Git(t *testing.T) {
+	gitBin, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git is not installed")
+	}
+	repo := t.TempDir()
+	run := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command(gitBin, args...)
+		cmd.Dir = repo
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
+		out, err := cmd.CombinedOutput()
+		must.NoError(t, err, must.Sprintf("git %v: %s", args, out))
+	}
+	run("init", "-q")
+	must.NoError(t, os.WriteFile(filepath.Join(repo, "hello.txt"), []byte("from git"), 0o644))
+	run("add", "hello.txt")
+	run("commit", "-q", "-m", "one")
+
+	req := testPrestartRequest(t)
+	must.NoError(t, fetch(t, req, structs.TaskArtifact{GetterSource: "git::file://" + repo, GetterMode: "dir", RelativeDest: "local/repo"}))
+	got, err := os.ReadFile(filepath.Join(req.TaskDir, "local/repo/hello.txt"))
+	must.NoError(t, err)
+	must.Eq(t, "from git", string(got))
 }

@@ -13,7 +13,7 @@ import (
 // the testing package into the binary: hashicorp/raft ships its in-memory
 // test transport and store in a non-test file, and hashicorp/go-getter
 // its decompressor test helper (decompress_testing.go).
-var testingImporters = []string{"github.com/hashicorp/raft", "github.com/hashicorp/go-getter"}
+var testingImporters = []string{"github.com/hashicorp/raft", "github.com/hashicorp/go-getter/v2"}
 
 // TestBinaryDeps_NoTesting checks that test helpers stay out of the nomad
 // binary: no package it links imports testing (or testing/...) except the
