@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
