@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/http"
 	"net/url"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	getter "github.com/hashicorp/go-getter/v2"
+	"github.com/nomadq/nomadq/client/fsutil"
 	"github.com/nomadq/nomadq/structs"
 )
 
@@ -294,28 +294,11 @@ func copyTree(ctx context.Context, src, dst string) error {
 		case d.IsDir():
 			return os.MkdirAll(target, info.Mode().Perm()|0o700)
 		case info.Mode().IsRegular():
-			return copyFile(p, target, info.Mode().Perm())
+			return fsutil.CopyFile(p, target, info.Mode().Perm())
 		default:
 			return fmt.Errorf("file source %q: %s is not a regular file or directory", src, rel)
 		}
 	})
-}
-
-func copyFile(src, dst string, perm fs.FileMode) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, perm)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }
 
 // errNoGit answers git sources on a client without git.

@@ -1,11 +1,12 @@
 package executor
 
 import (
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/nomadq/nomadq/client/fsutil"
 )
 
 // Log files are "<prefix>.<n>": the highest n is the one being written,
@@ -62,7 +63,7 @@ func (r *rotator) check() {
 	}
 	live := r.prefix + "." + strconv.Itoa(r.idx)
 	tmp := live + ".rotating"
-	if err := copyFile(live, tmp); err != nil {
+	if err := fsutil.CopyFile(live, tmp, 0o644); err != nil {
 		os.Remove(tmp)
 		return
 	}
@@ -81,21 +82,4 @@ func (r *rotator) check() {
 			break
 		}
 	}
-}
-
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }
