@@ -141,7 +141,7 @@ func (k *Keyring) Delete(args *structs.RootKeyDeleteRequest, reply *structs.Gene
 		return structs.NewErrRPCCodedf(http.StatusBadRequest, "root key %q is in use and cannot be deleted: %d variable(s) are encrypted with it, the first %s in namespace %s", args.KeyID, len(vars), vars[0].Path, vars[0].Namespace)
 	}
 	if !args.Force {
-		allocs, err := st.Allocs(nil)
+		allocs, err := st.AllocsAnyOrder(nil)
 		if err != nil {
 			return err
 		}

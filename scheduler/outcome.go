@@ -172,7 +172,7 @@ func (o *outcome) submit(plan *structs.Plan) (done, progress bool, state State, 
 	}
 	full, _, actual := result.FullCommit(plan)
 	progress = actual > 0 || len(result.NodeUpdate) > 0
-	o.statusWritten = full && result.EvalUpdated && plan.EvalUpdate != nil
+	o.statusWritten = result.EvalUpdated // set only for a full commit of a plan with EvalUpdate
 	return full, progress, newState, nil
 }
 

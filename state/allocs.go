@@ -85,6 +85,17 @@ func (r *reader) Allocs(ws memdb.WatchSet) ([]*structs.Allocation, error) {
 	return allocs, nil
 }
 
+// AllocsAnyOrder returns every allocation, in no promised order: for
+// callers that fold over all of them (capacity sums, a key-in-use check)
+// and need not pay for Allocs' sort.
+func (r *reader) AllocsAnyOrder(ws memdb.WatchSet) ([]*structs.Allocation, error) {
+	iter, err := r.db.Txn(false).Get(TableAllocs, "id")
+	if err != nil {
+		return nil, fmt.Errorf("list allocs: %w", err)
+	}
+	return collect[*structs.Allocation](ws, iter, nil), nil
+}
+
 // AllocsByNamespace returns the allocations of one namespace, ordered by ID.
 func (r *reader) AllocsByNamespace(ws memdb.WatchSet, namespace string) ([]*structs.Allocation, error) {
 	iter, err := allocsOfNamespace(r.db.Txn(false), namespace)

@@ -2,6 +2,7 @@ package state
 
 import (
 	"bytes"
+	"cmp"
 	"slices"
 	"strings"
 	"testing"
@@ -105,18 +106,23 @@ func TestAllocsAndEvals_ListInCreationOrder(t *testing.T) {
 	must.NoError(t, err)
 	must.SliceLen(t, 40, allocs)
 	must.True(t, slices.IsSortedFunc(allocs, func(a, b *structs.Allocation) int {
-		if a.CreateIndex != b.CreateIndex {
-			return int(a.CreateIndex) - int(b.CreateIndex)
-		}
-		return strings.Compare(a.ID, b.ID)
+		return byCreation(a.CreateIndex, a.ID, b.CreateIndex, b.ID)
 	}), must.Sprint("allocs out of creation order"))
 	evals, err := s.Evals(nil)
 	must.NoError(t, err)
 	must.SliceLen(t, 40, evals)
 	must.True(t, slices.IsSortedFunc(evals, func(a, b *structs.Evaluation) int {
-		if a.CreateIndex != b.CreateIndex {
-			return int(a.CreateIndex) - int(b.CreateIndex)
-		}
-		return strings.Compare(a.ID, b.ID)
+		return byCreation(a.CreateIndex, a.ID, b.CreateIndex, b.ID)
 	}), must.Sprint("evals out of creation order"))
+	unordered, err := s.AllocsAnyOrder(nil)
+	must.NoError(t, err)
+	must.SliceLen(t, 40, unordered)
+}
+
+// byCreation orders rows by CreateIndex, then ID.
+func byCreation(aIndex uint64, aID string, bIndex uint64, bID string) int {
+	if c := cmp.Compare(aIndex, bIndex); c != 0 {
+		return c
+	}
+	return strings.Compare(aID, bID)
 }

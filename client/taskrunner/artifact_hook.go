@@ -221,10 +221,9 @@ type allocFileGetter struct {
 	allocDir string
 }
 
-// source returns the path a file source names, if it is inside the
+// source returns the path a file source URL names, if it is inside the
 // allocation directory.
-func (g *allocFileGetter) source(req *getter.Request) (string, error) {
-	u := req.URL()
+func (g *allocFileGetter) source(u *url.URL) (string, error) {
 	p := u.Path
 	if u.RawPath != "" {
 		p = u.RawPath
@@ -237,12 +236,8 @@ func (g *allocFileGetter) source(req *getter.Request) (string, error) {
 
 // Mode implements getter.Getter.
 func (g *allocFileGetter) Mode(ctx context.Context, u *url.URL) (getter.Mode, error) {
-	p := u.Path
-	if u.RawPath != "" {
-		p = u.RawPath
-	}
-	if _, err := insideDir(g.allocDir, p); err != nil {
-		return getter.ModeInvalid, fmt.Errorf("file source %q is outside the allocation directory", p)
+	if _, err := g.source(u); err != nil {
+		return getter.ModeInvalid, err
 	}
 	return g.FileGetter.Mode(ctx, u)
 }
@@ -250,7 +245,7 @@ func (g *allocFileGetter) Mode(ctx context.Context, u *url.URL) (getter.Mode, er
 // Get implements getter.Getter: it copies the source directory's regular
 // files and directories (a symlink in it fails the download).
 func (g *allocFileGetter) Get(ctx context.Context, req *getter.Request) error {
-	src, err := g.source(req)
+	src, err := g.source(req.URL())
 	if err != nil {
 		return err
 	}
@@ -259,7 +254,7 @@ func (g *allocFileGetter) Get(ctx context.Context, req *getter.Request) error {
 
 // GetFile implements getter.Getter.
 func (g *allocFileGetter) GetFile(ctx context.Context, req *getter.Request) error {
-	if _, err := g.source(req); err != nil {
+	if _, err := g.source(req.URL()); err != nil {
 		return err
 	}
 	return g.FileGetter.GetFile(ctx, req)

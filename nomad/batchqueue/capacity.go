@@ -85,7 +85,7 @@ func ReadCluster(snap *state.StateSnapshot) (Cluster, map[string]structs.BatchQu
 			c.Total.Add(n.Comparable())
 		}
 	}
-	allocs, err := snap.Allocs(nil)
+	allocs, err := snap.AllocsAnyOrder(nil)
 	if err != nil {
 		return c, nil, err
 	}
