@@ -9,7 +9,9 @@ import (
 )
 
 // allocWatch hands out one channel per key (a node, or a job) that the
-// next commit writing or deleting one of that key's allocs closes.
+// next commit changing that key's allocs closes: for a job any write or
+// delete of its allocs, for a node only what its client is answered with
+// (see WatchNodeAllocs).
 //
 // memdb's own watch for "the allocs of node X" (or of job Y) is the radix
 // tree node at X's prefix of the index. A node or job with no allocs has
