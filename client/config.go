@@ -23,9 +23,9 @@ type Config struct {
 	AllocDir string
 	// StateDir holds the state DB; default <DataDir>/client.
 	StateDir string
-	// EphemeralState says the state DB goes away with the process (a dev
-	// agent's temp dir): it is written without fsync, as nothing could
-	// read it after a crash.
+	// EphemeralState says the state goes away with the process (a dev
+	// agent's temp dir): it is kept in memory, as nothing could read a
+	// file back after the process ends.
 	EphemeralState bool
 
 	// IntroToken is the client introduction token (a JWT a server

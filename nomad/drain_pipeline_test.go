@@ -2,6 +2,7 @@ package nomad
 
 import (
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -89,14 +90,21 @@ func TestSchedulerState_AllocsByNodeOmitsTerminal(t *testing.T) {
 }
 
 // TestDevServer_CompactsItsRaftLog: a dev server keeps its in-memory Raft
-// log short, snapshotting after about a thousand entries instead of 8,192.
+// log short, snapshotting after a few hundred entries instead of 8,192 and
+// keeping only the last 128 behind the snapshot.
 func TestDevServer_CompactsItsRaftLog(t *testing.T) {
 	s := testServer(t, nil)
 	waitForLeader(t, s)
-	for i := range devRaftTrailingLogs + 200 {
+	for i := range devRaftSnapshotThreshold + 100 {
 		registerJob(t, s, mockJob(fmt.Sprintf("compact-%d", i)))
 	}
 	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
 		return s.raft.Stats()["last_snapshot_index"] != "0"
 	}), wait.Timeout(60*time.Second), wait.Gap(100*time.Millisecond)), must.Sprint("the dev server's raft log was never compacted"))
+	snapIndex, err := strconv.ParseUint(s.raft.Stats()["last_snapshot_index"], 10, 64)
+	must.NoError(t, err)
+	first, err := s.raftStore.FirstIndex()
+	must.NoError(t, err)
+	// At most the trailing entries stay behind the snapshot.
+	must.GreaterEq(t, snapIndex-devRaftTrailingLogs+1, first, must.Sprintf("snapshot at %d", snapIndex))
 }

@@ -206,11 +206,15 @@ func (s *Server) setupRPC() error {
 	return nil
 }
 
-// A dev server's Raft log compaction: entries kept after a snapshot, and
-// how often the snapshot threshold is checked.
+// A dev server's Raft log compaction: entries kept after a snapshot, the
+// new entries that call for one, and how often (at random between one and
+// two times this) that threshold is checked. Its entries (each an encoded
+// job, plan or batch of client updates, 2 to 12 KB) live in memory, and no
+// follower ever needs the old ones.
 const (
-	devRaftTrailingLogs     = 1024
-	devRaftSnapshotInterval = 5 * time.Second
+	devRaftTrailingLogs      = 128
+	devRaftSnapshotThreshold = 256
+	devRaftSnapshotInterval  = 5 * time.Second
 )
 
 func (s *Server) setupRaft() error {
@@ -235,7 +239,7 @@ func (s *Server) setupRaft() error {
 		// thousands of encoded entries (tens of MB) held until the
 		// default 8,192-entry threshold is checked, every two minutes.
 		conf.TrailingLogs = min(conf.TrailingLogs, devRaftTrailingLogs)
-		conf.SnapshotThreshold = min(conf.SnapshotThreshold, devRaftTrailingLogs)
+		conf.SnapshotThreshold = min(conf.SnapshotThreshold, devRaftSnapshotThreshold)
 		conf.SnapshotInterval = min(conf.SnapshotInterval, devRaftSnapshotInterval)
 	}
 	if d := s.config.RaftHeartbeatTimeout; d > 0 {

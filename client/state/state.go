@@ -1,36 +1,15 @@
 // Package state persists a client's allocations, task states and driver
 // handles in a bbolt file, so that a restarted client picks up its tasks
-// where the previous process left them.
+// where the previous process left them. A dev agent's state, which dies
+// with the process, is kept in memory.
 package state
 
 import (
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/nomadq/nomadq/client/drivers"
 	"github.com/nomadq/nomadq/structs"
-	bolt "go.etcd.io/bbolt"
-)
-
-// Bucket layout:
-//
-//	node/                       id, secret
-//	allocs/<alloc id>/          alloc, runner
-//	allocs/<alloc id>/tasks/<task>/   state, local
-var (
-	bucketNode   = []byte("node")
-	bucketAllocs = []byte("allocs")
-	bucketTasks  = []byte("tasks")
-
-	keyNodeID     = []byte("id")
-	keyNodeSecret = []byte("secret")
-	keyAlloc      = []byte("alloc")
-	keyRunner     = []byte("runner")
-	keyTaskState  = []byte("state")
-	keyTaskLocal  = []byte("local")
 )
 
 // LocalTaskState is what a task runner keeps for itself, beyond the
@@ -71,61 +50,62 @@ type AllocRecord struct {
 
 // DB is the client's state database.
 type DB struct {
-	db *bolt.DB
+	store store
 }
 
-// Open opens (creating it if needed) the state DB at path. An ephemeral
-// DB (one removed with the process, as a dev agent's) is written without
-// fsync: no later process will read it, so durability buys nothing. Nomad
-// keeps a dev agent's client state in memory for the same reason.
+// store keeps the encoded records; DB encodes and decodes around it.
+type store interface {
+	nodeIdentity() (id, secret string, err error)
+	putNodeIdentity(id, secret string) error
+	// putAllocs stores encoded allocs (ids[i] -> bufs[i]) in one write.
+	putAllocs(ids []string, bufs [][]byte) error
+	putRunner(allocID string, buf []byte) error
+	// putTask stores a task's encoded state and local state (nil leaves
+	// one unchanged); a task of an alloc not stored is dropped, so that a
+	// task write racing the alloc's deletion does not resurrect it.
+	putTask(allocID, task string, state, local []byte) error
+	deleteAlloc(allocID string) error
+	// allocs calls fn for each stored alloc that has an alloc record.
+	allocs(fn func(r rawAlloc) error) error
+	close() error
+}
+
+// rawAlloc is one alloc's stored records, still encoded.
+type rawAlloc struct {
+	id            string
+	alloc, runner []byte
+	tasks         map[string]rawTask
+}
+
+type rawTask struct{ state, local []byte }
+
+// Open opens (creating it if needed) the state DB at path, a bbolt file.
+// An ephemeral DB (one that goes away with the process, as a dev agent's
+// in its temporary directory) is kept in memory instead, as Nomad keeps a
+// dev agent's client state: no later process will read it, so a file and
+// its writes buy nothing.
 func Open(path string, ephemeral bool) (*DB, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("open client state: %w", err)
+	if ephemeral {
+		return &DB{store: newMemStore()}, nil
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second, NoFreelistSync: true, NoSync: ephemeral})
+	b, err := openBolt(path)
 	if err != nil {
-		return nil, fmt.Errorf("open client state %s: %w", path, err)
+		return nil, err
 	}
-	// Concurrent writers (every task runner) share fsyncs.
-	db.MaxBatchDelay = 2 * time.Millisecond
-	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketNode, bucketAllocs} {
-			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open client state %s: %w", path, err)
-	}
-	return &DB{db: db}, nil
+	return &DB{store: b}, nil
 }
 
 // Close closes the DB.
-func (d *DB) Close() error { return d.db.Close() }
+func (d *DB) Close() error { return d.store.close() }
 
 // NodeIdentity returns the persisted node ID and secret, "" when none.
 func (d *DB) NodeIdentity() (id, secret string, err error) {
-	err = d.db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketNode)
-		id = string(b.Get(keyNodeID))
-		secret = string(b.Get(keyNodeSecret))
-		return nil
-	})
-	return id, secret, err
+	return d.store.nodeIdentity()
 }
 
 // PutNodeIdentity persists the node ID and secret.
 func (d *DB) PutNodeIdentity(id, secret string) error {
-	return d.db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketNode)
-		if err := b.Put(keyNodeID, []byte(id)); err != nil {
-			return err
-		}
-		return b.Put(keyNodeSecret, []byte(secret))
-	})
+	return d.store.putNodeIdentity(id, secret)
 }
 
 func encode(v any) ([]byte, error) {
@@ -136,48 +116,24 @@ func encode(v any) ([]byte, error) {
 	return buf[1:], nil
 }
 
-func allocBucket(tx *bolt.Tx, allocID string) (*bolt.Bucket, error) {
-	return tx.Bucket(bucketAllocs).CreateBucketIfNotExists([]byte(allocID))
-}
-
 // PutAlloc stores the alloc as the server last sent it.
 func (d *DB) PutAlloc(a *structs.Allocation) error {
-	buf, err := encode(a)
-	if err != nil {
-		return fmt.Errorf("store alloc %s: %w", a.ID, err)
-	}
-	return d.db.Batch(func(tx *bolt.Tx) error {
-		b, err := allocBucket(tx, a.ID)
-		if err != nil {
-			return err
-		}
-		return b.Put(keyAlloc, buf)
-	})
+	return d.PutAllocs([]*structs.Allocation{a})
 }
 
 // PutAllocs stores many allocs in one transaction, so one fsync covers
 // them all.
 func (d *DB) PutAllocs(allocs []*structs.Allocation) error {
+	ids := make([]string, len(allocs))
 	bufs := make([][]byte, len(allocs))
 	for i, a := range allocs {
 		buf, err := encode(a)
 		if err != nil {
 			return fmt.Errorf("store alloc %s: %w", a.ID, err)
 		}
-		bufs[i] = buf
+		ids[i], bufs[i] = a.ID, buf
 	}
-	return d.db.Update(func(tx *bolt.Tx) error {
-		for i, a := range allocs {
-			b, err := allocBucket(tx, a.ID)
-			if err != nil {
-				return err
-			}
-			if err := b.Put(keyAlloc, bufs[i]); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	return d.store.putAllocs(ids, bufs)
 }
 
 // PutAllocRunnerState stores the runner's own state.
@@ -186,13 +142,7 @@ func (d *DB) PutAllocRunnerState(allocID string, s *AllocRunnerState) error {
 	if err != nil {
 		return fmt.Errorf("store alloc runner %s: %w", allocID, err)
 	}
-	return d.db.Batch(func(tx *bolt.Tx) error {
-		b, err := allocBucket(tx, allocID)
-		if err != nil {
-			return err
-		}
-		return b.Put(keyRunner, buf)
-	})
+	return d.store.putRunner(allocID, buf)
 }
 
 // PutTask stores a task's reported state and its runner's local state;
@@ -210,89 +160,45 @@ func (d *DB) PutTask(allocID, task string, ts *structs.TaskState, local *LocalTa
 			return fmt.Errorf("store task %s/%s: %w", allocID, task, err)
 		}
 	}
-	return d.db.Batch(func(tx *bolt.Tx) error {
-		// A task write racing the alloc's deletion must not resurrect it.
-		ab := tx.Bucket(bucketAllocs).Bucket([]byte(allocID))
-		if ab == nil {
-			return nil
-		}
-		tb, err := ab.CreateBucketIfNotExists(bucketTasks)
-		if err != nil {
-			return err
-		}
-		b, err := tb.CreateBucketIfNotExists([]byte(task))
-		if err != nil {
-			return err
-		}
-		if tsBuf != nil {
-			if err := b.Put(keyTaskState, tsBuf); err != nil {
-				return err
-			}
-		}
-		if localBuf != nil {
-			return b.Put(keyTaskLocal, localBuf)
-		}
-		return nil
-	})
+	return d.store.putTask(allocID, task, tsBuf, localBuf)
 }
 
 // DeleteAlloc removes an alloc and its tasks.
 func (d *DB) DeleteAlloc(allocID string) error {
-	return d.db.Batch(func(tx *bolt.Tx) error {
-		err := tx.Bucket(bucketAllocs).DeleteBucket([]byte(allocID))
-		if errors.Is(err, bolt.ErrBucketNotFound) {
-			return nil
-		}
-		return err
-	})
+	return d.store.deleteAlloc(allocID)
 }
 
 // Allocs returns every stored alloc.
 func (d *DB) Allocs() ([]*AllocRecord, error) {
 	var out []*AllocRecord
-	err := d.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketAllocs).ForEachBucket(func(id []byte) error {
-			ab := tx.Bucket(bucketAllocs).Bucket(id)
-			raw := ab.Get(keyAlloc)
-			if raw == nil {
-				return nil
+	err := d.store.allocs(func(r rawAlloc) error {
+		rec := &AllocRecord{TaskStates: map[string]*structs.TaskState{}, TaskLocal: map[string]*LocalTaskState{}}
+		if err := structs.Decode(r.alloc, &rec.Alloc); err != nil {
+			return fmt.Errorf("decode alloc %s: %w", r.id, err)
+		}
+		if r.runner != nil {
+			if err := structs.Decode(r.runner, &rec.Runner); err != nil {
+				return fmt.Errorf("decode alloc runner %s: %w", r.id, err)
 			}
-			rec := &AllocRecord{TaskStates: map[string]*structs.TaskState{}, TaskLocal: map[string]*LocalTaskState{}}
-			if err := structs.Decode(raw, &rec.Alloc); err != nil {
-				return fmt.Errorf("decode alloc %s: %w", id, err)
-			}
-			if r := ab.Get(keyRunner); r != nil {
-				if err := structs.Decode(r, &rec.Runner); err != nil {
-					return fmt.Errorf("decode alloc runner %s: %w", id, err)
+		}
+		for name, t := range r.tasks {
+			if t.state != nil {
+				var ts structs.TaskState
+				if err := structs.Decode(t.state, &ts); err != nil {
+					return fmt.Errorf("decode task %s/%s: %w", r.id, name, err)
 				}
+				rec.TaskStates[name] = &ts
 			}
-			tb := ab.Bucket(bucketTasks)
-			if tb != nil {
-				err := tb.ForEachBucket(func(name []byte) error {
-					b := tb.Bucket(name)
-					if v := b.Get(keyTaskState); v != nil {
-						var ts structs.TaskState
-						if err := structs.Decode(v, &ts); err != nil {
-							return fmt.Errorf("decode task %s/%s: %w", id, name, err)
-						}
-						rec.TaskStates[string(name)] = &ts
-					}
-					if v := b.Get(keyTaskLocal); v != nil {
-						var ls LocalTaskState
-						if err := structs.Decode(v, &ls); err != nil {
-							return fmt.Errorf("decode task %s/%s: %w", id, name, err)
-						}
-						rec.TaskLocal[string(name)] = &ls
-					}
-					return nil
-				})
-				if err != nil {
-					return err
+			if t.local != nil {
+				var ls LocalTaskState
+				if err := structs.Decode(t.local, &ls); err != nil {
+					return fmt.Errorf("decode task %s/%s: %w", r.id, name, err)
 				}
+				rec.TaskLocal[name] = &ls
 			}
-			out = append(out, rec)
-			return nil
-		})
+		}
+		out = append(out, rec)
+		return nil
 	})
 	return out, err
 }

@@ -53,6 +53,7 @@ type options struct {
 	diskMB         int
 	logFile        string
 	timeout        time.Duration
+	smaps          bool
 }
 
 func main() {
@@ -64,7 +65,7 @@ func main() {
 	flag.IntVar(&o.drains, "drains", 1, "drains to run one after another against the same agent")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write the agent's CPU profile over the first drain here")
 	flag.IntVar(&o.profileSeconds, "profile-seconds", 10, "length of the CPU profile")
-	flag.StringVar(&o.heapProfile, "heapprofile", "", "write the agent's heap profile after the last drain's GC here")
+	flag.StringVar(&o.heapProfile, "heapprofile", "", "write the agent's heap profile after the last drain's GC here (and after earlier drains' to this path with .1, .2, ... appended)")
 	flag.IntVar(&o.cpu, "cpu", 4, "cpu (MHz) each task asks for (4 lets 1,000 fit a 4,192 MHz node at once)")
 	flag.IntVar(&o.memoryMB, "memory", 10, "memory (MB) each task asks for")
 	flag.IntVar(&o.diskMB, "disk", 10, "ephemeral_disk (MB) each group asks for; Nomad's default of 300 makes the node's disk, not the pipeline, the limit")
@@ -72,6 +73,7 @@ func main() {
 	flag.StringVar(&o.extraConfig, "agent-config", "", "extra agent configuration (HCL) appended to the generated file")
 	flag.StringVar(&o.logFile, "log", "", "agent log file (default: a temporary file)")
 	flag.DurationVar(&o.timeout, "timeout", 5*time.Minute, "give up on a drain after this long")
+	flag.BoolVar(&o.smaps, "smaps", false, "after each drain, print the agent's resident memory per mapping (from /proc/PID/smaps)")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "drainbench:", err)
@@ -187,8 +189,12 @@ func run(o options) error {
 		if err := get(addr+"/v1/agent/pprof/heap?gc=1", &heap); err != nil {
 			return err
 		}
-		if d == o.drains-1 && o.heapProfile != "" {
-			if err := os.WriteFile(o.heapProfile, heap.Bytes(), 0o644); err != nil {
+		if o.heapProfile != "" {
+			path := o.heapProfile
+			if d < o.drains-1 {
+				path = fmt.Sprintf("%s.%d", o.heapProfile, d+1)
+			}
+			if err := os.WriteFile(path, heap.Bytes(), 0o644); err != nil {
 				return err
 			}
 		}
@@ -197,7 +203,7 @@ func run(o options) error {
 		if err := get(addr+"/v1/agent/pprof/heap?debug=1", &stats); err == nil {
 			var parts []string
 			for _, line := range strings.Split(stats.String(), "\n") {
-				for _, k := range []string{"# HeapInuse", "# HeapIdle", "# HeapReleased", "# Sys", "# StackInuse", "# NumGC"} {
+				for _, k := range []string{"# HeapAlloc", "# HeapInuse", "# HeapIdle", "# HeapReleased", "# Sys", "# StackInuse", "# NumGC"} {
 					if strings.HasPrefix(line, k+" ") {
 						parts = append(parts, strings.TrimPrefix(line, "# "))
 					}
@@ -206,6 +212,9 @@ func run(o options) error {
 			fmt.Printf("drain %d: runtime: %s\n", d+1, strings.Join(parts, ", "))
 		}
 		fmt.Printf("drain %d: RSS after state GC and runtime GC: %d MB (%s)\n", d+1, rssMB(cmd.Process.Pid), rssParts(cmd.Process.Pid))
+		if o.smaps {
+			fmt.Print(smapsSummary(cmd.Process.Pid))
+		}
 	}
 	return nil
 }
@@ -271,6 +280,61 @@ func rssParts(pid int) string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// smapsSummary lists the agent's mappings by resident size, largest
+// first, with their names (the binary, bbolt files, anonymous memory).
+func smapsSummary(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps", pid))
+	if err != nil {
+		return "smaps: " + err.Error() + "\n"
+	}
+	type mapping struct {
+		name    string
+		rss, sz int
+	}
+	byName := map[string]*mapping{}
+	var cur *mapping
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		if strings.Contains(f[0], "-") && !strings.HasSuffix(f[0], ":") {
+			name := "[anon]"
+			if len(f) >= 6 {
+				name = f[5]
+			}
+			if byName[name] == nil {
+				byName[name] = &mapping{name: name}
+			}
+			cur = byName[name]
+			continue
+		}
+		if cur == nil || len(f) < 2 {
+			continue
+		}
+		kb, _ := strconv.Atoi(f[1])
+		switch f[0] {
+		case "Rss:":
+			cur.rss += kb
+		case "Size:":
+			cur.sz += kb
+		}
+	}
+	var all []*mapping
+	for _, m := range byName {
+		all = append(all, m)
+	}
+	slices.SortFunc(all, func(a, b *mapping) int { return b.rss - a.rss })
+	var out strings.Builder
+	for i, m := range all {
+		if i == 8 || m.rss < 512 {
+			break
+		}
+		fmt.Fprintf(&out, "   %8d kB resident of %8d kB  %s\n", m.rss, m.sz, m.name)
+	}
+	return out.String()
 }
 
 func get(url string, w io.Writer) error {
