@@ -40,11 +40,9 @@ func (r inProcessRPC) Call(ctx context.Context, method string, args, reply any) 
 	if err != nil {
 		return err
 	}
-	// A fresh reply of the same type, decoded into the caller's after.
-	tmp, err := roundTripNew(reply)
-	if err != nil {
-		return err
-	}
+	// A fresh, zero reply of the same type, as net/rpc's server hands
+	// its handler; decoded into the caller's after.
+	tmp := newLike(reply)
 	done := make(chan error, 1)
 	go func() { done <- r.srv.RPC(method, argsCopy, tmp) }()
 	select {

@@ -18,6 +18,11 @@ func (s *snapshotState) JobByID(ns, id string) (*structs.Job, error) {
 }
 func (s *snapshotState) NodeByID(id string) (*structs.Node, error) { return s.snap.NodeByID(nil, id) }
 func (s *snapshotState) Nodes() ([]*structs.Node, error)           { return s.snap.Nodes(nil) }
+
+// NodeSet serves the scheduler the store's shared node list.
+func (s *snapshotState) NodeSet() ([]*structs.Node, map[string]*structs.Node, error) {
+	return s.snap.NodeSet()
+}
 func (s *snapshotState) AllocsByJob(ns, jobID string) ([]*structs.Allocation, error) {
 	return s.snap.AllocsByJob(nil, ns, jobID, true)
 }

@@ -41,7 +41,11 @@ type evalContext struct {
 	onNode      map[string]int
 	onNodeGroup map[nodeGroup]int
 
+	// nodes is the attempt's node list by ID, shared with other
+	// evaluations and never written; looked-up, the nodes missing from it
+	// (read from state) are kept in more.
 	nodes map[string]*structs.Node
+	more  map[string]*structs.Node
 	err   error
 }
 
@@ -192,10 +196,16 @@ func (ctx *evalContext) node(id string) *structs.Node {
 	if n, ok := ctx.nodes[id]; ok {
 		return n
 	}
+	if n, ok := ctx.more[id]; ok {
+		return n
+	}
 	n, err := ctx.state.NodeByID(id)
 	if err != nil && ctx.err == nil {
 		ctx.err = err
 	}
-	ctx.nodes[id] = n
+	if ctx.more == nil {
+		ctx.more = make(map[string]*structs.Node)
+	}
+	ctx.more[id] = n
 	return n
 }

@@ -350,6 +350,29 @@ func TestFeasibility_DistinctProperty(t *testing.T) {
 	must.Eq(t, 1, h.lastEval().QueuedAllocations["work"])
 }
 
+// The node list and map a server shares between evaluations are read,
+// never written: the scheduler places through them, and a node looked up
+// that is not in them (gone from state) is kept on the side.
+func TestFeasibility_SharedNodeSetStaysUntouched(t *testing.T) {
+	h := newHarness(t)
+	h.Shared = &sharedNodes{}
+	h.addNodes(6, nil)
+	job := mockJob("j", structs.JobTypeBatch, 3)
+	job.Constraints = []*structs.Constraint{{LTarget: "${meta.rack}", Operand: structs.ConstraintDistinctProperty, RTarget: "2"}}
+	h.State.upsertJob(job)
+	h.run(job)
+	must.Len(t, 3, h.placed())
+	must.MapLen(t, 6, h.Shared.byID)
+
+	ctx := newEvalContext(h.Shared, &structs.Plan{}, job.ID, h.Shared.byID)
+	missing := structs.GenerateUUID()
+	must.Nil(t, ctx.node(missing))
+	must.Nil(t, ctx.node(missing))
+	must.MapLen(t, 6, h.Shared.byID)
+	must.MapNotContainsKey(t, h.Shared.byID, missing)
+	must.Eq(t, h.State.nodes[0], ctx.node(h.State.nodes[0].ID))
+}
+
 func TestFeasibility_ClassCacheAndEligibility(t *testing.T) {
 	h := newHarness(t)
 	h.addNodes(4, func(i int, n *structs.Node) {

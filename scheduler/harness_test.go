@@ -132,6 +132,21 @@ type Harness struct {
 	// in WithPlan, not Updated.
 	WriteEvalUpdate bool
 	WithPlan        []*structs.Evaluation
+	// Shared, when set, is the node list the scheduler reads through
+	// NodeSetState, as the server's snapshots share one between
+	// evaluations; Process fills it from State.
+	Shared *sharedNodes
+}
+
+// sharedNodes serves a node list and map through NodeSetState.
+type sharedNodes struct {
+	*memState
+	nodes []*structs.Node
+	byID  map[string]*structs.Node
+}
+
+func (s *sharedNodes) NodeSet() ([]*structs.Node, map[string]*structs.Node, error) {
+	return s.nodes, s.byID, nil
 }
 
 func newHarness(t testing.TB) *Harness {
@@ -260,7 +275,17 @@ func (h *Harness) ReblockEval(e *structs.Evaluation) error {
 // Process runs the scheduler of the given type on eval.
 func (h *Harness) Process(schedType string, eval *structs.Evaluation) error {
 	h.State.evals[eval.ID] = eval
-	s, err := NewScheduler(schedType, Config{Now: func() time.Time { return h.Now }, Rand: h.Rand}, h.State, h)
+	var st State = h.State
+	if h.Shared != nil {
+		h.Shared.memState = h.State
+		h.Shared.nodes = h.State.nodes
+		h.Shared.byID = make(map[string]*structs.Node)
+		for _, n := range h.State.nodes {
+			h.Shared.byID[n.ID] = n
+		}
+		st = h.Shared
+	}
+	s, err := NewScheduler(schedType, Config{Now: func() time.Time { return h.Now }, Rand: h.Rand}, st, h)
 	must.NoError(h.t, err)
 	return s.Process(eval)
 }

@@ -223,7 +223,12 @@ func readSnapshot(state State, eval *structs.Evaluation) (*snapshot, error) {
 	if snap.allocs, err = state.AllocsByJob(eval.Namespace, eval.JobID); err != nil {
 		return nil, fmt.Errorf("read allocations: %w", err)
 	}
-	if snap.nodes, err = state.Nodes(); err != nil {
+	if ns, ok := state.(NodeSetState); ok {
+		// Shared with other evaluations: never modified here.
+		if snap.nodes, snap.nodeByID, err = ns.NodeSet(); err != nil {
+			return nil, fmt.Errorf("read nodes: %w", err)
+		}
+	} else if snap.nodes, err = state.Nodes(); err != nil {
 		return nil, fmt.Errorf("read nodes: %w", err)
 	}
 	if snap.algorithm, snap.nodeLimit, err = schedulerSettings(state); err != nil {
@@ -232,9 +237,11 @@ func readSnapshot(state State, eval *structs.Evaluation) (*snapshot, error) {
 	if snap.index, err = state.LatestIndex(); err != nil {
 		return nil, fmt.Errorf("read index: %w", err)
 	}
-	snap.nodeByID = make(map[string]*structs.Node, len(snap.nodes))
-	for _, n := range snap.nodes {
-		snap.nodeByID[n.ID] = n
+	if snap.nodeByID == nil {
+		snap.nodeByID = make(map[string]*structs.Node, len(snap.nodes))
+		for _, n := range snap.nodes {
+			snap.nodeByID[n.ID] = n
+		}
 	}
 	return &snap, nil
 }

@@ -35,6 +35,13 @@ type State interface {
 	LatestIndex() (uint64, error)
 }
 
+// NodeSetState is a State that can hand out the node list and a by-ID map
+// shared between evaluations (read-only to the scheduler), so that each
+// one need not build its own.
+type NodeSetState interface {
+	NodeSet() ([]*structs.Node, map[string]*structs.Node, error)
+}
+
 // Planner applies the scheduler's decisions.
 type Planner interface {
 	// SubmitPlan commits what it can of the plan. A non-nil State means

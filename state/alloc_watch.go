@@ -23,6 +23,12 @@ import (
 type allocWatch struct {
 	mu  sync.Mutex
 	chs map[string]chan struct{}
+	// at keeps, when trackIndex is set, each key's Raft index of the last
+	// commit that closed (or would have closed) its channel; floor stands
+	// for the commits before the store was restored from a snapshot.
+	trackIndex bool
+	at         map[string]uint64
+	floor      uint64
 }
 
 // add puts the key's channel into ws, creating it if no one watches the
@@ -41,15 +47,22 @@ func (w *allocWatch) add(ws memdb.WatchSet, key string) {
 	ws.Add(ch)
 }
 
-// notify closes the channels of the given keys; their next watchers get
-// new ones.
-func (w *allocWatch) notify(keys map[string]struct{}) {
+// notify closes the channels of the given keys, changed by the commit at
+// index; their next watchers get new ones.
+func (w *allocWatch) notify(keys map[string]struct{}, index uint64) {
 	if len(keys) == 0 {
 		return
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.trackIndex && w.at == nil {
+		w.at = make(map[string]uint64)
+	}
 	for id := range keys {
+		if w.trackIndex {
+			// Before the channel closes: a woken watcher must see it.
+			w.at[id] = max(w.at[id], index)
+		}
 		if ch, ok := w.chs[id]; ok {
 			close(ch)
 			delete(w.chs, id)
@@ -65,6 +78,18 @@ func (w *allocWatch) notify(keys map[string]struct{}) {
 // that a write landing between the two still wakes the watcher.
 func (s *StateStore) WatchNodeAllocs(ws memdb.WatchSet, nodeID string) {
 	s.nodeAllocs.add(ws, nodeID)
+}
+
+// NodeAllocsChangedAt returns an index at or after the last commit that
+// changed what WatchNodeAllocs watches for the node: the last such commit
+// in this store, or the index the store was restored at. Every
+// AllocModifyIndex of the node's allocs is at most that index, so a
+// reader that already holds the node's allocs as of a later index (and
+// that called WatchNodeAllocs first) need not read them again.
+func (s *StateStore) NodeAllocsChangedAt(nodeID string) uint64 {
+	s.nodeAllocs.mu.Lock()
+	defer s.nodeAllocs.mu.Unlock()
+	return max(s.nodeAllocs.at[nodeID], s.nodeAllocs.floor)
 }
 
 // WatchJobAllocs adds to ws a channel that closes when a later commit

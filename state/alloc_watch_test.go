@@ -38,6 +38,8 @@ func TestWatchNodeAllocs_WakesOnlyForItsNode(t *testing.T) {
 	alloc.Job = nil
 	must.NoError(t, s.UpsertPlanResults(10, &structs.ApplyPlanResultsRequest{AllocsUpdated: []*structs.Allocation{alloc}, Job: job}))
 	must.True(t, WatchFired(memdbWS), must.Sprint("memdb's watch of an empty prefix is expected to be coarse"))
+	must.Eq(t, 10, s.NodeAllocsChangedAt(busy.ID))
+	must.Eq(t, 0, s.NodeAllocsChangedAt(idle.ID), must.Sprint("no commit touched the idle node"))
 	must.True(t, WatchFired(busyWS), must.Sprint("a placement on the node wakes its watch"))
 	must.False(t, WatchFired(idleWS), must.Sprint("a placement on another node must not wake an idle node's watch"))
 
@@ -50,6 +52,7 @@ func TestWatchNodeAllocs_WakesOnlyForItsNode(t *testing.T) {
 	must.NoError(t, s.UpdateAllocsFromClient(11, []*structs.Allocation{clientUpdate(alloc, structs.AllocClientStatusRunning)}))
 	must.True(t, WatchFired(jobWS))
 	must.False(t, WatchFired(busyWS), must.Sprint("a client's own report must not wake its node's watch"))
+	must.Eq(t, 10, s.NodeAllocsChangedAt(busy.ID), must.Sprint("nor move the node's changed-at index"))
 	stored, err := s.AllocByID(nil, alloc.ID)
 	must.NoError(t, err)
 	must.Eq(t, 10, stored.AllocModifyIndex)
@@ -59,12 +62,14 @@ func TestWatchNodeAllocs_WakesOnlyForItsNode(t *testing.T) {
 	stop.DesiredStatus = structs.AllocDesiredStatusStop
 	must.NoError(t, s.UpsertAllocs(12, []*structs.Allocation{stop}))
 	must.True(t, WatchFired(busyWS))
+	must.Eq(t, 12, s.NodeAllocsChangedAt(busy.ID))
 	must.False(t, WatchFired(idleWS))
 
 	// Garbage collection of the alloc wakes it too.
 	busyWS = watchNode(s, busy.ID)
 	must.NoError(t, s.DeleteEval(13, nil, []string{alloc.ID}))
 	must.True(t, WatchFired(busyWS))
+	must.Eq(t, 13, s.NodeAllocsChangedAt(busy.ID))
 	must.False(t, WatchFired(idleWS))
 
 	// Deleting the idle node wakes its watcher, which then reads the node
@@ -116,4 +121,23 @@ func TestWatchJobAllocs_WakesOnlyForItsJob(t *testing.T) {
 	must.NoError(t, s.DeleteJob(12, waiting.Namespace, waiting.ID))
 	must.True(t, WatchFired(waitingWS))
 	must.MapNotContainsKey(t, s.jobAllocs.chs, jobAllocsKey(waiting.Namespace, waiting.ID))
+}
+
+// A restored store knows nothing of the commits before its snapshot, so
+// every node counts as changed at the snapshot's index.
+func TestNodeAllocsChangedAt_RestoredStoreStartsAtTheSnapshot(t *testing.T) {
+	s := testStore(t)
+	job := mockJob("web")
+	must.NoError(t, s.UpsertJob(1, job))
+	n := mockNode()
+	must.NoError(t, s.UpsertNode(2, n))
+	a := mockAlloc(job, n.ID, newID(), structs.AllocClientStatusPending)
+	must.NoError(t, s.UpsertAllocs(7, []*structs.Allocation{a}))
+	must.NoError(t, s.UpsertJob(9, mockJob("later")))
+	restored := restoreCopy(t, s)
+	must.Eq(t, 9, restored.NodeAllocsChangedAt(n.ID))
+	must.Eq(t, 9, restored.NodeAllocsChangedAt("never-seen"))
+	b := mockAlloc(job, n.ID, newID(), structs.AllocClientStatusPending)
+	must.NoError(t, restored.UpsertAllocs(20, []*structs.Allocation{b}))
+	must.Eq(t, 20, restored.NodeAllocsChangedAt(n.ID))
 }

@@ -16,12 +16,14 @@ import (
 // snapshot fire when the live store changes what was read.
 type StateSnapshot struct {
 	reader
+	// nodeSets is the store's cache of node lists (see NodeSet).
+	nodeSets *nodeSetCache
 }
 
 // Snapshot returns a consistent read-only view of the store. It is cheap:
 // the view shares the store's immutable trees.
 func (s *StateStore) Snapshot() (*StateSnapshot, error) {
-	return &StateSnapshot{reader{db: s.db.Snapshot()}}, nil
+	return &StateSnapshot{reader: reader{db: s.db.Snapshot()}, nodeSets: &s.nodeSets}, nil
 }
 
 // snapshotFormat is the version of the stream WriteTo produces.
@@ -261,6 +263,12 @@ func RestoreFrom(r io.Reader) (*StateStore, error) {
 		return nil, err
 	}
 	txn.Commit()
+	// Node alloc changes before the snapshot count as made at its index.
+	latest, err := store.LatestIndex()
+	if err != nil {
+		return nil, err
+	}
+	store.nodeAllocs.floor = latest
 	return store, nil
 }
 

@@ -44,6 +44,9 @@ type StateStore struct {
 	// nodeAllocs and jobAllocs wake the watchers of a node's or a job's
 	// allocs (see WatchNodeAllocs, WatchJobAllocs).
 	nodeAllocs, jobAllocs allocWatch
+	// nodeSets serves the schedulers' node lists to this store's
+	// snapshots; a restored store starts with its own.
+	nodeSets nodeSetCache
 }
 
 // reader holds the read methods shared by StateStore and StateSnapshot.
@@ -70,8 +73,9 @@ func NewStateStore() (*StateStore, error) {
 	}
 	txn.Commit()
 	return &StateStore{
-		reader:  reader{db: db},
-		abandon: &abandonSignal{ch: make(chan struct{})},
+		reader:     reader{db: db},
+		abandon:    &abandonSignal{ch: make(chan struct{})},
+		nodeAllocs: allocWatch{trackIndex: true},
 	}, nil
 }
 
@@ -179,8 +183,8 @@ func (s *StateStore) write(index uint64, fn func(tx *writeTxn) error) error {
 	}
 	changes := tx.Changes()
 	tx.Commit()
-	s.nodeAllocs.notify(tx.allocNodes)
-	s.jobAllocs.notify(tx.allocJobs)
+	s.nodeAllocs.notify(tx.allocNodes, index)
+	s.jobAllocs.notify(tx.allocJobs, index)
 	if s.changeFeed != nil && len(changes) > 0 {
 		s.changeFeed(index, changes)
 	}
