@@ -45,15 +45,20 @@ func (n *Node) GetClientAllocsBatch(args *structs.NodesClientAllocsRequest, repl
 			unchanged = make(map[string]*batchNodeWatch, len(args.Nodes))
 			readFrom = st
 		}
-		// As in GetClientAllocs: a garbage collection deletes allocs
-		// without raising any modify index, so its index counts for
-		// every node it touched.
-		deleted, err := st.Index(state.IndexAllocsDeleted)
-		if err != nil {
-			return 0, err
-		}
-		index := max(deleted, 1)
+		// Every node to read gets its watch first, and then all are read
+		// from one snapshot taken after: a write landing after the
+		// snapshot wakes the query, and one plan placing on two nodes is
+		// seen on both or on neither. (Read one by one from the live
+		// store, a plan landing between two nodes' reads could be seen
+		// on the second and not the first, and the answer's index would
+		// then claim the first was up to date with it.)
 		reply.Allocs = make(map[string]map[string]uint64)
+		index := uint64(1)
+		type toRead struct {
+			ns structs.NodeSecret
+			ws memdb.WatchSet
+		}
+		var reads []toRead
 		for _, ns := range args.Nodes {
 			if w := unchanged[ns.NodeID]; w != nil && !state.WatchFired(w.ws) {
 				for ch := range w.ws {
@@ -63,7 +68,24 @@ func (n *Node) GetClientAllocsBatch(args *structs.NodesClientAllocsRequest, repl
 				continue
 			}
 			nodeWS := memdb.NewWatchSet()
-			node, err := st.NodeByID(nodeWS, ns.NodeID)
+			st.WatchNodeAllocs(nodeWS, ns.NodeID)
+			reads = append(reads, toRead{ns: ns, ws: nodeWS})
+		}
+		snap, err := st.Snapshot()
+		if err != nil {
+			return 0, err
+		}
+		// As in GetClientAllocs: a garbage collection deletes allocs
+		// without raising any modify index, so its index counts for
+		// every node it touched.
+		deleted, err := snap.Index(state.IndexAllocsDeleted)
+		if err != nil {
+			return 0, err
+		}
+		index = max(index, deleted)
+		for _, r := range reads {
+			ns, nodeWS := r.ns, r.ws
+			node, err := snap.NodeByID(nodeWS, ns.NodeID)
 			if err != nil {
 				return 0, err
 			}
@@ -73,26 +95,22 @@ func (n *Node) GetClientAllocsBatch(args *structs.NodesClientAllocsRequest, repl
 			if ns.SecretID != "" && node.SecretID != ns.SecretID {
 				return 0, fmt.Errorf("node %s: node secret ID does not match", ns.NodeID)
 			}
-			st.WatchNodeAllocs(nodeWS, ns.NodeID)
+			for ch := range nodeWS {
+				ws.Add(ch)
+			}
 			// A node whose allocs no commit changed after the caller's
 			// index is answered without reading them: a sim agent's
 			// query names a hundred nodes and returns at almost every
 			// placement, so reading every node's allocs each time cost
 			// more than the placements.
 			if at := st.NodeAllocsChangedAt(ns.NodeID); min > 0 && max(at, deleted) <= min {
-				for ch := range nodeWS {
-					ws.Add(ch)
-				}
 				index = max(index, at)
 				unchanged[ns.NodeID] = &batchNodeWatch{ws: nodeWS, index: max(at, deleted, 1)}
 				continue
 			}
-			allocs, err := st.AllocsByNode(nil, ns.NodeID)
+			allocs, err := snap.AllocsByNode(nil, ns.NodeID)
 			if err != nil {
 				return 0, err
-			}
-			for ch := range nodeWS {
-				ws.Add(ch)
 			}
 			nodeIndex := max(deleted, 1)
 			for _, a := range allocs {
