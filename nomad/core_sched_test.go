@@ -1,11 +1,13 @@
 package nomad
 
 import (
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/nomadq/nomadq/structs"
 	"github.com/shoenig/test/must"
+	"github.com/shoenig/test/wait"
 )
 
 // A finished batch job is purged with its evals and allocs by the force-gc
@@ -35,6 +37,8 @@ func TestCoreScheduler_ForceGCPurgesFinishedJob(t *testing.T) {
 	must.NoError(t, err)
 	must.Eq(t, structs.JobStatusDead, job.Status)
 
+	// Too few entries for the dev server to have snapshotted on its own.
+	must.Eq(t, "0", s.raft.Stats()["last_snapshot_index"])
 	must.NoError(t, s.createCoreEval(structs.CoreJobForceGC))
 
 	// Watch the job until the purge lands.
@@ -45,10 +49,10 @@ func TestCoreScheduler_ForceGCPurgesFinishedJob(t *testing.T) {
 		must.NoError(t, s.RPC("Job.Get", &structs.JobSpecificRequest{JobID: "finished", QueryOptions: structs.QueryOptions{
 			MinQueryIndex: index, MaxQueryTime: int64(5 * time.Second),
 		}}, &resp))
+		index = resp.Index
 		if resp.Job == nil {
 			break
 		}
-		index = resp.Index
 		if time.Now().After(deadline) {
 			t.Fatal("finished job was not garbage collected")
 		}
@@ -67,6 +71,12 @@ func TestCoreScheduler_ForceGCPurgesFinishedJob(t *testing.T) {
 	ev, err := st.EvalByID(nil, running.EvalID)
 	must.NoError(t, err)
 	must.NotNil(t, ev)
+
+	// A dev server then compacts its in-memory Raft log past the purge.
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
+		snapIndex, err := strconv.ParseUint(s.raft.Stats()["last_snapshot_index"], 10, 64)
+		return err == nil && snapIndex >= index
+	}), wait.Timeout(30*time.Second), wait.Gap(50*time.Millisecond)), must.Sprintf("no snapshot at or after the purge (index %d)", index))
 }
 
 // A client watching its allocs learns of a garbage-collected alloc at once,

@@ -160,6 +160,15 @@ func (w *worker) process(ctx context.Context, eval *structs.Evaluation) error {
 				// The snapshot taken before the collection is the last
 				// thing holding what it deleted.
 				w.snap, core.snap = nil, nil
+				if w.srv.config.DevMode {
+					// So is a dev server's in-memory Raft log: the
+					// collection's own entries and those of the jobs
+					// it deleted. Compact it now, while the state to
+					// snapshot is at its smallest.
+					if err := w.srv.raft.Snapshot().Error(); err != nil && !errors.Is(err, raft.ErrNothingNewToSnapshot) {
+						w.logger.Debug("snapshot after forced gc", "error", err)
+					}
+				}
 				debug.FreeOSMemory()
 			}
 		}()
