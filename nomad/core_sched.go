@@ -73,6 +73,26 @@ func (c *coreScheduler) evalGC(threshold, batchThreshold time.Duration) error {
 		return err
 	}
 	var evalIDs, allocIDs []string
+	// The allocs of each job seen, by eval: reading them per eval would
+	// read a job's allocs once per eval (there is no eval index), which
+	// for a system job re-evaluated on every node update is evals x allocs.
+	byEval := make(map[structs.NamespacedID]map[string][]*structs.Allocation)
+	allocsOf := func(e *structs.Evaluation) (map[string][]*structs.Allocation, error) {
+		key := structs.NamespacedID{Namespace: e.Namespace, ID: e.JobID}
+		if m, ok := byEval[key]; ok {
+			return m, nil
+		}
+		allocs, err := c.snap.AllocsByJob(nil, e.Namespace, e.JobID, true)
+		if err != nil {
+			return nil, err
+		}
+		m := make(map[string][]*structs.Allocation)
+		for _, a := range allocs {
+			m[a.EvalID] = append(m[a.EvalID], a)
+		}
+		byEval[key] = m
+		return m, nil
+	}
 	for _, e := range evals {
 		if e.Type == structs.JobTypeCore && e.Status == structs.EvalStatusPending {
 			continue
@@ -84,10 +104,11 @@ func (c *coreScheduler) evalGC(threshold, batchThreshold time.Duration) error {
 		if !e.TerminalStatus() || !c.olderThan(e.ModifyTime, t) {
 			continue
 		}
-		allocs, err := c.snap.AllocsByEval(nil, e.ID)
+		jobAllocs, err := allocsOf(e)
 		if err != nil {
 			return err
 		}
+		allocs := jobAllocs[e.ID]
 		collectable := true
 		var ids []string
 		for _, a := range allocs {

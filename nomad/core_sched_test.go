@@ -119,3 +119,64 @@ func TestGetClientAllocs_WakesOnDeletion(t *testing.T) {
 		t.Fatal("the client's alloc watch did not wake on the deletion")
 	}
 }
+
+// The eval GC collects each old terminal eval whose allocs are all
+// terminal, with those allocs, and keeps an eval with a running alloc,
+// telling apart the evals of one job by their allocs' EvalID (there is no
+// eval index: it reads each job's allocs once).
+func TestCoreScheduler_EvalGCByEvalWithinAJob(t *testing.T) {
+	s := testServer(t, func(c *Config) { c.MinHeartbeatTTL = 10 * time.Minute })
+	waitForLeader(t, s)
+	past := time.Now().Add(-time.Hour).UnixNano()
+	eval := func(jobID string) *structs.Evaluation {
+		return &structs.Evaluation{
+			ID: structs.GenerateUUID(), Namespace: structs.DefaultNamespace, JobID: jobID, Type: structs.JobTypeService,
+			Priority: 50, TriggeredBy: structs.EvalTriggerJobRegister, Status: structs.EvalStatusComplete,
+			CreateTime: past, ModifyTime: past,
+		}
+	}
+	node := structs.GenerateUUID()
+	alloc := func(e *structs.Evaluation, status string) *structs.Allocation {
+		return &structs.Allocation{
+			ID: structs.GenerateUUID(), Namespace: e.Namespace, JobID: e.JobID, EvalID: e.ID, NodeID: node,
+			Name: e.JobID + ".web[0]", TaskGroup: "web", DesiredStatus: structs.AllocDesiredStatusRun,
+			ClientStatus: status, CreateTime: past, ModifyTime: past,
+		}
+	}
+	done, running, empty, other := eval("web"), eval("web"), eval("web"), eval("api")
+	gone := []*structs.Allocation{
+		alloc(done, structs.AllocClientStatusComplete), alloc(done, structs.AllocClientStatusFailed),
+		alloc(other, structs.AllocClientStatusComplete),
+	}
+	kept := alloc(running, structs.AllocClientStatusRunning)
+	for _, id := range []string{"web", "api"} {
+		_, _, err := s.raftApply(structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: mockJob(id)})
+		must.NoError(t, err)
+	}
+	_, _, err := s.raftApply(structs.EvalUpdateRequestType, &structs.EvalUpdateRequest{Evals: []*structs.Evaluation{done, running, empty, other}})
+	must.NoError(t, err)
+	_, _, err = s.raftApply(structs.ApplyPlanResultsRequestType, &structs.ApplyPlanResultsRequest{AllocsUpdated: append([]*structs.Allocation{kept}, gone...)})
+	must.NoError(t, err)
+
+	snap, err := s.State().Snapshot()
+	must.NoError(t, err)
+	must.NoError(t, newCoreScheduler(s, snap).evalGC(0, 0))
+
+	st := s.State()
+	for _, e := range []*structs.Evaluation{done, empty, other} {
+		got, err := st.EvalByID(nil, e.ID)
+		must.NoError(t, err)
+		must.Nil(t, got, must.Sprintf("eval of %s with no live alloc should be collected", e.JobID))
+	}
+	for _, a := range gone {
+		got, err := st.AllocByID(nil, a.ID)
+		must.NoError(t, err)
+		must.Nil(t, got)
+	}
+	got, err := st.EvalByID(nil, running.ID)
+	must.NoError(t, err)
+	must.NotNil(t, got, must.Sprint("the eval with a running alloc stays"))
+	a, err := st.AllocByID(nil, kept.ID)
+	must.NoError(t, err)
+	must.NotNil(t, a)
+}

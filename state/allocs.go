@@ -64,12 +64,34 @@ func (r *reader) AllocsByNodeTerminal(ws memdb.WatchSet, nodeID string, terminal
 }
 
 // AllocsByEval returns the allocations an evaluation placed or updated.
+// An eval's allocs belong to its job, so they are read from the job's
+// allocs (there is no eval index, see allocTableSchema); for an eval no
+// longer in the state (deleted with `nomad eval delete`, or an ID that
+// never was one) every alloc is scanned, as the allocs may outlive it.
 func (r *reader) AllocsByEval(ws memdb.WatchSet, evalID string) ([]*structs.Allocation, error) {
-	iter, err := r.db.Txn(false).Get(TableAllocs, "eval", evalID)
+	txn := r.db.Txn(false)
+	var eval *structs.Evaluation
+	// An ID that is not a UUID names no eval: the lookup's error only
+	// says so, and the scan below answers for it.
+	if watchCh, raw, err := txn.FirstWatch(TableEvals, "id", evalID); err == nil {
+		ws.Add(watchCh)
+		if raw != nil {
+			eval = raw.(*structs.Evaluation)
+		}
+	}
+	var (
+		iter memdb.ResultIterator
+		err  error
+	)
+	if eval != nil {
+		iter, err = txn.Get(TableAllocs, "job", eval.Namespace, eval.JobID)
+	} else {
+		iter, err = txn.Get(TableAllocs, "id")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("list allocs of eval %q: %w", evalID, err)
 	}
-	return collect[*structs.Allocation](ws, iter, nil), nil
+	return collect(ws, iter, func(a *structs.Allocation) bool { return a.EvalID == evalID }), nil
 }
 
 // Allocs returns every allocation in creation order.

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
+
+	"github.com/hashicorp/go-memdb"
 
 	"github.com/shoenig/test/must"
 
@@ -330,4 +333,53 @@ func BenchmarkUpsertAllocs10kOneAtATime(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N*10_000)/b.Elapsed().Seconds(), "upserts/s")
+}
+
+// TestAllocsByEval: an eval's allocs come from its job's, only those it
+// placed; once the eval is deleted (its allocs kept) a scan still finds
+// them; an ID that is not a UUID finds none and is no error.
+func TestAllocsByEval(t *testing.T) {
+	s := testStore(t)
+	web, api := mockJob("web"), mockJob("api")
+	must.NoError(t, s.UpsertJob(1, web))
+	must.NoError(t, s.UpsertJob(2, api))
+	first, second := mockEval(web, structs.EvalStatusComplete), mockEval(web, structs.EvalStatusComplete)
+	other := mockEval(api, structs.EvalStatusComplete)
+	must.NoError(t, s.UpsertEvals(3, []*structs.Evaluation{first, second, other}))
+	nodeA, nodeB := newID(), newID()
+	a1 := mockAlloc(web, nodeA, first.ID, structs.AllocClientStatusRunning)
+	a2 := mockAlloc(web, nodeB, first.ID, structs.AllocClientStatusComplete)
+	b1 := mockAlloc(web, nodeA, second.ID, structs.AllocClientStatusRunning)
+	c1 := mockAlloc(api, nodeA, other.ID, structs.AllocClientStatusRunning)
+	must.NoError(t, s.UpsertAllocs(4, []*structs.Allocation{a1, a2, b1, c1}))
+
+	ids := func(evalID string) []string {
+		t.Helper()
+		allocs, err := s.AllocsByEval(nil, evalID)
+		must.NoError(t, err)
+		out := []string{}
+		for _, a := range allocs {
+			out = append(out, a.ID)
+		}
+		slices.Sort(out)
+		return out
+	}
+	want := []string{a1.ID, a2.ID}
+	slices.Sort(want)
+	must.Eq(t, want, ids(first.ID))
+	must.Eq(t, []string{b1.ID}, ids(second.ID))
+	must.Eq(t, []string{c1.ID}, ids(other.ID))
+
+	must.NoError(t, s.DeleteEval(5, []string{first.ID}, nil))
+	must.Eq(t, want, ids(first.ID))
+	must.Eq(t, []string{}, ids("not-a-uuid"))
+	must.Eq(t, []string{}, ids(newID()))
+
+	// The watch set fires when an alloc of the eval changes.
+	ws := memdb.NewWatchSet()
+	_, err := s.AllocsByEval(ws, second.ID)
+	must.NoError(t, err)
+	b2 := mockAlloc(web, nodeB, second.ID, structs.AllocClientStatusPending)
+	must.NoError(t, s.UpsertAllocs(6, []*structs.Allocation{b2}))
+	must.False(t, ws.Watch(time.After(5*time.Second)))
 }

@@ -293,6 +293,12 @@ func decodeRows(dec *codec.Decoder, out chan<- []restoreRow, stop <-chan struct{
 	}
 	allocJobs := make(map[uint64]*structs.Job)
 	share := newRestoreSharer()
+	// scratch is what the next alloc's AllocatedResources decode into.
+	// Most allocs' resources equal one kept for their job version (see
+	// restoreSharer.alloc) and are dropped; decoding those into one value
+	// reused from row to row spares a restore that garbage, a fifth of all
+	// it makes, and with it the free slots it leaves in the heap.
+	var scratch *structs.AllocatedResources
 	batch := make([]restoreRow, 0, restoreBatch)
 	send := func() bool {
 		if len(batch) == 0 {
@@ -351,7 +357,10 @@ func decodeRows(dec *codec.Decoder, out chan<- []restoreRow, stop <-chan struct{
 			batch = append(batch, restoreRow{n: n, table: table, obj: job})
 			continue
 		case allocRecord:
-			var row allocRow
+			if scratch == nil {
+				scratch = &structs.AllocatedResources{Tasks: make(map[string]*structs.AllocatedTaskResources, 1)}
+			}
+			row := allocRow{Alloc: &structs.Allocation{AllocatedResources: scratch}}
 			if err := dec.Decode(&row); err != nil {
 				return fmt.Errorf("restore snapshot record %d (%s): %w", n, TableAllocs, err)
 			}
@@ -366,6 +375,13 @@ func decodeRows(dec *codec.Decoder, out chan<- []restoreRow, stop <-chan struct{
 				row.Alloc.Job = job
 			}
 			share.alloc(row.Alloc, row.JobRef)
+			if row.Alloc.AllocatedResources == scratch {
+				scratch = nil // the row keeps it
+			} else {
+				tasks := scratch.Tasks
+				clear(tasks)
+				*scratch = structs.AllocatedResources{Tasks: tasks}
+			}
 			batch = append(batch, restoreRow{n: n, table: TableAllocs, obj: row.Alloc})
 			continue
 		}

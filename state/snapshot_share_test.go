@@ -1,6 +1,7 @@
 package state
 
 import (
+	"fmt"
 	"testing"
 	"unsafe"
 
@@ -59,4 +60,42 @@ func TestRestoreFrom_SharesRepeatedValues(t *testing.T) {
 	must.SliceLen(t, 2, evals)
 	must.True(t, same(evals[0].Status, evals[1].Status))
 	must.True(t, same(evals[0].JobID, evals[1].JobID))
+}
+
+// TestRestoreFrom_AllocResourcesOfEveryShape: allocs whose resources are
+// shared, differ in their tasks or are missing restore as they were, in
+// whatever order the stream has them (the restore decodes each alloc's
+// resources into a value it reuses when they are shared).
+func TestRestoreFrom_AllocResourcesOfEveryShape(t *testing.T) {
+	s := testStore(t)
+	job := mockBatchJob("web")
+	must.NoError(t, s.UpsertJob(1, job))
+	node := newID()
+	var allocs []*structs.Allocation
+	// IDs in stream order: the id index orders them by their digits.
+	for i, shape := range []string{"two tasks", "shared", "shared", "none", "shared", "other memory", "two tasks", "shared"} {
+		a := mockAlloc(job, node, newID(), structs.AllocClientStatusComplete)
+		a.ID = fmt.Sprintf("%08x-0000-4000-8000-000000000000", i)
+		switch shape {
+		case "two tasks":
+			a.AllocatedResources.Tasks["sidecar"] = &structs.AllocatedTaskResources{
+				Cpu:      structs.AllocatedCpuResources{CpuShares: 50},
+				Networks: []*structs.NetworkResource{{Mode: "host", MBits: 10}},
+			}
+		case "none":
+			a.AllocatedResources = nil
+		case "other memory":
+			a.AllocatedResources.Tasks["server"].Memory.MemoryMB = 999
+		}
+		allocs = append(allocs, a)
+	}
+	must.NoError(t, s.UpsertAllocs(2, allocs))
+
+	restored := restoreCopy(t, s)
+	must.Eq(t, dumpState(t, &s.reader), dumpState(t, &restored.reader))
+	for _, want := range allocs {
+		got, err := restored.AllocByID(nil, want.ID)
+		must.NoError(t, err)
+		must.Eq(t, want.AllocatedResources, got.AllocatedResources, must.Sprintf("alloc %s", want.ID))
+	}
 }
