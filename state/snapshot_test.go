@@ -317,6 +317,14 @@ func TestRestoreFrom_BadStreams(t *testing.T) {
 	must.NoError(t, enc.Encode(uint8(allocRecord)))
 	must.NoError(t, enc.Encode(&allocRow{JobRef: 5, Alloc: mockAlloc(mockJob("web"), newID(), newID(), "pending")}))
 
+	// An alloc record without its alloc (the restore decodes into a
+	// prepared alloc, which a nil must still replace).
+	var empty bytes.Buffer
+	enc = codec.NewEncoder(&empty, snapshotHandle)
+	must.NoError(t, enc.Encode(snapshotFormat))
+	must.NoError(t, enc.Encode(uint8(allocRecord)))
+	must.NoError(t, enc.Encode(&allocRow{}))
+
 	// A row the store rejects, early in a stream of several batches: the
 	// restore stops there and says which record.
 	var rejected bytes.Buffer
@@ -344,6 +352,7 @@ func TestRestoreFrom_BadStreams(t *testing.T) {
 		{"unknown record", []byte{snapshotFormat, 0x63}, "unknown record type 99"},
 		{"alloc of unknown job record", orphan.Bytes(), "refers to unknown job record 5"},
 		{"row the store rejects", rejected.Bytes(), "record 3 (allocs)"},
+		{"alloc record without an alloc", empty.Bytes(), "record 0 (allocs): empty alloc record"},
 		{"job row of unknown job record", []byte{snapshotFormat, byte(jobRowRecord), 0x07}, "refers to unknown job record 7"},
 	}
 	for _, tc := range cases {
