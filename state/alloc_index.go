@@ -52,17 +52,13 @@ func (allocNodeIndex) FromArgs(args ...any) ([]byte, error) {
 	return append([]byte(id), 0, flagByte(terminal)), nil
 }
 
-// PrefixFromArgs takes a node ID prefix, or a whole node ID and the
-// terminal flag.
-func (n allocNodeIndex) PrefixFromArgs(args ...any) ([]byte, error) {
-	switch len(args) {
-	case 1:
-		id, err := stringArg("node index", args[0])
-		return []byte(id), err
-	case 2:
-		return n.FromArgs(args...)
+// PrefixFromArgs takes a node ID prefix (the flag cannot be a prefix).
+func (allocNodeIndex) PrefixFromArgs(args ...any) ([]byte, error) {
+	if len(args) != 1 {
+		return nil, fmt.Errorf("node index: a prefix scan takes a node ID prefix alone, got %d arguments", len(args))
 	}
-	return nil, fmt.Errorf("node index: want at most a node ID and a terminal flag, got %d arguments", len(args))
+	id, err := stringArg("node index", args[0])
+	return []byte(id), err
 }
 
 // allocJobIndex keys an alloc by Namespace and JobID; both must be set.

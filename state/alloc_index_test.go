@@ -84,4 +84,9 @@ func TestAllocIndexes_KeysOfTheCompoundIndexes(t *testing.T) {
 		_, err := allocJobIndex{}.FromArgs(args...)
 		must.Error(t, err)
 	}
+	// As with the compound index, the terminal flag is no prefix.
+	_, err := oldNode.PrefixFromArgs("n1", true)
+	must.Error(t, err)
+	_, err = allocNodeIndex{}.PrefixFromArgs("n1", true)
+	must.Error(t, err)
 }

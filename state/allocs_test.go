@@ -133,12 +133,7 @@ func TestAllocsByNamespace(t *testing.T) {
 	ids := func(namespace string) []string {
 		t.Helper()
 		allocs, err := s.AllocsByNamespace(nil, namespace)
-		must.NoError(t, err)
-		out := []string{}
-		for _, a := range allocs {
-			out = append(out, a.ID)
-		}
-		return out
+		return allocIDs(t, allocs, err)
 	}
 	must.Eq(t, def, ids("default"))
 	must.Eq(t, []string{more[1].ID, more[0].ID}, ids("default2"))
@@ -159,12 +154,7 @@ func TestAllocReads(t *testing.T) {
 
 	ids := func(allocs []*structs.Allocation, err error) []string {
 		t.Helper()
-		must.NoError(t, err)
-		out := []string{}
-		for _, a := range allocs {
-			out = append(out, a.ID)
-		}
-		return out
+		return allocIDs(t, allocs, err)
 	}
 	must.SliceContainsAll(t, []string{running.ID, done.ID}, ids(s.AllocsByNode(nil, nodeA)))
 	must.Eq(t, []string{running.ID}, ids(s.AllocsByNodeTerminal(nil, nodeA, false)))
@@ -356,11 +346,7 @@ func TestAllocsByEval(t *testing.T) {
 	ids := func(evalID string) []string {
 		t.Helper()
 		allocs, err := s.AllocsByEval(nil, evalID)
-		must.NoError(t, err)
-		out := []string{}
-		for _, a := range allocs {
-			out = append(out, a.ID)
-		}
+		out := allocIDs(t, allocs, err)
 		slices.Sort(out)
 		return out
 	}
@@ -382,4 +368,16 @@ func TestAllocsByEval(t *testing.T) {
 	b2 := mockAlloc(web, nodeB, second.ID, structs.AllocClientStatusPending)
 	must.NoError(t, s.UpsertAllocs(6, []*structs.Allocation{b2}))
 	must.False(t, ws.Watch(time.After(5*time.Second)))
+}
+
+// allocIDs returns the IDs of allocs in their order (empty, not nil, for
+// none), failing the test on err.
+func allocIDs(t *testing.T, allocs []*structs.Allocation, err error) []string {
+	t.Helper()
+	must.NoError(t, err)
+	out := []string{}
+	for _, a := range allocs {
+		out = append(out, a.ID)
+	}
+	return out
 }
