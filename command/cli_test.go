@@ -82,19 +82,66 @@ func isCommandPath(p string) bool {
 
 func waitJobDead(t *testing.T, addr, job string) {
 	t.Helper()
+	if !jobDeadWithin(addr, job, 15*time.Second) {
+		c, err := api.NewClient(&api.Config{Address: addr})
+		must.NoError(t, err)
+		dumpJob(t, c, job)
+		t.Fatalf("job %s not dead after 15s", job)
+	}
+}
+
+// jobDeadWithin polls the job until its status is dead or d has passed.
+func jobDeadWithin(addr, job string, d time.Duration) bool {
 	c, err := api.NewClient(&api.Config{Address: addr})
-	must.NoError(t, err)
-	deadline := time.Now().Add(15 * time.Second)
+	if err != nil {
+		return false
+	}
+	deadline := time.Now().Add(d)
 	for {
 		j, _, err := c.Jobs().Info(job, nil)
 		if err == nil && *j.Status == "dead" {
-			return
+			return true
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("job %s not dead after 15s", job)
+			return false
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// dumpJob logs what a job that did not finish was left with: its status,
+// summary, evals and every alloc that is not complete, so a failure says
+// where the pipeline stopped.
+func dumpJob(t *testing.T, c *api.Client, job string) {
+	t.Helper()
+	if j, _, err := c.Jobs().Info(job, nil); err == nil {
+		t.Logf("job %s: status %s, version %d, modify index %d", job, *j.Status, *j.Version, *j.JobModifyIndex)
+	} else {
+		t.Logf("job %s: %v", job, err)
+	}
+	if s, _, err := c.Jobs().Summary(job, nil); err == nil {
+		for g, ts := range s.Summary {
+			t.Logf("summary %s: queued %d starting %d running %d complete %d failed %d lost %d", g, ts.Queued, ts.Starting, ts.Running, ts.Complete, ts.Failed, ts.Lost)
+		}
+	}
+	if evals, _, err := c.Jobs().Evaluations(job, nil); err == nil {
+		for _, e := range evals {
+			t.Logf("eval %s: %s %s by %s, blocked %q, failed TG allocs %d, queued %v, modify %d", e.ID[:8], e.Type, e.Status, e.TriggeredBy, e.BlockedEval, len(e.FailedTGAllocs), e.QueuedAllocations, e.ModifyIndex)
+		}
+	}
+	allocs, _, err := c.Jobs().Allocations(job, true, nil)
+	if err != nil {
+		t.Logf("allocs: %v", err)
+		return
+	}
+	counts := map[string]int{}
+	for _, a := range allocs {
+		counts[a.DesiredStatus+"/"+a.ClientStatus]++
+		if a.ClientStatus != "complete" {
+			t.Logf("alloc %s on %s: desired %s, client %s (%s), create %d modify %d", a.ID[:8], a.NodeID[:8], a.DesiredStatus, a.ClientStatus, a.ClientDescription, a.CreateIndex, a.ModifyIndex)
+		}
+	}
+	t.Logf("allocs by desired/client status: %v", counts)
 }
 
 func TestCLI(t *testing.T) {

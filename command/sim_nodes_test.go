@@ -71,7 +71,10 @@ job "simjob" {
 `)
 	code, out, errOut = cli(t, addr, "job", "run", "-detach", spec)
 	must.Eq(t, 0, code, must.Sprint(errOut, out))
-	waitJobDead(t, addr, "simjob")
+	if !jobDeadWithin(addr, "simjob", 15*time.Second) {
+		dumpJob(t, c, "simjob")
+		t.Fatalf("job simjob not dead after 15s")
+	}
 
 	allocs, _, err := c.Jobs().Allocations("simjob", false, nil)
 	must.NoError(t, err)

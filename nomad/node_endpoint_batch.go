@@ -59,12 +59,14 @@ func (n *Node) GetClientAllocsBatch(args *structs.NodesClientAllocsRequest, repl
 			ws memdb.WatchSet
 		}
 		var reads []toRead
+		type toSkip struct {
+			ns structs.NodeSecret
+			w  *batchNodeWatch
+		}
+		var skips []toSkip
 		for _, ns := range args.Nodes {
 			if w := unchanged[ns.NodeID]; w != nil && !state.WatchFired(w.ws) {
-				for ch := range w.ws {
-					ws.Add(ch)
-				}
-				index = max(index, w.index)
+				skips = append(skips, toSkip{ns: ns, w: w})
 				continue
 			}
 			nodeWS := memdb.NewWatchSet()
@@ -72,6 +74,10 @@ func (n *Node) GetClientAllocsBatch(args *structs.NodesClientAllocsRequest, repl
 			reads = append(reads, toRead{ns: ns, ws: nodeWS})
 		}
 		snap, err := st.Snapshot()
+		if err != nil {
+			return 0, err
+		}
+		asOf, err := snap.LatestIndex()
 		if err != nil {
 			return 0, err
 		}
@@ -83,6 +89,24 @@ func (n *Node) GetClientAllocsBatch(args *structs.NodesClientAllocsRequest, repl
 			return 0, err
 		}
 		index = max(index, deleted)
+		// A node skipped for an unfired watch may still have changed in
+		// the snapshot: its commit may be visible while the channels are
+		// still closing, and the nodes read below would then carry that
+		// commit's index into the answer without it. Its changed-at
+		// index, read after the snapshot, covers every commit the
+		// snapshot holds; one above the snapshot the node was last read
+		// from means it may have changed, and it is read with the rest,
+		// its watch (taken before that snapshot) kept.
+		for _, sk := range skips {
+			if st.NodeAllocsChangedAt(sk.ns.NodeID) > sk.w.asOf {
+				reads = append(reads, toRead{ns: sk.ns, ws: sk.w.ws})
+				continue
+			}
+			for ch := range sk.w.ws {
+				ws.Add(ch)
+			}
+			index = max(index, sk.w.index)
+		}
 		for _, r := range reads {
 			ns, nodeWS := r.ns, r.ws
 			node, err := snap.NodeByID(nodeWS, ns.NodeID)
@@ -105,7 +129,7 @@ func (n *Node) GetClientAllocsBatch(args *structs.NodesClientAllocsRequest, repl
 			// more than the placements.
 			if at := st.NodeAllocsChangedAt(ns.NodeID); min > 0 && max(at, deleted) <= min {
 				index = max(index, at)
-				unchanged[ns.NodeID] = &batchNodeWatch{ws: nodeWS, index: max(at, deleted, 1)}
+				unchanged[ns.NodeID] = &batchNodeWatch{ws: nodeWS, index: max(at, deleted, 1), asOf: asOf}
 				continue
 			}
 			allocs, err := snap.AllocsByNode(nil, ns.NodeID)
@@ -118,7 +142,7 @@ func (n *Node) GetClientAllocsBatch(args *structs.NodesClientAllocsRequest, repl
 			}
 			index = max(index, nodeIndex)
 			if min > 0 && nodeIndex <= min {
-				unchanged[ns.NodeID] = &batchNodeWatch{ws: nodeWS, index: nodeIndex}
+				unchanged[ns.NodeID] = &batchNodeWatch{ws: nodeWS, index: nodeIndex, asOf: asOf}
 				continue
 			}
 			delete(unchanged, ns.NodeID)
@@ -133,11 +157,13 @@ func (n *Node) GetClientAllocsBatch(args *structs.NodesClientAllocsRequest, repl
 }
 
 // batchNodeWatch is what a batch alloc query last read of one node: the
-// node's index and the watches (the node record, its allocs) that say
-// when that read is out of date.
+// node's index, the latest index of the snapshot it was read from (the
+// caller holds the node's allocs as of that snapshot), and the watches
+// (the node record, its allocs) that say when that read is out of date.
 type batchNodeWatch struct {
 	ws    memdb.WatchSet
 	index uint64
+	asOf  uint64
 }
 
 // nodeSecrets: a caller acting for many nodes, each authenticated by its

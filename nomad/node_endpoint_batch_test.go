@@ -1,6 +1,8 @@
 package nomad
 
 import (
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -105,4 +107,105 @@ func watchBatch(s *Server, pairs []structs.NodeSecret, min uint64) structs.Nodes
 	var resp structs.NodesClientAllocsResponse
 	_ = s.RPC("Node.GetClientAllocsBatch", req, &resp)
 	return resp
+}
+
+// A batch watch that follows its nodes answer by answer (as the node
+// simulator does) ends with every node's allocs, while plans land on many
+// of its nodes at once. A plan's commit wakes the query on the first of
+// its nodes' channels, before the others have closed; an answer must not
+// then claim the plan's index while leaving out a node the plan touched,
+// or that node's allocs are never handed to it.
+func TestGetClientAllocsBatch_FollowerMissesNoNode(t *testing.T) {
+	s := testServer(t, func(c *Config) { c.MinHeartbeatTTL = 10 * time.Minute })
+	waitForLeader(t, s)
+	const numNodes = 1000
+	latest, err := s.State().LatestIndex()
+	must.NoError(t, err)
+	index := latest + 100
+	var pairs []structs.NodeSecret
+	for range numNodes {
+		n := mockNode(structs.GenerateUUID())
+		index++
+		must.NoError(t, s.State().UpsertNode(index, n))
+		pairs = append(pairs, structs.NodeSecret{NodeID: n.ID, SecretID: n.SecretID})
+	}
+	job := mockJob("spread")
+	index++
+	must.NoError(t, s.State().UpsertJob(index, job))
+
+	// The follower keeps, per node, the alloc IDs of the last answer that
+	// listed the node, and asks again from each answer's index.
+	seen := make(map[string]map[string]uint64)
+	var seenMu sync.Mutex
+	stop := make(chan struct{})
+	followed := make(chan struct{})
+	go func() {
+		defer close(followed)
+		var min uint64
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			req := &structs.NodesClientAllocsRequest{Nodes: pairs}
+			req.MinQueryIndex = min
+			req.MaxQueryTime = int64(200 * time.Millisecond)
+			var resp structs.NodesClientAllocsResponse
+			if err := s.RPC("Node.GetClientAllocsBatch", req, &resp); err != nil {
+				continue
+			}
+			seenMu.Lock()
+			for id, m := range resp.Allocs {
+				seen[id] = m
+			}
+			seenMu.Unlock()
+			min = resp.Index
+		}
+	}()
+
+	// Each plan places one alloc on each of a run of nodes, so most
+	// commits touch many nodes at once.
+	want := make(map[string]map[string]uint64)
+	for i := range 200 {
+		index++
+		var allocs []*structs.Allocation
+		for k := range 50 + i%150 {
+			nodeID := pairs[(i*7+k)%numNodes].NodeID
+			a := &structs.Allocation{
+				ID: structs.GenerateUUID(), Namespace: job.Namespace, NodeID: nodeID, JobID: job.ID, Job: job,
+				TaskGroup: job.TaskGroups[0].Name, DesiredStatus: structs.AllocDesiredStatusRun,
+				ClientStatus: structs.AllocClientStatusPending,
+			}
+			allocs = append(allocs, a)
+			if want[nodeID] == nil {
+				want[nodeID] = make(map[string]uint64)
+			}
+			want[nodeID][a.ID] = index
+		}
+		must.NoError(t, s.State().UpsertAllocs(index, allocs))
+	}
+
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		seenMu.Lock()
+		var missing []string
+		for nodeID, m := range want {
+			if len(seen[nodeID]) != len(m) {
+				missing = append(missing, fmt.Sprintf("%s: %d of %d allocs", nodeID[:8], len(seen[nodeID]), len(m)))
+			}
+		}
+		seenMu.Unlock()
+		if len(missing) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			close(stop)
+			<-followed
+			t.Fatalf("the follower never learnt of every alloc; behind on %d nodes: %v", len(missing), missing)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	close(stop)
+	<-followed
 }

@@ -47,22 +47,36 @@ func (w *allocWatch) add(ws memdb.WatchSet, key string) {
 	ws.Add(ch)
 }
 
-// notify closes the channels of the given keys, changed by the commit at
-// index; their next watchers get new ones.
-func (w *allocWatch) notify(keys map[string]struct{}, index uint64) {
+// mark records, before the commit at index becomes visible, that it
+// changes the given keys' allocs. A reader that sees the commit in a
+// snapshot and asks for a key's changed-at index afterwards so always
+// gets the commit's index or a later one; were it raised only after the
+// commit, that reader could take the key for unchanged and answer for
+// the commit without it. (Raised by a commit that then fails, the index
+// only costs a reader an extra read.)
+func (w *allocWatch) mark(keys map[string]struct{}, index uint64) {
+	if !w.trackIndex || len(keys) == 0 {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.at == nil {
+		w.at = make(map[string]uint64)
+	}
+	for id := range keys {
+		w.at[id] = max(w.at[id], index)
+	}
+}
+
+// notify closes, after the commit, the channels of the keys it changed;
+// their next watchers get new ones.
+func (w *allocWatch) notify(keys map[string]struct{}) {
 	if len(keys) == 0 {
 		return
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.trackIndex && w.at == nil {
-		w.at = make(map[string]uint64)
-	}
 	for id := range keys {
-		if w.trackIndex {
-			// Before the channel closes: a woken watcher must see it.
-			w.at[id] = max(w.at[id], index)
-		}
 		if ch, ok := w.chs[id]; ok {
 			close(ch)
 			delete(w.chs, id)
@@ -82,7 +96,9 @@ func (s *StateStore) WatchNodeAllocs(ws memdb.WatchSet, nodeID string) {
 
 // NodeAllocsChangedAt returns an index at or after the last commit that
 // changed what WatchNodeAllocs watches for the node: the last such commit
-// in this store, or the index the store was restored at. Every
+// in this store (raised before the commit is visible, so it covers every
+// commit a snapshot taken earlier holds, and perhaps one not yet
+// visible), or the index the store was restored at. Every
 // AllocModifyIndex of the node's allocs is at most that index, so a
 // reader that already holds the node's allocs as of a later index (and
 // that called WatchNodeAllocs first) need not read them again.

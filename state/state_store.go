@@ -182,9 +182,10 @@ func (s *StateStore) write(index uint64, fn func(tx *writeTxn) error) error {
 		}
 	}
 	changes := tx.Changes()
+	s.nodeAllocs.mark(tx.allocNodes, index)
 	tx.Commit()
-	s.nodeAllocs.notify(tx.allocNodes, index)
-	s.jobAllocs.notify(tx.allocJobs, index)
+	s.nodeAllocs.notify(tx.allocNodes)
+	s.jobAllocs.notify(tx.allocJobs)
 	if s.changeFeed != nil && len(changes) > 0 {
 		s.changeFeed(index, changes)
 	}
