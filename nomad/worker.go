@@ -174,7 +174,7 @@ func (w *worker) process(ctx context.Context, eval *structs.Evaluation) error {
 		}()
 		sched = core
 	} else {
-		sched, err = scheduler.NewScheduler(eval.Type, scheduler.Config{Logger: w.logger, Now: time.Now}, &snapshotState{snap: snap}, w)
+		sched, err = scheduler.NewScheduler(eval.Type, scheduler.Config{Logger: w.logger, Now: time.Now, Rand: scheduler.EvalRand(eval.ID)}, &snapshotState{snap: snap}, w)
 		if err != nil {
 			return err
 		}

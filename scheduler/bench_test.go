@@ -2,7 +2,7 @@ package scheduler
 
 import (
 	"fmt"
-	"math/rand"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -27,7 +27,7 @@ func benchHarness(b *testing.B) (*Harness, *structs.Job) {
 // spread over the racks when spread is set.
 func placementHarness(b *testing.B, nodes int, typ string, spread bool) (*Harness, *structs.Job) {
 	h := newHarness(b)
-	h.Rand = rand.New(rand.NewSource(1))
+	h.Rand = rand.New(rand.NewPCG(1, 2))
 	h.addNodes(nodes, func(i int, n *structs.Node) {
 		n.ComputedClass = "v1:linux-large"
 		n.Meta["rack"] = fmt.Sprintf("r%d", i%10)

@@ -9,7 +9,8 @@ package scheduler
 
 import (
 	"fmt"
-	"math/rand"
+	"hash/fnv"
+	"math/rand/v2"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -65,8 +66,20 @@ type Config struct {
 	// nil means time.Now.
 	Now func() time.Time
 	// Rand shuffles the node order; nil keeps state order, which makes
-	// placement fully deterministic.
+	// placement fully deterministic. Servers give each eval its own (see
+	// EvalRand): without it every eval would visit the nodes in the same
+	// order, and bin-packing would pile every batch job on the first one.
 	Rand *rand.Rand
+}
+
+// EvalRand is the shuffle source for one eval: seeded from the eval's ID,
+// so an eval visits the nodes in the same order wherever it is processed
+// again, as Nomad seeds its node shuffle from the eval.
+func EvalRand(evalID string) *rand.Rand {
+	h := fnv.New64a()
+	h.Write([]byte(evalID))
+	seed := h.Sum64()
+	return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 }
 
 func (c Config) withDefaults() Config {
