@@ -107,12 +107,20 @@ func (n *Node) GetClientAllocsBatch(args *structs.NodesClientAllocsRequest, repl
 			}
 			index = max(index, sk.w.index)
 		}
-		for _, r := range reads {
-			ns, nodeWS := r.ns, r.ws
-			node, err := snap.NodeByID(nodeWS, ns.NodeID)
-			if err != nil {
+		// The nodes are checked in the snapshot's shared node map, not
+		// looked up one by one: a first run checks every node it names,
+		// and a query returns at almost every placement on one of them.
+		// No watch on the node records is needed: deleting a node
+		// closes its alloc watch.
+		var byID map[string]*structs.Node
+		if len(reads) > 0 {
+			if _, byID, err = snap.NodeSet(); err != nil {
 				return 0, err
 			}
+		}
+		for _, r := range reads {
+			ns, nodeWS := r.ns, r.ws
+			node := byID[ns.NodeID]
 			if node == nil {
 				return 0, fmt.Errorf("node %s not found", ns.NodeID)
 			}
@@ -158,8 +166,8 @@ func (n *Node) GetClientAllocsBatch(args *structs.NodesClientAllocsRequest, repl
 
 // batchNodeWatch is what a batch alloc query last read of one node: the
 // node's index, the latest index of the snapshot it was read from (the
-// caller holds the node's allocs as of that snapshot), and the watches
-// (the node record, its allocs) that say when that read is out of date.
+// caller holds the node's allocs as of that snapshot), and the watch on
+// its allocs that says when that read is out of date.
 type batchNodeWatch struct {
 	ws    memdb.WatchSet
 	index uint64
@@ -176,15 +184,19 @@ func nodeSecrets(s *Server, a *acl.ACL, _ *structs.ACLToken, args any) error {
 	if !ok || len(req.Nodes) == 0 {
 		return structs.ErrPermissionDenied
 	}
-	st := s.State()
+	snap, err := s.State().Snapshot()
+	if err != nil {
+		return err
+	}
+	_, byID, err := snap.NodeSet()
+	if err != nil {
+		return err
+	}
 	for _, ns := range req.Nodes {
 		if ns.SecretID == "" {
 			return structs.ErrPermissionDenied
 		}
-		node, err := st.NodeByID(nil, ns.NodeID)
-		if err != nil {
-			return err
-		}
+		node := byID[ns.NodeID]
 		if node == nil || node.SecretID != ns.SecretID {
 			return structs.ErrPermissionDenied
 		}

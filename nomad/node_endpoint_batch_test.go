@@ -96,6 +96,27 @@ func TestGetClientAllocsBatch_WatchesManyNodes(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the batch watch did not wake on the garbage collection")
 	}
+
+	// A node re-registered with a new secret wakes a query that holds the
+	// old one, and the query is refused.
+	errs := make(chan error, 1)
+	go func() {
+		req := &structs.NodesClientAllocsRequest{Nodes: pairs}
+		req.MinQueryIndex = second.Index + 12
+		req.MaxQueryTime = int64(time.Minute)
+		var resp structs.NodesClientAllocsResponse
+		errs <- s.RPC("Node.GetClientAllocsBatch", req, &resp)
+	}()
+	time.Sleep(100 * time.Millisecond) // let the query block first
+	rekeyed := a.Copy()
+	rekeyed.SecretID = structs.GenerateUUID()
+	must.NoError(t, s.State().UpsertNode(second.Index+13, rekeyed))
+	select {
+	case err := <-errs:
+		must.ErrorContains(t, err, "node secret ID does not match")
+	case <-time.After(30 * time.Second):
+		t.Fatal("the batch watch did not wake on the node's new secret")
+	}
 }
 
 // watchBatch runs one blocking batch query from index min (a minute at

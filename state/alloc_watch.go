@@ -86,8 +86,8 @@ func (w *allocWatch) notify(keys map[string]struct{}) {
 
 // WatchNodeAllocs adds to ws a channel that closes when a later commit
 // places an alloc on the node, changes the server's side of one of its
-// allocs (a new AllocModifyIndex), deletes one, or deletes the node; a
-// client's status report does not close it. Call it
+// allocs (a new AllocModifyIndex), deletes one, deletes the node or
+// changes its secret; a client's status report does not close it. Call it
 // before reading the node's allocs (AllocsByNode with a nil watch set), so
 // that a write landing between the two still wakes the watcher.
 func (s *StateStore) WatchNodeAllocs(ws memdb.WatchSet, nodeID string) {

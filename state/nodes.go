@@ -98,6 +98,11 @@ func (s *StateStore) UpsertNode(index uint64, node *structs.Node) error {
 			// client re-registering knows nothing of it.
 			node.DrainStrategy = existing.DrainStrategy
 			node.LastDrain = existing.LastDrain
+			if existing.SecretID != node.SecretID {
+				// Queries that authenticated with the old secret
+				// wake and find it changed.
+				tx.touchNodeAllocs(node.ID)
+			}
 		} else {
 			node.CreateIndex = index
 			if node.SchedulingEligibility == "" {
