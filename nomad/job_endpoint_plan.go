@@ -88,7 +88,7 @@ func (j *Job) Plan(args *structs.JobPlanRequest, reply *structs.JobPlanResponse)
 	}
 	planner := &dryRunPlanner{}
 	st := &planState{snapshotState: snapshotState{snap: snap}, job: job}
-	sched, err := scheduler.NewScheduler(job.Type, scheduler.Config{Logger: j.srv.logger.Named("plan"), Now: time.Now}, st, planner)
+	sched, err := scheduler.NewScheduler(job.Type, scheduler.Config{Logger: j.srv.logger.Named("plan"), Now: time.Now, Rand: scheduler.EvalRand(eval.ID)}, st, planner)
 	if err != nil {
 		return err
 	}
