@@ -141,3 +141,24 @@ func TestNodeAllocsChangedAt_RestoredStoreStartsAtTheSnapshot(t *testing.T) {
 	must.NoError(t, restored.UpsertAllocs(20, []*structs.Allocation{b}))
 	must.Eq(t, 20, restored.NodeAllocsChangedAt(n.ID))
 }
+
+// A node's alloc watch also wakes when the node is re-registered with a
+// new secret (a query authenticated with the old one must find out), and
+// not when it re-registers with the same one.
+func TestWatchNodeAllocs_WakesOnANewSecret(t *testing.T) {
+	s := testStore(t)
+	n := mockNode()
+	must.NoError(t, s.UpsertNode(2, n))
+
+	ws := watchNode(s, n.ID)
+	same := n.Copy()
+	must.NoError(t, s.UpsertNode(3, same))
+	must.False(t, WatchFired(ws), must.Sprint("re-registering with the same secret changes nothing a query answers"))
+	must.Eq(t, 0, s.NodeAllocsChangedAt(n.ID))
+
+	rekeyed := n.Copy()
+	rekeyed.SecretID = newID()
+	must.NoError(t, s.UpsertNode(4, rekeyed))
+	must.True(t, WatchFired(ws), must.Sprint("a new secret wakes the node's alloc watch"))
+	must.Eq(t, 4, s.NodeAllocsChangedAt(n.ID))
+}
