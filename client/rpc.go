@@ -21,8 +21,9 @@ type RPC interface {
 }
 
 // InProcessRPC adapts a server in the same process (a -dev agent). Args
-// and replies go through a msgpack round trip so client and server never
-// share memory, exactly as over the network.
+// and replies are copied so client and server never share memory, as
+// over the network: the hot calls' types by hand (copyRPC), any other
+// through a msgpack round trip.
 func InProcessRPC(srv interface {
 	RPC(method string, args, reply any) error
 }) RPC {
@@ -36,9 +37,12 @@ type inProcessRPC struct {
 }
 
 func (r inProcessRPC) Call(ctx context.Context, method string, args, reply any) error {
-	argsCopy, err := roundTripNew(args)
-	if err != nil {
-		return err
+	argsCopy, ok := copyRPC(args)
+	if !ok {
+		var err error
+		if argsCopy, err = roundTripNew(args); err != nil {
+			return err
+		}
 	}
 	// A fresh, zero reply of the same type, as net/rpc's server hands
 	// its handler; decoded into the caller's after.
@@ -52,6 +56,10 @@ func (r inProcessRPC) Call(ctx context.Context, method string, args, reply any) 
 		}
 	case <-ctx.Done():
 		return ctx.Err()
+	}
+	if c, ok := copyRPC(tmp); ok {
+		reflect.ValueOf(reply).Elem().Set(reflect.ValueOf(c).Elem())
+		return nil
 	}
 	buf, err := structs.Encode(0, tmp)
 	if err != nil {

@@ -1,13 +1,12 @@
 package structs
 
 import (
-	"fmt"
 	"reflect"
 	"regexp"
-	"strconv"
 	"testing"
 	"time"
 
+	"github.com/nomadq/nomadq/internal/deepcopytest"
 	"github.com/shoenig/test/must"
 )
 
@@ -221,7 +220,7 @@ func TestCopy_EveryField(t *testing.T) {
 			orig, copied := tc.copy()
 			must.Eq(t, orig, copied)
 			var sharedPaths []string
-			findShared(tc.name, reflect.ValueOf(orig).Elem(), reflect.ValueOf(copied).Elem(), shared, &sharedPaths)
+			deepcopytest.FindShared(tc.name, reflect.ValueOf(orig).Elem(), reflect.ValueOf(copied).Elem(), shared, &sharedPaths)
 			must.SliceEmpty(t, sharedPaths, must.Sprintf("the copy shares memory at %v", sharedPaths))
 		})
 	}
@@ -231,105 +230,7 @@ func TestCopy_EveryField(t *testing.T) {
 func copyFilled[T any](copyFn func(*T) *T) func() (any, any) {
 	return func() (any, any) {
 		orig := new(T)
-		fillValue(reflect.ValueOf(orig).Elem(), map[reflect.Type]bool{})
+		deepcopytest.Fill(reflect.ValueOf(orig).Elem(), map[reflect.Type]bool{})
 		return orig, copyFn(orig)
-	}
-}
-
-// fillValue sets v and everything it reaches to non-zero values: two
-// elements per slice, one entry per map, and for an interface (a task's
-// driver Config) a nested tree of maps and slices. A type already being
-// filled higher up is left zero, so recursive types end.
-func fillValue(v reflect.Value, filling map[reflect.Type]bool) {
-	switch v.Kind() {
-	case reflect.Bool:
-		v.SetBool(true)
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		v.SetInt(7)
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		v.SetUint(7)
-	case reflect.Float32, reflect.Float64:
-		v.SetFloat(1.5)
-	case reflect.String:
-		v.SetString("s")
-	case reflect.Interface:
-		v.Set(reflect.ValueOf(map[string]any{"k": []any{"v", map[string]any{"n": int64(1)}}}))
-	case reflect.Pointer:
-		if filling[v.Type().Elem()] {
-			return
-		}
-		p := reflect.New(v.Type().Elem())
-		fillValue(p.Elem(), filling)
-		v.Set(p)
-	case reflect.Slice:
-		s := reflect.MakeSlice(v.Type(), 2, 2)
-		for i := range 2 {
-			fillValue(s.Index(i), filling)
-		}
-		v.Set(s)
-	case reflect.Array:
-		for i := range v.Len() {
-			fillValue(v.Index(i), filling)
-		}
-	case reflect.Map:
-		m := reflect.MakeMap(v.Type())
-		k := reflect.New(v.Type().Key()).Elem()
-		fillValue(k, filling)
-		e := reflect.New(v.Type().Elem()).Elem()
-		fillValue(e, filling)
-		m.SetMapIndex(k, e)
-		v.Set(m)
-	case reflect.Struct:
-		if v.Type() == reflect.TypeFor[time.Time]() {
-			v.Set(reflect.ValueOf(time.Unix(1700000000, 0).UTC()))
-			return
-		}
-		filling[v.Type()] = true
-		defer delete(filling, v.Type())
-		for i := range v.NumField() {
-			if v.Type().Field(i).IsExported() {
-				fillValue(v.Field(i), filling)
-			}
-		}
-	}
-}
-
-// findShared appends the path of every pointer, slice or map the two
-// values share, except at the paths in allowed.
-func findShared(path string, a, b reflect.Value, allowed map[string]bool, out *[]string) {
-	switch a.Kind() {
-	case reflect.Pointer, reflect.Slice, reflect.Map:
-		if a.IsNil() || b.IsNil() || allowed[path] {
-			return
-		}
-		if a.Pointer() == b.Pointer() && (a.Kind() != reflect.Slice || a.Len() > 0) {
-			*out = append(*out, path)
-			return
-		}
-	}
-	switch a.Kind() {
-	case reflect.Pointer:
-		findShared(path, a.Elem(), b.Elem(), allowed, out)
-	case reflect.Interface:
-		if !a.IsNil() && !b.IsNil() {
-			findShared(path, a.Elem(), b.Elem(), allowed, out)
-		}
-	case reflect.Slice, reflect.Array:
-		for i := range min(a.Len(), b.Len()) {
-			findShared(path+"["+strconv.Itoa(i)+"]", a.Index(i), b.Index(i), allowed, out)
-		}
-	case reflect.Map:
-		it := a.MapRange()
-		for it.Next() {
-			if bv := b.MapIndex(it.Key()); bv.IsValid() {
-				findShared(path+"["+fmt.Sprint(it.Key())+"]", it.Value(), bv, allowed, out)
-			}
-		}
-	case reflect.Struct:
-		for i := range a.NumField() {
-			if a.Type().Field(i).IsExported() {
-				findShared(path+"."+a.Type().Field(i).Name, a.Field(i), b.Field(i), allowed, out)
-			}
-		}
 	}
 }
