@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -29,6 +30,12 @@ type nomadFSM struct {
 	// batchQueueFeed receives the batch queue rows each apply added; it
 	// is set on every store the FSM builds, a restored one included.
 	batchQueueFeed func([]*structs.BatchQueueEntry)
+
+	// batchFallbacks counts the runs of batched entries that one failed
+	// entry sent back to be applied one at a time.
+	batchFallbacks atomic.Int64
+	// batchedEntries counts the entries applied in a shared transaction.
+	batchedEntries atomic.Int64
 
 	fsmEvents
 }
@@ -229,6 +236,10 @@ func (f *nomadFSM) applyNodeEligibility(buf []byte, index uint64) any {
 }
 
 func (f *nomadFSM) applyJobRegister(buf []byte, index uint64) any {
+	return f.jobRegister(f.direct(), buf, index)
+}
+
+func (f *nomadFSM) jobRegister(w entryWriter, buf []byte, index uint64) error {
 	req, err := decode[structs.JobRegisterRequest](buf, structs.JobRegisterRequestType)
 	if err != nil {
 		return err
@@ -236,11 +247,11 @@ func (f *nomadFSM) applyJobRegister(buf []byte, index uint64) any {
 	if req.Eval != nil {
 		req.Eval.JobModifyIndex = index
 	}
-	if err := f.State().UpsertJobWithSubmission(index, req.Job, req.Submission, req.Eval); err != nil {
+	if err := w.UpsertJobWithSubmission(index, req.Job, req.Submission, req.Eval); err != nil {
 		return err
 	}
 	if req.Eval != nil {
-		f.routeEvals([]*structs.Evaluation{req.Eval})
+		f.routeEvalsVia(w, []*structs.Evaluation{req.Eval})
 	}
 	return nil
 }
@@ -279,35 +290,49 @@ func (f *nomadFSM) applyJobDeregister(buf []byte, index uint64) any {
 }
 
 func (f *nomadFSM) applyEvalUpdate(buf []byte, index uint64) any {
+	return f.evalUpdate(f.direct(), buf, index)
+}
+
+func (f *nomadFSM) evalUpdate(w entryWriter, buf []byte, index uint64) error {
 	req, err := decode[structs.EvalUpdateRequest](buf, structs.EvalUpdateRequestType)
 	if err != nil {
 		return err
 	}
-	return f.upsertEvals(index, req.Evals)
+	return f.upsertEvalsVia(w, index, req.Evals)
 }
 
 // upsertEvals writes evals and routes them to the leader's structures.
 func (f *nomadFSM) upsertEvals(index uint64, evals []*structs.Evaluation) error {
-	if err := f.State().UpsertEvals(index, evals); err != nil {
+	return f.upsertEvalsVia(f.direct(), index, evals)
+}
+
+func (f *nomadFSM) upsertEvalsVia(w entryWriter, index uint64, evals []*structs.Evaluation) error {
+	if err := w.UpsertEvals(index, evals); err != nil {
 		return err
 	}
-	f.routeEvals(evals)
+	f.routeEvalsVia(w, evals)
 	return nil
 }
 
 // routeEvals hands evals to the broker or blocked set; both are in-memory
 // and disabled on followers, so this never blocks Raft.
 func (f *nomadFSM) routeEvals(evals []*structs.Evaluation) {
+	f.routeEvalsVia(f.direct(), evals)
+}
+
+// routeEvalsVia decides where each eval goes as of w's writes (whether
+// the batch queue holds it), and hands it over once they are visible.
+func (f *nomadFSM) routeEvalsVia(w entryWriter, evals []*structs.Evaluation) {
 	for _, e := range evals {
 		switch {
-		case e.Status == structs.EvalStatusPending && f.heldByBatchQueue(e):
+		case e.Status == structs.EvalStatusPending && e.Type == structs.JobTypeBatch && w.BatchQueueHoldsEval(e):
 			// Waits in the batch queue, which watches its table.
 		case e.Status == structs.EvalStatusPending:
-			f.broker.Enqueue(e)
+			w.after(func() { f.broker.Enqueue(e) })
 		case e.Status == structs.EvalStatusBlocked:
-			f.blocked.Block(e)
+			w.after(func() { f.blocked.Block(e) })
 		case e.Status == structs.EvalStatusComplete && len(e.FailedTGAllocs) == 0:
-			f.blocked.Untrack(e.Namespace, e.JobID)
+			w.after(func() { f.blocked.Untrack(e.Namespace, e.JobID) })
 		}
 	}
 }
@@ -321,43 +346,53 @@ func (f *nomadFSM) applyEvalDelete(buf []byte, index uint64) any {
 }
 
 func (f *nomadFSM) applyAllocClientUpdate(buf []byte, index uint64) any {
+	return f.allocClientUpdate(f.direct(), buf, index)
+}
+
+func (f *nomadFSM) allocClientUpdate(w entryWriter, buf []byte, index uint64) error {
 	req, err := decode[structs.AllocUpdateRequest](buf, structs.AllocClientUpdateRequestType)
 	if err != nil {
 		return err
 	}
-	st := f.State()
-	if err := st.UpdateAllocsFromClient(index, req.Alloc); err != nil {
+	if err := w.UpdateAllocsFromClient(index, req.Alloc); err != nil {
 		return err
 	}
 	if len(req.Evals) > 0 {
-		if err := f.upsertEvals(index, req.Evals); err != nil {
+		if err := f.upsertEvalsVia(w, index, req.Evals); err != nil {
 			return err
 		}
 	}
 	// A finished alloc frees capacity on its node: evals blocked on that
 	// node's class may fit now.
-	unblocked := make(map[string]bool)
-	for _, a := range req.Alloc {
-		if !a.ClientTerminalStatus() || unblocked[a.NodeID] {
-			continue
+	w.after(func() {
+		st := f.State()
+		unblocked := make(map[string]bool)
+		for _, a := range req.Alloc {
+			if !a.ClientTerminalStatus() || unblocked[a.NodeID] {
+				continue
+			}
+			unblocked[a.NodeID] = true
+			if n, err := st.NodeByID(nil, a.NodeID); err == nil && n != nil {
+				f.blocked.Unblock(n.ComputedClass, index)
+			}
 		}
-		unblocked[a.NodeID] = true
-		if n, err := st.NodeByID(nil, a.NodeID); err == nil && n != nil {
-			f.blocked.Unblock(n.ComputedClass, index)
-		}
-	}
+	})
 	return nil
 }
 
 func (f *nomadFSM) applyPlanResults(buf []byte, index uint64) any {
+	return f.planResults(f.direct(), buf, index)
+}
+
+func (f *nomadFSM) planResults(w entryWriter, buf []byte, index uint64) error {
 	req, err := decode[structs.ApplyPlanResultsRequest](buf, structs.ApplyPlanResultsRequestType)
 	if err != nil {
 		return err
 	}
-	if err := f.State().UpsertPlanResults(index, req); err != nil {
+	if err := w.UpsertPlanResults(index, req); err != nil {
 		return err
 	}
-	f.routeEvals(req.Evals)
+	f.routeEvalsVia(w, req.Evals)
 	return nil
 }
 

@@ -18,7 +18,14 @@ type fsmEvents struct {
 	events *EventBroker // nil: the event stream is off
 
 	pendingMu sync.Mutex
-	pending   memdb.Changes
+	pending   []pendingChanges
+}
+
+// pendingChanges are changes a commit made for the entry at index; a
+// write batch commits several entries' at once.
+type pendingChanges struct {
+	index   uint64
+	changes memdb.Changes
 }
 
 // eventBroker returns the broker the config asks for, nil when the event
@@ -51,18 +58,29 @@ func (f *nomadFSM) wireEvents(st *state.StateStore) {
 	st.SetChangeFeed(f.collectChanges)
 }
 
-func (f *nomadFSM) collectChanges(_ uint64, changes memdb.Changes) {
+func (f *nomadFSM) collectChanges(index uint64, changes memdb.Changes) {
 	f.pendingMu.Lock()
-	f.pending = append(f.pending, changes...)
+	f.pending = append(f.pending, pendingChanges{index: index, changes: changes})
 	f.pendingMu.Unlock()
 }
 
-// publishEvents publishes what the entry at index committed. An entry
-// that failed committed nothing, or only what its earlier writes did.
+// publishEvents publishes what was committed for the entry at index. An
+// entry that failed committed nothing, or only what its earlier writes
+// did. Changes for later entries (a write batch commits several at once)
+// wait for theirs.
 func (f *nomadFSM) publishEvents(msgType structs.MessageType, index uint64) {
 	f.pendingMu.Lock()
-	changes := f.pending
-	f.pending = nil
+	var changes memdb.Changes
+	rest := f.pending[:0]
+	for _, p := range f.pending {
+		if p.index <= index {
+			changes = append(changes, p.changes...)
+		} else {
+			rest = append(rest, p)
+		}
+	}
+	clear(f.pending[len(rest):])
+	f.pending = rest
 	f.pendingMu.Unlock()
 	if f.events == nil || len(changes) == 0 {
 		return

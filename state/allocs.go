@@ -172,14 +172,18 @@ func (s *StateStore) UpsertAllocs(index uint64, allocs []*structs.Allocation) er
 // which tracks server changes, stays. Reports for allocs that no longer
 // exist (garbage collected) are skipped.
 func (s *StateStore) UpdateAllocsFromClient(index uint64, allocs []*structs.Allocation) error {
-	return s.write(index, func(tx *writeTxn) error {
+	return s.write(index, updateAllocsFromClient(allocs))
+}
+
+func updateAllocsFromClient(allocs []*structs.Allocation) func(tx *writeTxn) error {
+	return func(tx *writeTxn) error {
 		for _, update := range allocs {
 			if err := tx.updateAllocFromClient(update); err != nil {
 				return err
 			}
 		}
 		return nil
-	})
+	}
 }
 
 // UpsertPlanResults commits a plan: it stops the plan's stopped allocs
@@ -189,9 +193,15 @@ func (s *StateStore) UpdateAllocsFromClient(index uint64, allocs []*structs.Allo
 // ModifyIndex and writes the request's evals.
 func (s *StateStore) UpsertPlanResults(index uint64, req *structs.ApplyPlanResultsRequest) error {
 	if req == nil {
-		return errors.New("apply plan results: request is nil")
+		return errNilPlanResults
 	}
-	return s.write(index, func(tx *writeTxn) error {
+	return s.write(index, upsertPlanResults(req))
+}
+
+var errNilPlanResults = errors.New("apply plan results: request is nil")
+
+func upsertPlanResults(req *structs.ApplyPlanResultsRequest) func(tx *writeTxn) error {
+	return func(tx *writeTxn) error {
 		for _, stopped := range req.AllocsStopped {
 			if err := tx.stopAlloc(stopped); err != nil {
 				return fmt.Errorf("apply plan results of eval %q: %w", req.EvalID, err)
@@ -230,7 +240,7 @@ func (s *StateStore) UpsertPlanResults(index uint64, req *structs.ApplyPlanResul
 			}
 		}
 		return nil
-	})
+	}
 }
 
 // linkPrevious points a replacement's predecessor at it (NextAllocation),

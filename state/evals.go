@@ -72,14 +72,18 @@ func (r *reader) EvalsByNamespace(ws memdb.WatchSet, namespace string) ([]*struc
 // A complete eval without placement failures cancels the job's blocked
 // evals: the capacity they waited for is no longer needed.
 func (s *StateStore) UpsertEvals(index uint64, evals []*structs.Evaluation) error {
-	return s.write(index, func(tx *writeTxn) error {
+	return s.write(index, upsertEvals(evals))
+}
+
+func upsertEvals(evals []*structs.Evaluation) func(tx *writeTxn) error {
+	return func(tx *writeTxn) error {
 		for _, eval := range evals {
 			if err := tx.upsertEval(eval); err != nil {
 				return err
 			}
 		}
 		return nil
-	})
+	}
 }
 
 // DeleteEval removes evaluations and allocations (garbage collection).

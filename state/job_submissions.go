@@ -63,7 +63,11 @@ func (r *reader) JobSubmission(ws memdb.WatchSet, namespace, jobID string, versi
 // version the registration leaves the job at; a version that already has
 // a source keeps it.
 func (s *StateStore) UpsertJobWithSubmission(index uint64, job *structs.Job, sub *structs.JobSubmission, eval *structs.Evaluation) error {
-	return s.write(index, func(tx *writeTxn) error {
+	return s.write(index, upsertJobWithSubmission(job, sub, eval))
+}
+
+func upsertJobWithSubmission(job *structs.Job, sub *structs.JobSubmission, eval *structs.Evaluation) func(tx *writeTxn) error {
+	return func(tx *writeTxn) error {
 		if err := tx.upsertJob(job); err != nil {
 			return err
 		}
@@ -75,7 +79,7 @@ func (s *StateStore) UpsertJobWithSubmission(index uint64, job *structs.Job, sub
 		}
 		eval.JobModifyIndex = job.JobModifyIndex
 		return tx.upsertEval(eval)
-	})
+	}
 }
 
 func (tx *writeTxn) upsertJobSubmission(job *structs.Job, sub *structs.JobSubmission) error {

@@ -1,0 +1,191 @@
+package nomad
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/raft"
+	"github.com/shoenig/test/must"
+
+	"github.com/nomadq/nomadq/structs"
+)
+
+// batchLogs encodes a stretch of a cluster's Raft log from index 1: runs
+// of the entries the FSM batches (registrations, plans, client reports,
+// eval updates) broken by others (a node's status, a configuration
+// entry), and one registration the state refuses. With queue, the batch
+// queue is switched on first, and holds the registrations' evals.
+func batchLogs(t *testing.T, queue bool) []*raft.Log {
+	t.Helper()
+	node := mockNode("aaaaaaaa-0000-0000-0000-000000000001")
+	var logs []*raft.Log
+	add := func(typ structs.MessageType, msg any) {
+		buf, err := structs.Encode(typ, msg)
+		must.NoError(t, err)
+		logs = append(logs, &raft.Log{Index: uint64(len(logs) + 1), Type: raft.LogCommand, Data: buf})
+	}
+	add(structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: node})
+	if queue {
+		cfg := structs.DefaultSchedulerConfiguration()
+		cfg.BatchQueue = structs.BatchQueueConfig{Enabled: true, Order: structs.BatchQueueOrderFIFO, ConcurrentPlacements: 2, WorkloadTimeout: time.Minute}
+		add(structs.SchedulerConfigRequestType, &structs.SchedulerSetConfigRequest{Config: *cfg})
+	}
+	var jobs []*structs.Job
+	var evals []*structs.Evaluation
+	for i := range 6 {
+		job := mockJob(fmt.Sprintf("job-%d", i))
+		job.Canonicalize()
+		eval := mockEval(job)
+		eval.ID = fmt.Sprintf("eeeeeeee-0000-0000-0000-%012d", i)
+		jobs, evals = append(jobs, job), append(evals, eval)
+		add(structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: job, Eval: eval})
+	}
+	orphan := mockJob("orphan")
+	orphan.Namespace = "nowhere"
+	add(structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: orphan})
+	logs = append(logs, &raft.Log{Index: uint64(len(logs) + 1), Type: raft.LogConfiguration, Data: []byte{1, 2, 3}})
+	var allocs []*structs.Allocation
+	for i, job := range jobs {
+		alloc := mockAlloc(job, node, evals[i].ID)
+		alloc.ID = fmt.Sprintf("aaaaaaaa-0000-0000-0000-%012d", i)
+		alloc.CreateTime = 1700000000
+		allocs = append(allocs, alloc)
+		done := evals[i].Copy()
+		done.Status = structs.EvalStatusComplete
+		add(structs.ApplyPlanResultsRequestType, &structs.ApplyPlanResultsRequest{
+			AllocsUpdated: []*structs.Allocation{alloc}, Job: job, EvalID: evals[i].ID, Evals: []*structs.Evaluation{done}})
+	}
+	add(structs.NodeUpdateStatusRequestType, &structs.NodeUpdateStatusRequest{NodeID: node.ID, Status: structs.NodeStatusReady, UpdatedAt: 1700000001})
+	for i, a := range allocs {
+		status := structs.AllocClientStatusComplete
+		if i%3 == 0 {
+			status = structs.AllocClientStatusFailed
+		}
+		add(structs.AllocClientUpdateRequestType, &structs.AllocUpdateRequest{Alloc: []*structs.Allocation{{
+			ID: a.ID, NodeID: node.ID, ClientStatus: status, ModifyTime: 1700000002,
+			TaskStates: map[string]*structs.TaskState{"main": {State: structs.TaskStateDead, Failed: status == structs.AllocClientStatusFailed}},
+		}}})
+	}
+	blocked := mockEval(jobs[0])
+	blocked.ID = "bbbbbbbb-0000-0000-0000-000000000001"
+	blocked.Status = structs.EvalStatusBlocked
+	add(structs.EvalUpdateRequestType, &structs.EvalUpdateRequest{Evals: []*structs.Evaluation{blocked}})
+	return logs
+}
+
+// leaderFSM is testFSM with the broker, blocked evals and event stream on,
+// as on the leader.
+func leaderFSM(t *testing.T) (*nomadFSM, *Subscription) {
+	f := testFSM(t)
+	f.broker.SetEnabled(true)
+	f.blocked.SetEnabled(true)
+	b := NewEventBroker(1000)
+	f.setEventBroker(b)
+	return f, b.Subscribe(SubscribeRequest{Topics: map[structs.Topic][]string{"*": {"*"}}, Namespace: "*"})
+}
+
+type eventSeen struct {
+	Index     uint64
+	Topic     structs.Topic
+	Type, Key string
+}
+
+func drainEvents(t *testing.T, sub *Subscription) []eventSeen {
+	var out []eventSeen
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		evs, err := sub.Next(ctx)
+		cancel()
+		if err != nil {
+			return out
+		}
+		for _, e := range evs.Events {
+			out = append(out, eventSeen{Index: evs.Index, Topic: e.Topic, Type: e.Type, Key: e.Key})
+		}
+	}
+}
+
+// TestFSM_ApplyBatchSameAsOneByOne applies the same log one entry at a
+// time and through ApplyBatch, whole and in uneven slices, and requires
+// the same answers, state, events, broker and blocked evals. The run
+// with the refused registration falls back to one entry at a time; the
+// others share a transaction.
+func TestFSM_ApplyBatchSameAsOneByOne(t *testing.T) {
+	for _, queue := range []bool{false, true} {
+		t.Run(fmt.Sprintf("queue %v", queue), func(t *testing.T) { testApplyBatchSame(t, queue) })
+	}
+}
+
+func testApplyBatchSame(t *testing.T, queue bool) {
+	logs := batchLogs(t, queue)
+	want, wantSub := leaderFSM(t)
+	var wantResp []any
+	for _, l := range logs {
+		var resp any
+		if l.Type == raft.LogCommand {
+			resp = want.Apply(l)
+		}
+		wantResp = append(wantResp, resp)
+	}
+	wantEvents := drainEvents(t, wantSub)
+	must.SliceNotEmpty(t, wantEvents)
+	if queue {
+		must.SliceLen(t, 6, mustQueueEntries(t, want), must.Sprint("the queue holds the six registrations"))
+	} else {
+		must.Eq(t, 6, want.broker.Stats().TotalReady, must.Sprint("the broker has the six registrations' evals"))
+	}
+
+	for _, slices := range [][]int{{len(logs)}, {3, 5, 1, 7, 100}, {2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2}} {
+		t.Run(fmt.Sprint(slices), func(t *testing.T) {
+			got, gotSub := leaderFSM(t)
+			var gotResp []any
+			rest := logs
+			for _, n := range slices {
+				n = min(n, len(rest))
+				gotResp = append(gotResp, got.ApplyBatch(rest[:n])...)
+				rest = rest[n:]
+			}
+			must.SliceEmpty(t, rest)
+			must.Eq(t, fmt.Sprint(wantResp), fmt.Sprint(gotResp))
+			if len(slices) == 1 {
+				must.Eq(t, 1, got.batchFallbacks.Load(), must.Sprint("the run with the refused registration"))
+			}
+			must.Greater(t, 0, got.batchedEntries.Load())
+
+			a, b := want.State(), got.State()
+			for _, table := range []string{"jobs", "job_version", "job_summary", "evals", "allocs", "nodes"} {
+				ia, err := a.Index(table)
+				must.NoError(t, err)
+				ib, err := b.Index(table)
+				must.NoError(t, err)
+				must.Eq(t, ia, ib, must.Sprintf("index of %s", table))
+			}
+			jobsA, _ := a.Jobs(nil)
+			jobsB, _ := b.Jobs(nil)
+			must.Eq(t, jobsA, jobsB)
+			evalsA, _ := a.Evals(nil)
+			evalsB, _ := b.Evals(nil)
+			must.Eq(t, evalsA, evalsB)
+			allocsA, _ := a.Allocs(nil)
+			allocsB, _ := b.Allocs(nil)
+			must.Eq(t, allocsA, allocsB)
+			must.Eq(t, mustQueueEntries(t, want), mustQueueEntries(t, got))
+			sumA, _ := a.JobSummaries(nil)
+			sumB, _ := b.JobSummaries(nil)
+			must.Eq(t, sumA, sumB)
+
+			must.Eq(t, wantEvents, drainEvents(t, gotSub))
+			must.Eq(t, want.broker.Stats().TotalReady, got.broker.Stats().TotalReady)
+			must.Eq(t, want.blocked.Stats(), got.blocked.Stats())
+		})
+	}
+}
+
+func mustQueueEntries(t *testing.T, f *nomadFSM) []*structs.BatchQueueEntry {
+	t.Helper()
+	entries, err := f.State().BatchQueueEntries(nil)
+	must.NoError(t, err)
+	return entries
+}
