@@ -285,7 +285,8 @@ func (n *Node) GetClientAllocs(args *structs.NodeSpecificRequest, reply *structs
 
 // UpdateAlloc applies a client's alloc status updates at once (the client
 // batches them), with an alloc-failure eval for each job with a newly
-// failed alloc so the scheduler can reschedule it.
+// failed alloc so the scheduler can reschedule it. Updates of several
+// clients arriving together share a Raft entry (allocUpdateBatcher).
 func (n *Node) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.GenericResponse) error {
 	if done, err := n.srv.forward("Node.UpdateAlloc", args.WriteRequest, args, reply); done {
 		return err
@@ -298,7 +299,10 @@ func (n *Node) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.Gene
 	var evals []*structs.Evaluation
 	updates := make([]*structs.Allocation, 0, len(args.Alloc))
 	now := time.Now().UnixNano()
-	for _, upd := range args.Alloc {
+	for i, upd := range args.Alloc {
+		if upd == nil {
+			return fmt.Errorf("alloc update %d is null", i)
+		}
 		existing, err := st.AllocByID(nil, upd.ID)
 		if err != nil {
 			return err
@@ -336,7 +340,7 @@ func (n *Node) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.Gene
 	if len(updates) == 0 {
 		return nil
 	}
-	_, index, err := n.srv.raftApply(structs.AllocClientUpdateRequestType, &structs.AllocUpdateRequest{Alloc: updates, Evals: evals})
+	index, err := n.srv.allocUpdates.submit(updates, evals)
 	if err != nil {
 		return err
 	}

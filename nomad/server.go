@@ -29,7 +29,9 @@ type Server struct {
 	logger hclog.Logger
 	nodeID string
 
-	fsm           *nomadFSM
+	fsm *nomadFSM
+	// allocUpdates group-commits the clients' alloc status updates.
+	allocUpdates  *allocUpdateBatcher
 	varLocks      *variableLocks
 	raft          *raft.Raft
 	raftLayer     *raftLayer
@@ -125,6 +127,10 @@ func NewServer(config *Config) (*Server, error) {
 	s.workerPool = newWorkerPool(s, config.NumSchedulers)
 	s.autopilot = newAutopilotHealth()
 	s.varLocks = newVariableLocks(s.expireVariableLock)
+	s.allocUpdates = &allocUpdateBatcher{apply: func(req *structs.AllocUpdateRequest) (uint64, error) {
+		_, index, err := s.raftApply(structs.AllocClientUpdateRequestType, req)
+		return index, err
+	}}
 
 	if s.fsm, err = newFSM(s.logger, s.blockedEvals, s.evalBroker); err != nil {
 		return nil, err
