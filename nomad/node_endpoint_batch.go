@@ -35,44 +35,41 @@ func (n *Node) GetClientAllocsBatch(args *structs.NodesClientAllocsRequest, repl
 		}
 	}
 	min := args.MinQueryIndex
-	// A wake-up re-reads only the nodes whose watches fired. Any other
-	// node's answer is what the previous run read, at or below min (or
-	// the query would have returned), so it is skipped as before.
-	var unchanged map[string]*batchNodeWatch
-	var readFrom *state.StateStore
+	ids := make([]string, len(args.Nodes))
+	for i, ns := range args.Nodes {
+		ids[i] = ns.NodeID
+	}
+	// What the query last made of each node (read, or found unchanged
+	// since min) and as of which snapshot; a later run skips a node no
+	// commit has changed since. Reset when a restore replaces the store.
+	var (
+		seen     map[string]batchNodeSeen
+		readFrom *state.StateStore
+		watch    *state.AllocsWatch
+		changed  = make([]uint64, len(ids))
+	)
+	defer func() {
+		if watch != nil {
+			readFrom.ReleaseAllocsWatch(watch)
+		}
+	}()
 	return n.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		if watch != nil {
+			readFrom.ReleaseAllocsWatch(watch)
+		}
 		if st != readFrom { // first run, or the store was replaced by a restore
-			unchanged = make(map[string]*batchNodeWatch, len(args.Nodes))
+			seen = make(map[string]batchNodeSeen, len(ids))
 			readFrom = st
 		}
-		// Every node to read gets its watch first, and then all are read
-		// from one snapshot taken after: a write landing after the
-		// snapshot wakes the query, and one plan placing on two nodes is
-		// seen on both or on neither. (Read one by one from the live
-		// store, a plan landing between two nodes' reads could be seen
-		// on the second and not the first, and the answer's index would
-		// then claim the first was up to date with it.)
-		reply.Allocs = make(map[string]map[string]uint64)
-		index := uint64(1)
-		type toRead struct {
-			ns structs.NodeSecret
-			ws memdb.WatchSet
-		}
-		var reads []toRead
-		type toSkip struct {
-			ns structs.NodeSecret
-			w  *batchNodeWatch
-		}
-		var skips []toSkip
-		for _, ns := range args.Nodes {
-			if w := unchanged[ns.NodeID]; w != nil && !state.WatchFired(w.ws) {
-				skips = append(skips, toSkip{ns: ns, w: w})
-				continue
-			}
-			nodeWS := memdb.NewWatchSet()
-			st.WatchNodeAllocs(nodeWS, ns.NodeID)
-			reads = append(reads, toRead{ns: ns, ws: nodeWS})
-		}
+		// One watch on all the nodes, taken before the snapshot: a
+		// commit after it wakes the query. All nodes are read from that
+		// one snapshot, so a plan placing on two of them is seen on
+		// both or on neither. (Read one by one from the live store, a
+		// plan landing between two reads could be seen on the second
+		// and not the first, and the answer's index would then claim
+		// the first was up to date with it.)
+		watch = st.WatchNodesAllocs(ids)
+		ws.Add(watch.Ch())
 		snap, err := st.Snapshot()
 		if err != nil {
 			return 0, err
@@ -88,38 +85,29 @@ func (n *Node) GetClientAllocsBatch(args *structs.NodesClientAllocsRequest, repl
 		if err != nil {
 			return 0, err
 		}
-		index = max(index, deleted)
-		// A node skipped for an unfired watch may still have changed in
-		// the snapshot: its commit may be visible while the channels are
-		// still closing, and the nodes read below would then carry that
-		// commit's index into the answer without it. Its changed-at
-		// index, read after the snapshot, covers every commit the
-		// snapshot holds; one above the snapshot the node was last read
-		// from means it may have changed, and it is read with the rest,
-		// its watch (taken before that snapshot) kept.
-		for _, sk := range skips {
-			if st.NodeAllocsChangedAt(sk.ns.NodeID) > sk.w.asOf {
-				reads = append(reads, toRead{ns: sk.ns, ws: sk.w.ws})
+		// Each node's changed-at index, read after the snapshot, is at or
+		// above every commit of the node the snapshot holds (it is raised
+		// before a commit is visible). A node whose index is no higher
+		// than the snapshot the query last saw it in is unchanged since.
+		st.NodesAllocsChangedAt(ids, changed)
+		reply.Allocs = make(map[string]map[string]uint64)
+		index := max(uint64(1), deleted)
+		// The nodes are checked in the snapshot's shared node map, not
+		// looked up one by one. Deleting a node or giving it a new secret
+		// raises its changed-at index, so a node skipped as unchanged is
+		// still there with the same secret.
+		var byID map[string]*structs.Node
+		for i, ns := range args.Nodes {
+			at := changed[i]
+			if prev, ok := seen[ns.NodeID]; ok && at <= prev.asOf {
+				index = max(index, prev.index)
 				continue
 			}
-			for ch := range sk.w.ws {
-				ws.Add(ch)
+			if byID == nil {
+				if _, byID, err = snap.NodeSet(); err != nil {
+					return 0, err
+				}
 			}
-			index = max(index, sk.w.index)
-		}
-		// The nodes are checked in the snapshot's shared node map, not
-		// looked up one by one: a first run checks every node it names,
-		// and a query returns at almost every placement on one of them.
-		// No watch on the node records is needed: deleting a node
-		// closes its alloc watch.
-		var byID map[string]*structs.Node
-		if len(reads) > 0 {
-			if _, byID, err = snap.NodeSet(); err != nil {
-				return 0, err
-			}
-		}
-		for _, r := range reads {
-			ns, nodeWS := r.ns, r.ws
 			node := byID[ns.NodeID]
 			if node == nil {
 				return 0, fmt.Errorf("node %s not found", ns.NodeID)
@@ -127,17 +115,14 @@ func (n *Node) GetClientAllocsBatch(args *structs.NodesClientAllocsRequest, repl
 			if ns.SecretID != "" && node.SecretID != ns.SecretID {
 				return 0, fmt.Errorf("node %s: node secret ID does not match", ns.NodeID)
 			}
-			for ch := range nodeWS {
-				ws.Add(ch)
-			}
 			// A node whose allocs no commit changed after the caller's
 			// index is answered without reading them: a sim agent's
 			// query names a hundred nodes and returns at almost every
 			// placement, so reading every node's allocs each time cost
 			// more than the placements.
-			if at := st.NodeAllocsChangedAt(ns.NodeID); min > 0 && max(at, deleted) <= min {
+			if min > 0 && max(at, deleted) <= min {
 				index = max(index, at)
-				unchanged[ns.NodeID] = &batchNodeWatch{ws: nodeWS, index: max(at, deleted, 1), asOf: asOf}
+				seen[ns.NodeID] = batchNodeSeen{index: max(at, deleted, 1), asOf: asOf}
 				continue
 			}
 			allocs, err := snap.AllocsByNode(nil, ns.NodeID)
@@ -150,10 +135,10 @@ func (n *Node) GetClientAllocsBatch(args *structs.NodesClientAllocsRequest, repl
 			}
 			index = max(index, nodeIndex)
 			if min > 0 && nodeIndex <= min {
-				unchanged[ns.NodeID] = &batchNodeWatch{ws: nodeWS, index: nodeIndex, asOf: asOf}
+				seen[ns.NodeID] = batchNodeSeen{index: nodeIndex, asOf: asOf}
 				continue
 			}
-			delete(unchanged, ns.NodeID)
+			delete(seen, ns.NodeID)
 			m := make(map[string]uint64, len(allocs))
 			for _, a := range allocs {
 				m[a.ID] = a.AllocModifyIndex
@@ -164,12 +149,10 @@ func (n *Node) GetClientAllocsBatch(args *structs.NodesClientAllocsRequest, repl
 	})
 }
 
-// batchNodeWatch is what a batch alloc query last read of one node: the
-// node's index, the latest index of the snapshot it was read from (the
-// caller holds the node's allocs as of that snapshot), and the watch on
-// its allocs that says when that read is out of date.
-type batchNodeWatch struct {
-	ws    memdb.WatchSet
+// batchNodeSeen is what a batch alloc query last made of one node: the
+// node's index, and the latest index of the snapshot it was read from
+// (the caller holds the node's allocs as of that snapshot).
+type batchNodeSeen struct {
 	index uint64
 	asOf  uint64
 }

@@ -29,6 +29,60 @@ type allocWatch struct {
 	trackIndex bool
 	at         map[string]uint64
 	floor      uint64
+
+	// groups are the watches of many keys at once (see
+	// WatchNodesAllocs), listed under each of their keys.
+	groups map[string]map[*AllocsWatch]struct{}
+}
+
+// AllocsWatch is one channel for many keys: it closes at the first
+// commit that changes any of them. A watcher of a hundred nodes so holds
+// one channel instead of a hundred, registered and checked in one go.
+type AllocsWatch struct {
+	ch   chan struct{}
+	keys []string
+}
+
+// Ch returns the channel; it closes when the watch fires.
+func (g *AllocsWatch) Ch() <-chan struct{} { return g.ch }
+
+// addGroup registers a watch of keys.
+func (w *allocWatch) addGroup(keys []string) *AllocsWatch {
+	g := &AllocsWatch{ch: make(chan struct{}), keys: keys}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.groups == nil {
+		w.groups = make(map[string]map[*AllocsWatch]struct{})
+	}
+	for _, k := range keys {
+		m := w.groups[k]
+		if m == nil {
+			m = make(map[*AllocsWatch]struct{})
+			w.groups[k] = m
+		}
+		m[g] = struct{}{}
+	}
+	return g
+}
+
+// dropGroup unlists a watch from all its keys; the per-key sets stay,
+// for the next watch of the same keys.
+func (w *allocWatch) dropGroup(g *AllocsWatch) {
+	for _, k := range g.keys {
+		delete(w.groups[k], g)
+	}
+}
+
+// releaseGroup unlists a watch that has not fired; one that has is gone
+// already.
+func (w *allocWatch) releaseGroup(g *AllocsWatch) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	select {
+	case <-g.ch:
+	default:
+		w.dropGroup(g)
+	}
 }
 
 // add puts the key's channel into ws, creating it if no one watches the
@@ -81,6 +135,10 @@ func (w *allocWatch) notify(keys map[string]struct{}) {
 			close(ch)
 			delete(w.chs, id)
 		}
+		for g := range w.groups[id] {
+			close(g.ch)
+			w.dropGroup(g)
+		}
 	}
 }
 
@@ -106,6 +164,29 @@ func (s *StateStore) NodeAllocsChangedAt(nodeID string) uint64 {
 	s.nodeAllocs.mu.Lock()
 	defer s.nodeAllocs.mu.Unlock()
 	return max(s.nodeAllocs.at[nodeID], s.nodeAllocs.floor)
+}
+
+// WatchNodesAllocs returns one watch for what WatchNodeAllocs watches on
+// each of the nodes: its channel closes at the first later commit that
+// changes any of them. Take it before reading, as WatchNodeAllocs, and
+// release it with ReleaseAllocsWatch once it is no longer waited on.
+func (s *StateStore) WatchNodesAllocs(nodeIDs []string) *AllocsWatch {
+	return s.nodeAllocs.addGroup(nodeIDs)
+}
+
+// ReleaseAllocsWatch forgets a watch from WatchNodesAllocs that may not
+// have fired; the store would otherwise keep it until one of its nodes
+// changes.
+func (s *StateStore) ReleaseAllocsWatch(g *AllocsWatch) { s.nodeAllocs.releaseGroup(g) }
+
+// NodesAllocsChangedAt is NodeAllocsChangedAt for many nodes at once,
+// into out (one entry per node).
+func (s *StateStore) NodesAllocsChangedAt(nodeIDs []string, out []uint64) {
+	s.nodeAllocs.mu.Lock()
+	defer s.nodeAllocs.mu.Unlock()
+	for i, id := range nodeIDs {
+		out[i] = max(s.nodeAllocs.at[id], s.nodeAllocs.floor)
+	}
 }
 
 // WatchJobAllocs adds to ws a channel that closes when a later commit

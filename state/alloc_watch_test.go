@@ -162,3 +162,66 @@ func TestWatchNodeAllocs_WakesOnANewSecret(t *testing.T) {
 	must.True(t, WatchFired(ws), must.Sprint("a new secret wakes the node's alloc watch"))
 	must.Eq(t, 4, s.NodeAllocsChangedAt(n.ID))
 }
+
+// One watch of many nodes fires at the first commit that changes any of
+// them, not for others, and leaves nothing registered once it fired or
+// was released.
+func TestWatchNodesAllocs_OneChannelForManyNodes(t *testing.T) {
+	s := testStore(t)
+	job := mockJob("web")
+	must.NoError(t, s.UpsertJob(1, job))
+	a, b, other := mockNode(), mockNode(), mockNode()
+	for i, n := range []*structs.Node{a, b, other} {
+		must.NoError(t, s.UpsertNode(uint64(2+i), n))
+	}
+	place := func(index uint64, nodes ...*structs.Node) {
+		var allocs []*structs.Allocation
+		for _, n := range nodes {
+			al := mockAlloc(job, n.ID, newID(), structs.AllocClientStatusPending)
+			al.Job = nil
+			allocs = append(allocs, al)
+		}
+		must.NoError(t, s.UpsertPlanResults(index, &structs.ApplyPlanResultsRequest{AllocsUpdated: allocs, Job: job}))
+	}
+	fired := func(g *AllocsWatch) bool {
+		select {
+		case <-g.Ch():
+			return true
+		default:
+			return false
+		}
+	}
+	registered := func() int {
+		s.nodeAllocs.mu.Lock()
+		defer s.nodeAllocs.mu.Unlock()
+		n := 0
+		for _, m := range s.nodeAllocs.groups {
+			n += len(m)
+		}
+		return n
+	}
+
+	g := s.WatchNodesAllocs([]string{a.ID, b.ID})
+	must.Eq(t, 2, registered())
+	place(10, other)
+	must.False(t, fired(g), must.Sprint("a placement on a node it does not watch"))
+	place(11, a, b)
+	must.True(t, fired(g), must.Sprint("a placement on both of its nodes closes it, once"))
+	must.Eq(t, 0, registered(), must.Sprint("a fired watch is unlisted from all its nodes"))
+	s.ReleaseAllocsWatch(g) // releasing a fired watch is harmless
+
+	g2 := s.WatchNodesAllocs([]string{a.ID, b.ID})
+	place(12, b)
+	must.True(t, fired(g2))
+
+	g3 := s.WatchNodesAllocs([]string{a.ID, other.ID})
+	must.Eq(t, 2, registered())
+	s.ReleaseAllocsWatch(g3)
+	must.Eq(t, 0, registered(), must.Sprint("a released watch is unlisted"))
+	place(13, a)
+	must.False(t, fired(g3), must.Sprint("a released watch never fires"))
+
+	out := make([]uint64, 3)
+	s.NodesAllocsChangedAt([]string{a.ID, b.ID, other.ID}, out)
+	must.Eq(t, []uint64{13, 12, 10}, out)
+}
