@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -224,7 +225,8 @@ func isPermissionDenied(err error) bool {
 // writeJSON encodes obj with the wire codec; gzip when the client takes
 // it and the body is large enough to gain.
 func (h *httpHandler) writeJSON(w http.ResponseWriter, r *http.Request, obj any) {
-	var buf bytes.Buffer
+	buf := jsonBuffers.Get().(*bytes.Buffer)
+	defer putJSONBuffer(buf)
 	if raw, ok := obj.(rawJSON); ok {
 		buf.Write(raw)
 	} else {
@@ -232,7 +234,7 @@ func (h *httpHandler) writeJSON(w http.ResponseWriter, r *http.Request, obj any)
 		if _, ok := r.URL.Query()["pretty"]; ok {
 			handle = structs.JsonHandlePretty
 		}
-		if err := codec.NewEncoder(&buf, handle).Encode(obj); err != nil {
+		if err := codec.NewEncoder(buf, handle).Encode(obj); err != nil {
 			h.writeError(w, r, fmt.Errorf("failed to encode response: %w", err))
 			return
 		}
@@ -241,13 +243,34 @@ func (h *httpHandler) writeJSON(w http.ResponseWriter, r *http.Request, obj any)
 	w.Header().Add("Vary", "Accept-Encoding")
 	if buf.Len() >= gzipMinSize && acceptsGzip(r) {
 		w.Header().Set("Content-Encoding", "gzip")
-		gz := gzip.NewWriter(w)
+		gz := gzipWriters.Get().(*gzip.Writer)
+		gz.Reset(w)
 		gz.Write(buf.Bytes())
 		gz.Close()
+		gz.Reset(io.Discard) // drop the response writer
+		gzipWriters.Put(gz)
 		return
 	}
 	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
 	w.Write(buf.Bytes())
+}
+
+// jsonBuffers and gzipWriters are reused across responses: a gzip
+// writer allocates its compressor, over 800 KB, at its first write, and
+// the clients' list polling asks for a compressed body each time.
+var (
+	jsonBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+	gzipWriters = sync.Pool{New: func() any { return gzip.NewWriter(io.Discard) }}
+)
+
+// putJSONBuffer returns a buffer to the pool, unless one large response
+// grew it past what is worth keeping.
+func putJSONBuffer(b *bytes.Buffer) {
+	if b.Cap() > 4<<20 {
+		return
+	}
+	b.Reset()
+	jsonBuffers.Put(b)
 }
 
 func acceptsGzip(r *http.Request) bool {

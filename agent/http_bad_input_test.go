@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -116,6 +117,34 @@ func TestHTTP_BadInputChangesNothing(t *testing.T) {
 	must.NotEq(t, "", resp.Header.Get("X-Nomad-Index"))
 	must.Eq(t, "true", resp.Header.Get("X-Nomad-KnownLeader"))
 	must.Eq(t, "0", resp.Header.Get("X-Nomad-LastContact"))
+
+	// The JSON buffers and gzip writers are pooled: many compressed and
+	// plain responses at once each decode to the job, whole.
+	var wg sync.WaitGroup
+	for i := range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := http.NewRequest("GET", base+"/v1/job/ok", nil)
+			if i%2 == 0 {
+				req.Header.Set("Accept-Encoding", "gzip")
+			}
+			resp, err := (&http.Client{Transport: tr}).Do(req)
+			must.NoError(t, err)
+			defer resp.Body.Close()
+			var body io.Reader = resp.Body
+			if i%2 == 0 {
+				must.Eq(t, "gzip", resp.Header.Get("Content-Encoding"))
+				gz, err := gzip.NewReader(resp.Body)
+				must.NoError(t, err)
+				body = gz
+			}
+			var job api.Job
+			must.NoError(t, json.NewDecoder(body).Decode(&job))
+			must.Eq(t, "ok", *job.ID)
+		}()
+	}
+	wg.Wait()
 }
 
 // BenchmarkHTTPJobRegister registers jobs over HTTP with 16 concurrent

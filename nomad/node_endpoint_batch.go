@@ -43,7 +43,7 @@ func (n *Node) GetClientAllocsBatch(args *structs.NodesClientAllocsRequest, repl
 	// since min) and as of which snapshot; a later run skips a node no
 	// commit has changed since. Reset when a restore replaces the store.
 	var (
-		seen     map[string]batchNodeSeen
+		seen     []batchNodeSeen // by position in args.Nodes
 		readFrom *state.StateStore
 		watch    *state.AllocsWatch
 		changed  = make([]uint64, len(ids))
@@ -58,7 +58,7 @@ func (n *Node) GetClientAllocsBatch(args *structs.NodesClientAllocsRequest, repl
 			readFrom.ReleaseAllocsWatch(watch)
 		}
 		if st != readFrom { // first run, or the store was replaced by a restore
-			seen = make(map[string]batchNodeSeen, len(ids))
+			seen = make([]batchNodeSeen, len(ids))
 			readFrom = st
 		}
 		// One watch on all the nodes, taken before the snapshot: a
@@ -99,7 +99,7 @@ func (n *Node) GetClientAllocsBatch(args *structs.NodesClientAllocsRequest, repl
 		var byID map[string]*structs.Node
 		for i, ns := range args.Nodes {
 			at := changed[i]
-			if prev, ok := seen[ns.NodeID]; ok && at <= prev.asOf {
+			if prev := seen[i]; prev.valid && at <= prev.asOf {
 				index = max(index, prev.index)
 				continue
 			}
@@ -122,7 +122,7 @@ func (n *Node) GetClientAllocsBatch(args *structs.NodesClientAllocsRequest, repl
 			// more than the placements.
 			if min > 0 && max(at, deleted) <= min {
 				index = max(index, at)
-				seen[ns.NodeID] = batchNodeSeen{index: max(at, deleted, 1), asOf: asOf}
+				seen[i] = batchNodeSeen{index: max(at, deleted, 1), asOf: asOf, valid: true}
 				continue
 			}
 			allocs, err := snap.AllocsByNode(nil, ns.NodeID)
@@ -135,10 +135,10 @@ func (n *Node) GetClientAllocsBatch(args *structs.NodesClientAllocsRequest, repl
 			}
 			index = max(index, nodeIndex)
 			if min > 0 && nodeIndex <= min {
-				seen[ns.NodeID] = batchNodeSeen{index: nodeIndex, asOf: asOf}
+				seen[i] = batchNodeSeen{index: nodeIndex, asOf: asOf, valid: true}
 				continue
 			}
-			delete(seen, ns.NodeID)
+			seen[i] = batchNodeSeen{}
 			m := make(map[string]uint64, len(allocs))
 			for _, a := range allocs {
 				m[a.ID] = a.AllocModifyIndex
@@ -155,6 +155,7 @@ func (n *Node) GetClientAllocsBatch(args *structs.NodesClientAllocsRequest, repl
 type batchNodeSeen struct {
 	index uint64
 	asOf  uint64
+	valid bool
 }
 
 // nodeSecrets: a caller acting for many nodes, each authenticated by its

@@ -109,6 +109,7 @@ func newGroupStack(ctx *evalContext, job *structs.Job, tg *structs.TaskGroup, no
 	s := &groupStack{ctx: ctx, job: job, tg: tg, ask: tg.Ask()}
 	s.checks = newFeasibilityIterator(ctx, &sliceIterator{nodes: nodes}, job, tg)
 	s.stats = s.checks.stats
+	s.feasible = make([]*structs.Node, 0, len(nodes))
 	for n := s.checks.Next(); n != nil; n = s.checks.Next() {
 		s.feasible = append(s.feasible, n)
 	}
