@@ -262,7 +262,7 @@ func (s *Server) setupRaft() error {
 	if s.config.DevMode {
 		store := raft.NewInmemStore()
 		s.raftStore = store
-		snaps = raft.NewInmemSnapshotStore()
+		snaps = &inmemSnapshots{}
 	} else {
 		dir := filepath.Join(s.config.DataDir, "server", "raft")
 		if err := os.MkdirAll(filepath.Join(dir, "wal"), 0o700); err != nil {
