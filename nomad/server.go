@@ -31,7 +31,7 @@ type Server struct {
 
 	fsm *nomadFSM
 	// allocUpdates group-commits the clients' alloc status updates.
-	allocUpdates  *allocUpdateBatcher
+	allocUpdates  *groupCommit[*structs.AllocUpdateRequest]
 	varLocks      *variableLocks
 	raft          *raft.Raft
 	raftLayer     *raftLayer
@@ -127,10 +127,7 @@ func NewServer(config *Config) (*Server, error) {
 	s.workerPool = newWorkerPool(s, config.NumSchedulers)
 	s.autopilot = newAutopilotHealth()
 	s.varLocks = newVariableLocks(s.expireVariableLock)
-	s.allocUpdates = &allocUpdateBatcher{apply: func(req *structs.AllocUpdateRequest) (uint64, error) {
-		_, index, err := s.raftApply(structs.AllocClientUpdateRequestType, req)
-		return index, err
-	}}
+	s.allocUpdates = &groupCommit[*structs.AllocUpdateRequest]{max: maxAllocUpdateBatch, apply: s.applyAllocUpdates}
 
 	if s.fsm, err = newFSM(s.logger, s.blockedEvals, s.evalBroker); err != nil {
 		return nil, err

@@ -35,10 +35,14 @@ type WriteBatch struct {
 	nodes, jobs map[string]struct{}
 	enqueued    []*structs.BatchQueueEntry
 
-	// pieces are each entry's changes for the change feed; seen is the
-	// transaction's change list after the last entry.
-	pieces []changePiece
-	seen   memdb.Changes
+	// pieces are each index's changes for the change feed; seen is the
+	// transaction's change list as of the last piece. Writes at one index
+	// (the registrations of one entry) make one piece, split out when a
+	// write at another index begins or at commit.
+	pieces  []changePiece
+	seen    memdb.Changes
+	written bool
+	at      uint64
 }
 
 type changePiece struct {
@@ -67,6 +71,11 @@ func (b *WriteBatch) write(index uint64, fn func(tx *writeTxn) error) error {
 		return fmt.Errorf("write batch spoilt by an earlier entry: %w", b.err)
 	}
 	tx := b.tx
+	if b.written && index != b.at && b.s.changeFeed != nil {
+		// The writes at the last index are complete: split their
+		// changes out before this entry adds its own.
+		b.takeChanges(b.at)
+	}
 	tx.index = index
 	if err := b.settle(index, fn); err != nil {
 		b.err = err
@@ -82,9 +91,8 @@ func (b *WriteBatch) write(index uint64, fn func(tx *writeTxn) error) error {
 	tx.allocNodes, tx.allocJobs = nil, nil
 	b.enqueued = append(b.enqueued, tx.enqueued...)
 	tx.enqueued = nil
-	if b.s.changeFeed != nil {
-		b.takeChanges(index)
-	}
+	b.written = true
+	b.at = index
 	return nil
 }
 
@@ -106,7 +114,8 @@ func (b *WriteBatch) settle(index uint64, fn func(tx *writeTxn) error) error {
 	return nil
 }
 
-// takeChanges records the changes of the entry just written. memdb lists
+// takeChanges records the changes of the writes at index since the last
+// piece (one entry's, or several at one index). memdb lists
 // a transaction's changes once per object, at the place of its last
 // write and with the object as it was before the transaction: the
 // objects this entry did not write keep the order they had after the
@@ -173,6 +182,9 @@ func (b *WriteBatch) Commit() error {
 	if b.err != nil {
 		b.tx.Abort()
 		return fmt.Errorf("write batch spoilt: %w", b.err)
+	}
+	if b.written && b.s.changeFeed != nil {
+		b.takeChanges(b.at)
 	}
 	b.tx.Commit()
 	b.s.nodeAllocs.notify(b.nodes)

@@ -13,91 +13,104 @@ import (
 	"github.com/nomadq/nomadq/structs"
 )
 
-// TestAllocUpdateBatcher_GroupsWhileOneIsApplied: an update goes out at
-// once; the ones that arrive while it is applied go out together in the
-// next entry, and every caller gets its own entry's index.
-func TestAllocUpdateBatcher_GroupsWhileOneIsApplied(t *testing.T) {
+// TestGroupCommit_GroupsWhileOneIsApplied: a piece goes out at once;
+// the ones that arrive while it is applied go out together in the next
+// entry, and every caller gets its own entry's index and its own error.
+func TestGroupCommit_GroupsWhileOneIsApplied(t *testing.T) {
 	release := make(chan struct{})
 	var mu sync.Mutex
-	var entries []*structs.AllocUpdateRequest
-	b := &allocUpdateBatcher{apply: func(req *structs.AllocUpdateRequest) (uint64, error) {
+	var entries [][]string
+	c := &groupCommit[string]{max: 100, apply: func(pieces []string) (uint64, []error, error) {
 		mu.Lock()
-		entries = append(entries, req)
+		entries = append(entries, pieces)
 		n := len(entries)
 		mu.Unlock()
 		if n == 1 {
 			<-release
 		}
-		return uint64(100 + n), nil
+		errs := make([]error, len(pieces))
+		for i, p := range pieces {
+			if p == "later-3" {
+				errs[i] = errors.New("refused: later-3")
+			}
+		}
+		return uint64(100 + n), errs, nil
 	}}
-	update := func(id string) []*structs.Allocation { return []*structs.Allocation{{ID: id}} }
+	entryCount := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(entries)
+	}
 
 	first := make(chan uint64)
 	go func() {
-		index, err := b.submit(update("first"), nil)
+		index, err := c.submit("first", 1)
 		must.NoError(t, err)
 		first <- index
 	}()
-	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(entries) == 1
-	}), wait.Timeout(10*time.Second), wait.Gap(time.Millisecond)))
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool { return entryCount() == 1 }),
+		wait.Timeout(10*time.Second), wait.Gap(time.Millisecond)))
 
 	const later = 10
-	indexes := make(chan uint64, later)
+	type result struct {
+		piece string
+		index uint64
+		err   error
+	}
+	results := make(chan result, later)
 	for i := range later {
 		go func() {
-			index, err := b.submit(update(fmt.Sprint("later-", i)), []*structs.Evaluation{{ID: fmt.Sprint("eval-", i)}})
-			must.NoError(t, err)
-			indexes <- index
+			p := fmt.Sprint("later-", i)
+			index, err := c.submit(p, 1)
+			results <- result{p, index, err}
 		}()
 	}
 	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		return len(b.queue) == 1 && len(b.queue[0].req.Alloc) == later
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return len(c.queue) == 1 && len(c.queue[0].pieces) == later
 	}), wait.Timeout(10*time.Second), wait.Gap(time.Millisecond)))
 	close(release)
 
 	must.Eq(t, 101, <-first)
 	for range later {
-		must.Eq(t, 102, <-indexes)
+		r := <-results
+		must.Eq(t, 102, r.index)
+		if r.piece == "later-3" {
+			must.ErrorContains(t, r.err, "refused: later-3")
+		} else {
+			must.NoError(t, r.err)
+		}
 	}
+	must.Eq(t, 2, entryCount())
 	mu.Lock()
 	defer mu.Unlock()
-	must.Len(t, 2, entries)
-	must.Len(t, 1, entries[0].Alloc)
-	must.Len(t, later, entries[1].Alloc)
-	must.Len(t, later, entries[1].Evals)
+	must.Len(t, 1, entries[0])
+	must.Len(t, later, entries[1])
 }
 
-// TestAllocUpdateBatcher_CapsAnEntryAndSharesItsError: an entry carries
-// at most maxAllocUpdateBatch allocs, and a failed entry fails each of
-// its callers.
-func TestAllocUpdateBatcher_CapsAnEntryAndSharesItsError(t *testing.T) {
+// TestGroupCommit_CapsAnEntryAndSharesItsError: an entry carries at most
+// max weight, and a failed entry fails each of its callers.
+func TestGroupCommit_CapsAnEntryAndSharesItsError(t *testing.T) {
 	release := make(chan struct{})
 	var mu sync.Mutex
 	var sizes []int
-	b := &allocUpdateBatcher{apply: func(req *structs.AllocUpdateRequest) (uint64, error) {
+	c := &groupCommit[int]{max: 10, apply: func(pieces []int) (uint64, []error, error) {
+		weight := 0
+		for _, p := range pieces {
+			weight += p
+		}
 		mu.Lock()
-		sizes = append(sizes, len(req.Alloc))
+		sizes = append(sizes, weight)
 		n := len(sizes)
 		mu.Unlock()
 		if n == 1 {
 			<-release
-			return 1, nil
+			return 1, nil, nil
 		}
-		return 0, errors.New("no leader")
+		return 0, nil, errors.New("no leader")
 	}}
-	many := func(n int) []*structs.Allocation {
-		out := make([]*structs.Allocation, n)
-		for i := range out {
-			out[i] = &structs.Allocation{ID: fmt.Sprint(i)}
-		}
-		return out
-	}
-	go b.submit(many(1), nil)
+	go c.submit(1, 1)
 	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
 		mu.Lock()
 		defer mu.Unlock()
@@ -106,14 +119,14 @@ func TestAllocUpdateBatcher_CapsAnEntryAndSharesItsError(t *testing.T) {
 	errs := make(chan error, 3)
 	for range 3 {
 		go func() {
-			_, err := b.submit(many(maxAllocUpdateBatch/2+1), nil)
+			_, err := c.submit(6, 6)
 			errs <- err
 		}()
 	}
 	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		return len(b.queue) == 3
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return len(c.queue) == 3
 	}), wait.Timeout(10*time.Second), wait.Gap(time.Millisecond)))
 	close(release)
 	for range 3 {
@@ -121,7 +134,7 @@ func TestAllocUpdateBatcher_CapsAnEntryAndSharesItsError(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	must.Eq(t, []int{1, maxAllocUpdateBatch/2 + 1, maxAllocUpdateBatch/2 + 1, maxAllocUpdateBatch/2 + 1}, sizes)
+	must.Eq(t, []int{1, 6, 6, 6}, sizes)
 }
 
 // TestNodeUpdateAlloc_ConcurrentReportsAllLand: many nodes reporting at
