@@ -263,10 +263,11 @@ var (
 	gzipWriters = sync.Pool{New: func() any { return gzip.NewWriter(io.Discard) }}
 )
 
-// putJSONBuffer returns a buffer to the pool, unless one large response
-// grew it past what is worth keeping.
+// putJSONBuffer returns a buffer to the pool, unless a large response
+// grew it: a big list is rare next to the small answers, and a pool of
+// megabyte buffers would sit in the agent's memory between them.
 func putJSONBuffer(b *bytes.Buffer) {
-	if b.Cap() > 4<<20 {
+	if b.Cap() > 64<<10 {
 		return
 	}
 	b.Reset()
