@@ -155,19 +155,7 @@ func testApplyBatchSame(t *testing.T, queue bool) {
 			must.Greater(t, 0, got.batchedEntries.Load())
 
 			a, b := want.State(), got.State()
-			for _, table := range []string{"jobs", "job_version", "job_summary", "evals", "allocs", "nodes"} {
-				ia, err := a.Index(table)
-				must.NoError(t, err)
-				ib, err := b.Index(table)
-				must.NoError(t, err)
-				must.Eq(t, ia, ib, must.Sprintf("index of %s", table))
-			}
-			jobsA, _ := a.Jobs(nil)
-			jobsB, _ := b.Jobs(nil)
-			must.Eq(t, jobsA, jobsB)
-			evalsA, _ := a.Evals(nil)
-			evalsB, _ := b.Evals(nil)
-			must.Eq(t, evalsA, evalsB)
+			mustSameJobsAndEvals(t, a, b, "jobs", "job_version", "job_summary", "evals", "allocs", "nodes")
 			allocsA, _ := a.Allocs(nil)
 			allocsB, _ := b.Allocs(nil)
 			must.Eq(t, allocsA, allocsB)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
+	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
 	"github.com/shoenig/test/must"
 )
@@ -238,19 +239,7 @@ func TestFSM_SnapshotRestoreRoundTrip(t *testing.T) {
 	}
 
 	src, dst := f.State(), restored.State()
-	for _, table := range []string{"jobs", "evals", "allocs", "nodes", "job_summary", "scheduler_config"} {
-		a, err := src.Index(table)
-		must.NoError(t, err)
-		b, err := dst.Index(table)
-		must.NoError(t, err)
-		must.Eq(t, a, b, must.Sprintf("index of %s", table))
-	}
-	jobsA, _ := src.Jobs(nil)
-	jobsB, _ := dst.Jobs(nil)
-	must.Eq(t, jobsA, jobsB)
-	evalsA, _ := src.Evals(nil)
-	evalsB, _ := dst.Evals(nil)
-	must.Eq(t, evalsA, evalsB)
+	mustSameJobsAndEvals(t, src, dst, "jobs", "evals", "allocs", "nodes", "job_summary", "scheduler_config")
 	allocsA, _ := src.Allocs(nil)
 	allocsB, _ := dst.Allocs(nil)
 	must.Len(t, 3, allocsB)
@@ -262,4 +251,27 @@ func TestFSM_SnapshotRestoreRoundTrip(t *testing.T) {
 	nodesA, _ := src.Nodes(nil)
 	nodesB, _ := dst.Nodes(nil)
 	must.Eq(t, nodesA, nodesB)
+}
+
+// mustSameJobsAndEvals requires two stores to hold the same jobs and
+// evals, and the same index for each of tables.
+func mustSameJobsAndEvals(t *testing.T, a, b *state.StateStore, tables ...string) {
+	t.Helper()
+	for _, table := range tables {
+		ia, err := a.Index(table)
+		must.NoError(t, err)
+		ib, err := b.Index(table)
+		must.NoError(t, err)
+		must.Eq(t, ia, ib, must.Sprintf("index of %s", table))
+	}
+	jobsA, err := a.Jobs(nil)
+	must.NoError(t, err)
+	jobsB, err := b.Jobs(nil)
+	must.NoError(t, err)
+	must.Eq(t, jobsA, jobsB)
+	evalsA, err := a.Evals(nil)
+	must.NoError(t, err)
+	evalsB, err := b.Evals(nil)
+	must.NoError(t, err)
+	must.Eq(t, evalsA, evalsB)
 }

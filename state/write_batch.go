@@ -37,7 +37,7 @@ type WriteBatch struct {
 
 	// pieces are each index's changes for the change feed; seen is the
 	// transaction's change list as of the last piece. Writes at one index
-	// (the registrations of one entry) make one piece, split out when a
+	// (the two writes of an alloc update entry) make one piece, split out when a
 	// write at another index begins or at commit.
 	pieces  []changePiece
 	seen    memdb.Changes

@@ -136,10 +136,10 @@ func TestWriteBatch_VisibleAndWokenAtCommit(t *testing.T) {
 	jobs, err := s.Jobs(nil)
 	must.NoError(t, err)
 	must.SliceEmpty(t, jobs)
-	must.False(t, watchFired(ws))
+	must.False(t, WatchFired(ws))
 	must.NoError(t, b.Commit())
 
-	must.True(t, watchFired(ws))
+	must.True(t, WatchFired(ws))
 	jobs, err = s.Jobs(nil)
 	must.NoError(t, err)
 	must.SliceLen(t, 2, jobs)
@@ -189,15 +189,4 @@ func sortedFeed(feed []fedChange) []fedChange {
 		return strings.Compare(key(a), key(b))
 	})
 	return out
-}
-
-func watchFired(ws memdb.WatchSet) bool {
-	for ch := range ws {
-		select {
-		case <-ch:
-			return true
-		default:
-		}
-	}
-	return false
 }
