@@ -16,9 +16,8 @@ import (
 // the timeout lateness of max_run_duration where it was.
 type groupCommit[P any] struct {
 	max int
-	// apply writes one entry for the pieces, and returns its index and
-	// an error for the entry as a whole or, in errs, for single pieces.
-	apply func(pieces []P) (index uint64, errs []error, err error)
+	// apply writes one entry for the pieces and returns its index.
+	apply func(pieces []P) (index uint64, err error)
 
 	mu      sync.Mutex
 	running bool
@@ -32,12 +31,11 @@ type commitGroup[P any] struct {
 	weight int
 	done   chan struct{}
 	index  uint64
-	errs   []error
 	err    error
 }
 
-// submit adds a piece to the next entry and waits for that entry: its
-// index, and its error or the piece's own.
+// submit adds a piece to the next entry and waits for that entry's index
+// or error.
 func (c *groupCommit[P]) submit(piece P, weight int) (uint64, error) {
 	c.mu.Lock()
 	var g *commitGroup[P]
@@ -47,7 +45,6 @@ func (c *groupCommit[P]) submit(piece P, weight int) (uint64, error) {
 		g = &commitGroup[P]{done: make(chan struct{})}
 		c.queue = append(c.queue, g)
 	}
-	pos := len(g.pieces)
 	g.pieces = append(g.pieces, piece)
 	g.weight += weight
 	if !c.running {
@@ -56,13 +53,7 @@ func (c *groupCommit[P]) submit(piece P, weight int) (uint64, error) {
 	}
 	c.mu.Unlock()
 	<-g.done
-	if g.err != nil {
-		return g.index, g.err
-	}
-	if pos < len(g.errs) && g.errs[pos] != nil {
-		return g.index, g.errs[pos]
-	}
-	return g.index, nil
+	return g.index, g.err
 }
 
 // run applies the queued groups one after the other until none is left.
@@ -78,7 +69,7 @@ func (c *groupCommit[P]) run() {
 		c.queue[0] = nil
 		c.queue = c.queue[1:]
 		c.mu.Unlock()
-		g.index, g.errs, g.err = c.apply(g.pieces)
+		g.index, g.err = c.apply(g.pieces)
 		close(g.done)
 	}
 }
@@ -89,7 +80,7 @@ const maxAllocUpdateBatch = 1024
 
 // applyAllocUpdates writes clients' alloc updates, and the evals they
 // call for, as one entry.
-func (s *Server) applyAllocUpdates(pieces []*structs.AllocUpdateRequest) (uint64, []error, error) {
+func (s *Server) applyAllocUpdates(pieces []*structs.AllocUpdateRequest) (uint64, error) {
 	req := pieces[0]
 	if len(pieces) > 1 {
 		req = &structs.AllocUpdateRequest{}
@@ -99,5 +90,5 @@ func (s *Server) applyAllocUpdates(pieces []*structs.AllocUpdateRequest) (uint64
 		}
 	}
 	_, index, err := s.raftApply(structs.AllocClientUpdateRequestType, req)
-	return index, nil, err
+	return index, err
 }
