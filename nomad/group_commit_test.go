@@ -120,8 +120,8 @@ func TestGroupCommit_CapsAnEntryAndSharesItsError(t *testing.T) {
 	must.Eq(t, []int{1, 6, 6, 6}, sizes)
 }
 
-// TestNodeUpdateAlloc_ConcurrentReportsAllLand: many nodes reporting at
-// once all get their updates in, in fewer Raft entries than reports.
+// TestNodeUpdateAlloc_ConcurrentReportsAllLand: reports that arrive
+// while one is being applied all land, in one entry after it.
 func TestNodeUpdateAlloc_ConcurrentReportsAllLand(t *testing.T) {
 	s := testServer(t, func(c *Config) { c.MinHeartbeatTTL = 10 * time.Minute })
 	waitForLeader(t, s)
@@ -137,18 +137,45 @@ func TestNodeUpdateAlloc_ConcurrentReportsAllLand(t *testing.T) {
 	must.NoError(t, err)
 	must.Len(t, n, allocs)
 
-	var wg sync.WaitGroup
-	for _, a := range allocs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			u := &structs.Allocation{ID: a.ID, NodeID: a.NodeID, ClientStatus: structs.AllocClientStatusComplete}
-			var resp structs.GenericResponse
-			must.NoError(t, s.RPC("Node.UpdateAlloc", &structs.AllocUpdateRequest{Alloc: []*structs.Allocation{u}}, &resp))
-			must.Positive(t, resp.Index)
-		}()
+	// Hold the first report's entry until the others have queued behind
+	// it, so the test does not depend on how fast the machine is.
+	release := make(chan struct{})
+	var held sync.Once
+	ac := s.allocUpdates
+	ac.mu.Lock()
+	apply := ac.apply
+	ac.apply = func(p []*structs.AllocUpdateRequest) (uint64, error) {
+		held.Do(func() { <-release })
+		return apply(p)
 	}
+	ac.mu.Unlock()
+
+	report := func(a *structs.Allocation) {
+		u := &structs.Allocation{ID: a.ID, NodeID: a.NodeID, ClientStatus: structs.AllocClientStatusComplete}
+		var resp structs.GenericResponse
+		must.NoError(t, s.RPC("Node.UpdateAlloc", &structs.AllocUpdateRequest{Alloc: []*structs.Allocation{u}}, &resp))
+		must.Positive(t, resp.Index)
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); report(allocs[0]) }()
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
+		ac.mu.Lock()
+		defer ac.mu.Unlock()
+		return ac.running && len(ac.queue) == 0
+	}), wait.Timeout(10*time.Second), wait.Gap(time.Millisecond)))
+	for _, a := range allocs[1:] {
+		wg.Add(1)
+		go func() { defer wg.Done(); report(a) }()
+	}
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
+		ac.mu.Lock()
+		defer ac.mu.Unlock()
+		return len(ac.queue) == 1 && len(ac.queue[0].pieces) == n-1
+	}), wait.Timeout(10*time.Second), wait.Gap(time.Millisecond)))
+	close(release)
 	wg.Wait()
+
 	allocs, err = s.State().Allocs(nil)
 	must.NoError(t, err)
 	entries := make(map[uint64]bool)
@@ -156,7 +183,7 @@ func TestNodeUpdateAlloc_ConcurrentReportsAllLand(t *testing.T) {
 		must.Eq(t, structs.AllocClientStatusComplete, a.ClientStatus)
 		entries[a.ModifyIndex] = true
 	}
-	must.Less(t, n, len(entries), must.Sprint("some reports shared an entry"))
+	must.MapLen(t, 2, entries, must.Sprint("the first report's entry, and one for the rest"))
 
 	var resp structs.GenericResponse
 	err = s.RPC("Node.UpdateAlloc", &structs.AllocUpdateRequest{Alloc: []*structs.Allocation{nil}}, &resp)
