@@ -23,6 +23,12 @@ func (s *snapshotState) Nodes() ([]*structs.Node, error)           { return s.sn
 func (s *snapshotState) NodeSet() ([]*structs.Node, map[string]*structs.Node, error) {
 	return s.snap.NodeSet()
 }
+
+// ReadyNodeCounts serves the scheduler the store's shared counts of ready
+// nodes.
+func (s *snapshotState) ReadyNodeCounts() (map[string]map[string]int, error) {
+	return s.snap.ReadyNodeCounts()
+}
 func (s *snapshotState) AllocsByJob(ns, jobID string) ([]*structs.Allocation, error) {
 	return s.snap.AllocsByJob(nil, ns, jobID, true)
 }

@@ -40,17 +40,18 @@ type poolChecker struct{ pool string }
 
 func (c poolChecker) classSafe() bool { return false }
 func (c poolChecker) check(_ *evalContext, n *structs.Node) (bool, rejection) {
-	if c.pool == structs.AllNodePools {
-		return true, rejection{}
-	}
 	pool := n.NodePool
 	if pool == "" {
 		pool = structs.DefaultNodePool
 	}
-	if pool == c.pool {
+	if c.matches(pool) {
 		return true, rejection{}
 	}
 	return false, rejection{filterNodePool, "node pool"}
+}
+
+func (c poolChecker) matches(pool string) bool {
+	return c.pool == structs.AllNodePools || pool == c.pool
 }
 
 // datacenterChecker keeps nodes whose datacenter matches one of the job's
@@ -59,20 +60,27 @@ type datacenterChecker struct{ patterns []string }
 
 func (c datacenterChecker) classSafe() bool { return false }
 func (c datacenterChecker) check(_ *evalContext, n *structs.Node) (bool, rejection) {
-	if len(c.patterns) == 0 {
+	if c.matches(n.Datacenter) {
 		return true, rejection{}
 	}
+	return false, rejection{filterDatacenter, "datacenter"}
+}
+
+func (c datacenterChecker) matches(dc string) bool {
+	if len(c.patterns) == 0 {
+		return true
+	}
 	for _, p := range c.patterns {
-		if p == n.Datacenter || p == "*" {
-			return true, rejection{}
+		if p == dc || p == "*" {
+			return true
 		}
 		if strings.ContainsAny(p, "*?[") {
-			if ok, err := path.Match(p, n.Datacenter); err == nil && ok {
-				return true, rejection{}
+			if ok, err := path.Match(p, dc); err == nil && ok {
+				return true
 			}
 		}
 	}
-	return false, rejection{filterDatacenter, "datacenter"}
+	return false
 }
 
 // driverChecker keeps nodes where every driver the group uses is detected
@@ -284,6 +292,27 @@ type feasibilityIterator struct {
 	unique   []checker // evaluated for every node
 	classRes map[string]classResult
 	stats    *filterStats
+	pool     poolChecker
+	dcs      datacenterChecker
+}
+
+// inPool counts the ready nodes in the job's node pool and datacenters
+// from counts by pool and datacenter (see structs.CountReadyNodes): the
+// nodes the static checks would count as in the pool had they all been
+// visited.
+func (it *feasibilityIterator) inPool(ready map[string]map[string]int) int {
+	n := 0
+	for pool, byDC := range ready {
+		if !it.pool.matches(pool) {
+			continue
+		}
+		for dc, c := range byDC {
+			if it.dcs.matches(dc) {
+				n += c
+			}
+		}
+	}
+	return n
 }
 
 type classResult struct {
@@ -321,7 +350,8 @@ func newFeasibilityIterator(ctx *evalContext, source nodeIterator, job *structs.
 		pool = structs.DefaultNodePool
 	}
 	it.stats.metric.NodePool = pool
-	it.pre = []checker{poolChecker{pool}, datacenterChecker{job.Datacenters}}
+	it.pool, it.dcs = poolChecker{pool}, datacenterChecker{job.Datacenters}
+	it.pre = []checker{it.pool, it.dcs}
 
 	var drivers []string
 	for _, t := range tg.Tasks {

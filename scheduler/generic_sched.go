@@ -71,7 +71,7 @@ func (s *genericScheduler) attempt() (done, progress bool, err error) {
 	stackFor := func(tg *structs.TaskGroup) *groupStack {
 		st, ok := stacks[tg.Name]
 		if !ok {
-			st = newGroupStack(ctx, job, tg, ordered, snap.algorithm)
+			st = newGroupStack(ctx, job, tg, ordered, snap.ready, snap.algorithm)
 			stacks[tg.Name] = st
 		}
 		return st

@@ -1034,3 +1034,38 @@ func TestCandidateLimit(t *testing.T) {
 		})
 	}
 }
+
+// A placement checks the nodes it scores, not the whole cluster; its
+// metric still counts every ready node of the pool and datacenters.
+func TestFeasibility_ChecksOnlyTheNodesItScores(t *testing.T) {
+	h := newHarness(t)
+	nodes := h.addNodes(1000, func(i int, n *structs.Node) {
+		switch {
+		case i%10 == 1:
+			n.Datacenter = "dc2"
+		case i%10 == 2:
+			n.SchedulingEligibility = structs.NodeSchedulingIneligible
+		}
+	})
+	job := mockJob("j", structs.JobTypeBatch, 1)
+	h.State.upsertJob(job)
+	byID := make(map[string]*structs.Node, len(nodes))
+	for _, n := range nodes {
+		byID[n.ID] = n
+	}
+	ctx := newEvalContext(h.State, &structs.Plan{}, job.ID, byID)
+	st := newGroupStack(ctx, job, job.TaskGroups[0], nodes, structs.CountReadyNodes(nodes), structs.SchedulerAlgorithmBinpack)
+	best, m := st.selectNode()
+	must.NotNil(t, best)
+	must.Eq(t, 800, m.NodesInPool)
+	must.Eq(t, candidateLimit(800, false, 0), m.NodesEvaluated)
+	// The static checks visited a few more nodes than the pass scored
+	// (the dc2 and ineligible ones on the way), far from all 1,000.
+	must.Less(t, 30, st.stats.metric.NodesEvaluated+st.stats.notReady)
+
+	// Asking for every feasible node completes the pass.
+	must.Len(t, 800, st.feasible.all())
+	must.Eq(t, 900, st.stats.metric.NodesEvaluated)
+	must.Eq(t, 100, st.stats.notReady)
+	must.Eq(t, 800, st.stats.metric.NodesInPool)
+}

@@ -143,10 +143,31 @@ type sharedNodes struct {
 	*memState
 	nodes []*structs.Node
 	byID  map[string]*structs.Node
+	ready map[string]map[string]int
 }
 
 func (s *sharedNodes) NodeSet() ([]*structs.Node, map[string]*structs.Node, error) {
 	return s.nodes, s.byID, nil
+}
+
+// ReadyNodeCounts serves counts kept with the set (ReadyCountState), as
+// the server's snapshots do, or counts the set's nodes.
+func (s *sharedNodes) ReadyNodeCounts() (map[string]map[string]int, error) {
+	if s.ready != nil {
+		return s.ready, nil
+	}
+	return structs.CountReadyNodes(s.nodes), nil
+}
+
+// fixedShared is a shared node set built once from the harness's nodes,
+// as a server serves one version of the nodes table to every eval.
+func (h *Harness) fixedShared() *sharedNodes {
+	s := &sharedNodes{memState: h.State, nodes: h.State.nodes, byID: make(map[string]*structs.Node, len(h.State.nodes))}
+	for _, n := range s.nodes {
+		s.byID[n.ID] = n
+	}
+	s.ready = structs.CountReadyNodes(s.nodes)
+	return s
 }
 
 func newHarness(t testing.TB) *Harness {

@@ -202,10 +202,12 @@ func (o *outcome) run(attempt func() (done, progress bool, err error)) error {
 
 // snapshot is what one plan attempt reads from state.
 type snapshot struct {
-	job       *structs.Job
-	allocs    []*structs.Allocation
-	nodes     []*structs.Node
-	nodeByID  map[string]*structs.Node
+	job      *structs.Job
+	allocs   []*structs.Allocation
+	nodes    []*structs.Node
+	nodeByID map[string]*structs.Node
+	// ready counts the ready nodes by pool and datacenter.
+	ready     map[string]map[string]int
 	algorithm string
 	// nodeLimit is how many nodes a placement with preferences scores.
 	nodeLimit int
@@ -230,6 +232,14 @@ func readSnapshot(state State, eval *structs.Evaluation) (*snapshot, error) {
 		}
 	} else if snap.nodes, err = state.Nodes(); err != nil {
 		return nil, fmt.Errorf("read nodes: %w", err)
+	}
+	if rc, ok := state.(ReadyCountState); ok {
+		// Shared too.
+		if snap.ready, err = rc.ReadyNodeCounts(); err != nil {
+			return nil, fmt.Errorf("count ready nodes: %w", err)
+		}
+	} else {
+		snap.ready = structs.CountReadyNodes(snap.nodes)
 	}
 	if snap.algorithm, snap.nodeLimit, err = schedulerSettings(state); err != nil {
 		return nil, err

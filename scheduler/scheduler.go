@@ -43,6 +43,13 @@ type NodeSetState interface {
 	NodeSet() ([]*structs.Node, map[string]*structs.Node, error)
 }
 
+// ReadyCountState is a State that can count the ready nodes by node pool
+// and datacenter (structs.CountReadyNodes) once per version of the nodes
+// table; the counts are shared and read-only to the scheduler.
+type ReadyCountState interface {
+	ReadyNodeCounts() (map[string]map[string]int, error)
+}
+
 // Planner applies the scheduler's decisions.
 type Planner interface {
 	// SubmitPlan commits what it can of the plan. A non-nil State means

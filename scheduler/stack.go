@@ -29,25 +29,66 @@ func (it *sliceIterator) Next() *structs.Node {
 	return n
 }
 
-// circularIterator walks a node slice at most once per pass, each pass
-// starting where the last one stopped, so that consecutive placements
-// look at different candidates. It counts the nodes a pass evaluates.
+// feasibleNodes is a group's statically feasible nodes in visiting
+// order, found as placements ask for them: a one-alloc job on a thousand
+// nodes checks the few it scores, not all of them, as Nomad's stack pulls
+// its candidates. What needs every feasible node (spread, the verdict on
+// a failed placement, the system scheduler) calls all.
+type feasibleNodes struct {
+	checks *feasibilityIterator
+	nodes  []*structs.Node
+	done   bool
+}
+
+// at returns the i-th feasible node, checking further nodes as needed;
+// nil when fewer than i+1 nodes are feasible.
+func (f *feasibleNodes) at(i int) *structs.Node {
+	for i >= len(f.nodes) && !f.done {
+		if n := f.checks.Next(); n != nil {
+			f.nodes = append(f.nodes, n)
+		} else {
+			f.done = true
+		}
+	}
+	if i < len(f.nodes) {
+		return f.nodes[i]
+	}
+	return nil
+}
+
+// all checks every remaining node and returns the feasible ones.
+func (f *feasibleNodes) all() []*structs.Node {
+	for !f.done {
+		f.at(len(f.nodes))
+	}
+	return f.nodes
+}
+
+// circularIterator walks the feasible nodes at most once per pass, each
+// pass starting where the last one stopped, so that consecutive
+// placements look at different candidates. It counts the nodes a pass
+// evaluates.
 type circularIterator struct {
 	ctx    *evalContext
-	nodes  []*structs.Node
+	set    *feasibleNodes
 	offset int
 	seen   int
 }
 
 func (it *circularIterator) Next() *structs.Node {
-	if it.seen >= len(it.nodes) {
+	if it.set.done && it.seen >= len(it.set.nodes) {
 		return nil
 	}
-	n := it.nodes[it.offset]
-	it.offset++
-	if it.offset == len(it.nodes) {
+	n := it.set.at(it.offset)
+	if n == nil {
+		// Past the last feasible node (the set is complete now): wrap.
+		if it.seen >= len(it.set.nodes) {
+			return nil
+		}
 		it.offset = 0
+		n = it.set.nodes[0]
 	}
+	it.offset++
 	it.seen++
 	it.ctx.metric.NodesEvaluated++
 	return n
@@ -94,27 +135,29 @@ type groupStack struct {
 	ask      structs.ComparableResources
 	stats    *filterStats
 	checks   *feasibilityIterator
-	feasible []*structs.Node
-	source   *circularIterator
-	binpack  *binPackIterator
-	limit    *limitIterator
-	top      *maxScoreIterator
+	feasible *feasibleNodes
+	// inPool is how many ready nodes the job's node pool and
+	// datacenters hold, whether checked yet or not.
+	inPool  int
+	source  *circularIterator
+	binpack *binPackIterator
+	limit   *limitIterator
+	top     *maxScoreIterator
 
 	// failed is the metric of the first placement that found no node;
 	// later placements of the group are coalesced into it.
 	failed *structs.AllocMetric
 }
 
-func newGroupStack(ctx *evalContext, job *structs.Job, tg *structs.TaskGroup, nodes []*structs.Node, algorithm string) *groupStack {
+// ready counts the ready nodes by pool and datacenter (see
+// structs.CountReadyNodes).
+func newGroupStack(ctx *evalContext, job *structs.Job, tg *structs.TaskGroup, nodes []*structs.Node, ready map[string]map[string]int, algorithm string) *groupStack {
 	s := &groupStack{ctx: ctx, job: job, tg: tg, ask: tg.Ask()}
 	s.checks = newFeasibilityIterator(ctx, &sliceIterator{nodes: nodes}, job, tg)
 	s.stats = s.checks.stats
-	s.feasible = make([]*structs.Node, 0, len(nodes))
-	for n := s.checks.Next(); n != nil; n = s.checks.Next() {
-		s.feasible = append(s.feasible, n)
-	}
-
-	s.source = &circularIterator{ctx: ctx, nodes: s.feasible}
+	s.feasible = &feasibleNodes{checks: s.checks}
+	s.inPool = s.checks.inPool(ready)
+	s.source = &circularIterator{ctx: ctx, set: s.feasible}
 	var it nodeIterator = s.source
 	addDynamic := func(cs []*structs.Constraint, jobLevel bool) {
 		for _, c := range cs {
@@ -149,9 +192,9 @@ func newGroupStack(ctx *evalContext, job *structs.Job, tg *structs.TaskGroup, no
 	}
 	spreads := append(append([]*structs.Spread(nil), job.Spreads...), tg.Spreads...)
 	if len(spreads) > 0 {
-		rank = newSpreadIterator(ctx, rank, spreads, tg.Name, tg.Count, s.feasible)
+		rank = newSpreadIterator(ctx, rank, spreads, tg.Name, tg.Count, s.feasible.all())
 	}
-	s.limit = &limitIterator{source: rank, limit: candidateLimit(len(s.feasible), len(affs)+len(spreads) > 0, ctx.nodeLimit)}
+	s.limit = &limitIterator{source: rank, limit: candidateLimit(s.inPool, len(affs)+len(spreads) > 0, ctx.nodeLimit)}
 	s.top = &maxScoreIterator{ctx: ctx, source: s.limit}
 	return s
 }
@@ -159,7 +202,7 @@ func newGroupStack(ctx *evalContext, job *structs.Job, tg *structs.TaskGroup, no
 // selectNode picks a node for one more allocation of the group and
 // returns it with the placement's metric; nil when no node fits.
 func (s *groupStack) selectNode() (*rankedNode, *structs.AllocMetric) {
-	m := &structs.AllocMetric{NodePool: s.stats.metric.NodePool, NodesInPool: s.stats.metric.NodesInPool}
+	m := &structs.AllocMetric{NodePool: s.stats.metric.NodePool, NodesInPool: s.inPool}
 	s.ctx.metric = m
 	s.source.reset()
 	s.binpack.reset()
@@ -174,6 +217,7 @@ func (s *groupStack) selectNode() (*rankedNode, *structs.AllocMetric) {
 // failureMetric merges the static filtering of every node with what the
 // failed pass saw among the feasible ones.
 func (s *groupStack) failureMetric(pass *structs.AllocMetric) *structs.AllocMetric {
+	s.feasible.all() // the static filtering of every node
 	m := s.stats.metric.Copy()
 	m.NodesFiltered += pass.NodesFiltered
 	for k, v := range pass.ConstraintFiltered {
@@ -215,6 +259,7 @@ func (s *groupStack) feasibleOn(n *structs.Node) bool {
 // verdict decides whether the group can be placed on no node whatever the
 // current usage, and says why.
 func (s *groupStack) verdict() (bool, string) {
+	feasible := s.feasible.all()
 	st := s.stats
 	if st.metric.NodesEvaluated == 0 {
 		if st.notReady == 0 {
@@ -222,11 +267,11 @@ func (s *groupStack) verdict() (bool, string) {
 		}
 		return true, fmt.Sprintf("no node is ready and eligible (%d not ready or ineligible)", st.notReady)
 	}
-	if len(s.feasible) == 0 {
+	if len(feasible) == 0 {
 		return true, s.filterReason()
 	}
 	var largest structs.ComparableResources
-	for _, n := range s.feasible {
+	for _, n := range feasible {
 		c := n.Comparable()
 		if ok, _ := c.Superset(s.ask); ok {
 			return false, ""

@@ -108,10 +108,11 @@ func (s *systemScheduler) reconcile(ctx *evalContext, plan *structs.Plan, job *s
 	}
 	var places []placement
 	for _, tg := range job.TaskGroups {
-		st := newGroupStack(ctx, job, tg, nodes, algorithm)
+		st := newGroupStack(ctx, job, tg, nodes, structs.CountReadyNodes(nodes), algorithm)
 		stacks[tg.Name] = st
-		feasible := make(map[string]bool, len(st.feasible))
-		for _, n := range st.feasible {
+		all := st.feasible.all()
+		feasible := make(map[string]bool, len(all))
+		for _, n := range all {
 			feasible[n.ID] = true
 		}
 		for _, n := range nodes {

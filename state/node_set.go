@@ -16,6 +16,9 @@ type nodeSetCache struct {
 	index uint64
 	nodes []*structs.Node
 	byID  map[string]*structs.Node
+	// ready counts the ready nodes by node pool and datacenter, computed
+	// the first time a scheduler asks for it at this version.
+	ready map[string]map[string]int
 }
 
 // NodeSet returns every node in ID order and the same nodes by ID, as of
@@ -51,9 +54,46 @@ func (s *StateSnapshot) NodeSet() ([]*structs.Node, map[string]*structs.Node, er
 		c.mu.Lock()
 		// An older snapshot must not replace a newer version.
 		if c.nodes == nil || index > c.index {
-			c.index, c.nodes, c.byID = index, nodes, byID
+			c.index, c.nodes, c.byID, c.ready = index, nodes, byID, nil
 		}
 		c.mu.Unlock()
 	}
 	return nodes, byID, nil
+}
+
+// ReadyNodeCounts returns how many nodes are ready for placements
+// (structs.Node.Ready), by node pool and then datacenter, as of this
+// snapshot. Like NodeSet it is shared between readers of the same version
+// of the nodes table and must not be modified. It lets a scheduler report
+// how many nodes a job's pool and datacenters hold without visiting each
+// node.
+func (s *StateSnapshot) ReadyNodeCounts() (map[string]map[string]int, error) {
+	index, err := s.Index(TableNodes)
+	if err != nil {
+		return nil, err
+	}
+	c := s.nodeSets
+	if c != nil {
+		c.mu.Lock()
+		if c.ready != nil && c.index == index {
+			ready := c.ready
+			c.mu.Unlock()
+			return ready, nil
+		}
+		c.mu.Unlock()
+	}
+	nodes, _, err := s.NodeSet()
+	if err != nil {
+		return nil, err
+	}
+	ready := structs.CountReadyNodes(nodes)
+	if c != nil {
+		c.mu.Lock()
+		// Only next to the node list of the same version.
+		if c.index == index && c.nodes != nil {
+			c.ready = ready
+		}
+		c.mu.Unlock()
+	}
+	return ready, nil
 }

@@ -3,6 +3,7 @@ package state
 import (
 	"testing"
 
+	"github.com/nomadq/nomadq/structs"
 	"github.com/shoenig/test/must"
 )
 
@@ -61,4 +62,45 @@ func TestNodeSet_SharedPerVersionOfTheNodesTable(t *testing.T) {
 	must.NoError(t, err)
 	must.SliceEmpty(t, none)
 	must.MapEmpty(t, byNone)
+}
+
+// The ready counts by pool and datacenter follow the nodes table's
+// versions as the node set does.
+func TestReadyNodeCounts_PerVersionOfTheNodesTable(t *testing.T) {
+	s := testStore(t)
+	node := func(pool, dc string, ready bool) *structs.Node {
+		n := mockNode()
+		n.NodePool, n.Datacenter = pool, dc
+		n.SchedulingEligibility = structs.NodeSchedulingEligible
+		if !ready {
+			n.SchedulingEligibility = structs.NodeSchedulingIneligible
+		}
+		return n
+	}
+	must.NoError(t, s.UpsertNode(2, node("", "dc1", true)))
+	must.NoError(t, s.UpsertNode(3, node("default", "dc1", true)))
+	must.NoError(t, s.UpsertNode(4, node("gpu", "dc2", true)))
+	must.NoError(t, s.UpsertNode(5, node("gpu", "dc2", false)))
+	old, err := s.Snapshot()
+	must.NoError(t, err)
+	counts, err := old.ReadyNodeCounts()
+	must.NoError(t, err)
+	want := map[string]map[string]int{"default": {"dc1": 2}, "gpu": {"dc2": 1}}
+	must.Eq(t, want, counts)
+	again, err := old.ReadyNodeCounts()
+	must.NoError(t, err)
+	counts["marker"] = nil
+	must.MapContainsKey(t, again, "marker", must.Sprint("the same version is served from the cache"))
+	delete(counts, "marker")
+
+	must.NoError(t, s.UpsertNode(6, node("gpu", "dc3", true)))
+	snap, err := s.Snapshot()
+	must.NoError(t, err)
+	newer, err := snap.ReadyNodeCounts()
+	must.NoError(t, err)
+	must.Eq(t, map[string]map[string]int{"default": {"dc1": 2}, "gpu": {"dc2": 1, "dc3": 1}}, newer)
+	// The older snapshot still counts its own version.
+	older, err := old.ReadyNodeCounts()
+	must.NoError(t, err)
+	must.Eq(t, want, older)
 }

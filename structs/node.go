@@ -65,6 +65,28 @@ func (n *Node) Ready() bool {
 	return n.Status == NodeStatusReady && n.SchedulingEligibility == NodeSchedulingEligible && n.DrainStrategy == nil
 }
 
+// CountReadyNodes counts the ready nodes of a list by node pool (the
+// default pool for a node that names none) and datacenter.
+func CountReadyNodes(nodes []*Node) map[string]map[string]int {
+	ready := make(map[string]map[string]int)
+	for _, n := range nodes {
+		if !n.Ready() {
+			continue
+		}
+		pool := n.NodePool
+		if pool == "" {
+			pool = DefaultNodePool
+		}
+		byDC := ready[pool]
+		if byDC == nil {
+			byDC = make(map[string]int)
+			ready[pool] = byDC
+		}
+		byDC[n.Datacenter]++
+	}
+	return ready
+}
+
 // TerminalStatus reports whether the node is gone for scheduling.
 func (n *Node) TerminalStatus() bool { return n.Status == NodeStatusDown }
 
