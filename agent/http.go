@@ -284,6 +284,10 @@ func acceptsGzip(r *http.Request) bool {
 	return false
 }
 
+// maxPresizedBody caps the buffer decodeBody sizes up front from a
+// request's Content-Length; a larger body grows as it is read.
+const maxPresizedBody = 1 << 20
+
 // decodeBody decodes a JSON request body into out, ignoring fields it
 // does not know. An empty, malformed or mistyped body is a 400 naming the
 // problem; an oversized one is a 413.
@@ -291,7 +295,15 @@ func decodeBody(r *http.Request, out any) error {
 	if r.Body == nil {
 		return codedErr(http.StatusBadRequest, "Request body is empty")
 	}
-	body, err := io.ReadAll(r.Body)
+	// Sized from Content-Length when the client sent one, so a job of a
+	// few KB is read into one buffer instead of growing one from 512
+	// bytes (a tenth of a registration's handling).
+	var buf bytes.Buffer
+	if n := r.ContentLength; n > 0 && n <= maxPresizedBody {
+		buf.Grow(int(n) + bytes.MinRead)
+	}
+	_, err := buf.ReadFrom(r.Body)
+	body := buf.Bytes()
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {

@@ -23,6 +23,17 @@ const snapshotChunk = 256 << 10
 type inmemSnapshots struct {
 	mu     sync.RWMutex
 	latest *inmemSnapshot
+	// closed, when set, is told the size of each snapshot that becomes
+	// the latest.
+	closed func(size int64)
+}
+
+// onClosed sets the function told the size of each snapshot that becomes
+// the latest; it runs on the goroutine that closes the snapshot.
+func (s *inmemSnapshots) onClosed(f func(size int64)) {
+	s.mu.Lock()
+	s.closed = f
+	s.mu.Unlock()
 }
 
 type inmemSnapshot struct {
@@ -104,7 +115,11 @@ func (k *inmemSnapshotSink) Close() error {
 	k.done = true
 	k.store.mu.Lock()
 	k.store.latest = k.snap
+	closed := k.store.closed
 	k.store.mu.Unlock()
+	if closed != nil {
+		closed(k.snap.meta.Size)
+	}
 	return nil
 }
 

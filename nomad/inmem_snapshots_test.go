@@ -2,11 +2,13 @@ package nomad
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/hashicorp/raft"
+	"github.com/nomadq/nomadq/structs"
 	"github.com/shoenig/test/must"
 )
 
@@ -79,4 +81,30 @@ func TestInmemSnapshots_KeepsTheLatestClosedSnapshot(t *testing.T) {
 
 	_, err = s.Create(2, 40, 3, raft.Configuration{}, 1, nil)
 	must.ErrorContains(t, err, "unsupported snapshot version")
+}
+
+// A dev server's snapshot threshold follows its state's size: after a
+// snapshot of several MB it waits for that many bytes of entries
+// (devRaftEntryBytes each) before the next, within its bounds.
+func TestDevServer_SnapshotThresholdFollowsTheState(t *testing.T) {
+	must.Eq(t, devRaftSnapshotThreshold, devSnapshotThreshold(0))
+	must.Eq(t, devRaftSnapshotThreshold, devSnapshotThreshold(100<<10))
+	must.Eq(t, 1000, devSnapshotThreshold(1000*devRaftEntryBytes))
+	must.Eq(t, devRaftMaxSnapshotThreshold, devSnapshotThreshold(1<<40))
+
+	s := testServer(t, nil)
+	waitForLeader(t, s)
+	must.Eq(t, devRaftSnapshotThreshold, s.raft.ReloadableConfig().SnapshotThreshold)
+	for i := range 1500 {
+		_, _, err := s.raftApply(structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: mockJob(fmt.Sprintf("job-%d", i))})
+		must.NoError(t, err)
+	}
+	future := s.raft.Snapshot()
+	must.NoError(t, future.Error())
+	meta, rc, err := future.Open()
+	must.NoError(t, err)
+	_ = rc.Close()
+	want := devSnapshotThreshold(meta.Size)
+	must.Greater(t, devRaftSnapshotThreshold, want, must.Sprintf("a %d byte snapshot", meta.Size))
+	must.Eq(t, want, s.raft.ReloadableConfig().SnapshotThreshold)
 }

@@ -214,11 +214,27 @@ func (s *Server) setupRPC() error {
 // two times this) that threshold is checked. Its entries (each an encoded
 // job, plan or batch of client updates, 2 to 12 KB) live in memory, and no
 // follower ever needs the old ones.
+//
+// The threshold grows with the state: a snapshot encodes the whole state,
+// so with thousands of jobs a fixed 256 entries made compaction cost more
+// than the entries (5% of a busy agent's CPU). After each snapshot the
+// threshold becomes the snapshot's size over devRaftEntryBytes entries
+// (within 256 and Nomad's 8,192): the log then holds at most a few times
+// the state's size, and each entry pays a fixed share of the snapshots,
+// however large the state.
 const (
-	devRaftTrailingLogs      = 128
-	devRaftSnapshotThreshold = 256
-	devRaftSnapshotInterval  = 5 * time.Second
+	devRaftTrailingLogs         = 128
+	devRaftSnapshotThreshold    = 256
+	devRaftMaxSnapshotThreshold = 8192
+	devRaftEntryBytes           = 2 << 10
+	devRaftSnapshotInterval     = 5 * time.Second
 )
+
+// devSnapshotThreshold is a dev server's snapshot threshold after a
+// snapshot of size bytes.
+func devSnapshotThreshold(size int64) uint64 {
+	return uint64(min(max(size/devRaftEntryBytes, devRaftSnapshotThreshold), devRaftMaxSnapshotThreshold))
+}
 
 func (s *Server) setupRaft() error {
 	s.raftTransport = raft.NewNetworkTransportWithLogger(s.raftLayer, 3, s.config.RaftTimeout, s.logger.Named("raft-net"))
@@ -304,6 +320,24 @@ func (s *Server) setupRaft() error {
 		return fmt.Errorf("server: start raft: %w", err)
 	}
 	s.raft = r
+	if store, ok := snaps.(*inmemSnapshots); ok {
+		base := conf.SnapshotThreshold
+		store.onClosed(func(size int64) {
+			// Only the threshold: the heartbeat timeout may be the short
+			// one of standIfAlone.
+			rc := r.ReloadableConfig()
+			want := max(base, devSnapshotThreshold(size))
+			if rc.SnapshotThreshold == want {
+				return
+			}
+			rc.SnapshotThreshold = want
+			if err := r.ReloadConfig(rc); err != nil {
+				s.logger.Warn("cannot set the raft snapshot threshold", "threshold", rc.SnapshotThreshold, "error", err)
+				return
+			}
+			s.logger.Debug("raft snapshot threshold follows the state's size", "snapshot_bytes", size, "threshold", rc.SnapshotThreshold)
+		})
+	}
 	if err := s.standIfAlone(*conf); err != nil {
 		// The election only waits for the usual heartbeat timeout.
 		s.logger.Warn("cannot stand for election at once", "error", err)
