@@ -163,7 +163,11 @@ func BenchmarkPlanApply(b *testing.B) {
 				for k := 0; k < size; k++ {
 					plan.AppendAlloc(mockAlloc(job, nodes[(i*size+k)%len(nodes)], reg.EvalID))
 				}
-				if _, err := s.applyPlan(plan); err != nil {
+				_, commit, err := s.applyPlan(plan, &inflightPlans{})
+				if err == nil && commit != nil {
+					err = raftResult(commit)
+				}
+				if err != nil {
 					b.Fatal(err)
 				}
 			}

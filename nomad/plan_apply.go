@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
 	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
 )
@@ -15,7 +16,16 @@ import (
 // priority order, checks each node's part against the latest state, and
 // commits what fits through Raft. One applier means two plans can never
 // both take the same free capacity.
+//
+// A plan that fits in full is answered as soon as its Raft entry is on
+// its way, with the entry's future (PlanResult via PendingPlan.Commit):
+// the worker goes on to its next eval and acks this one only once the
+// entry is applied, as it does for its eval status writes. Until then the
+// applier counts the plan's placements against their nodes (inflight), so
+// the next plans cannot take the same capacity. A plan that fits only in
+// part is answered once applied, with the index to refresh to.
 func (s *Server) planApply(ctx context.Context) {
+	inflight := &inflightPlans{}
 	for ctx.Err() == nil {
 		pending, err := s.planQueue.Dequeue(500 * time.Millisecond)
 		if err != nil {
@@ -28,31 +38,113 @@ func (s *Server) planApply(ctx context.Context) {
 		if pending == nil {
 			continue
 		}
-		result, err := s.applyPlan(pending.Plan)
-		pending.Respond(result, err)
+		result, commit, err := s.applyPlan(pending.Plan, inflight)
+		pending.respond(result, commit, err)
 	}
 }
 
-func (s *Server) applyPlan(plan *structs.Plan) (*structs.PlanResult, error) {
+// inflightPlans are the placements of plans answered before their Raft
+// entry was applied. Only the applier goroutine uses it.
+type inflightPlans struct {
+	plans []*inflightPlan
+}
+
+type inflightPlan struct {
+	applied chan struct{} // closed once the entry is applied or failed
+	byNode  map[string][]*structs.Allocation
+}
+
+// maxInflightPlans bounds the plans awaiting their entry: the applier
+// waits for the oldest beyond it. Workers bound it already (each has at
+// most two plans awaiting their entry), so this is only a safety net.
+const maxInflightPlans = 64
+
+// prune forgets the plans whose entry is applied: a snapshot taken after
+// holds their placements.
+func (f *inflightPlans) prune() {
+	if len(f.plans) >= maxInflightPlans {
+		<-f.plans[0].applied
+	}
+	kept := f.plans[:0]
+	for _, p := range f.plans {
+		select {
+		case <-p.applied:
+		default:
+			kept = append(kept, p)
+		}
+	}
+	clear(f.plans[len(kept):])
+	f.plans = kept
+}
+
+// add counts a plan's placements until applied is closed.
+func (f *inflightPlans) add(byNode map[string][]*structs.Allocation, applied chan struct{}) {
+	f.plans = append(f.plans, &inflightPlan{applied: applied, byNode: byNode})
+}
+
+// sharedApply lets several goroutines wait for one Raft entry (the plan
+// applier's in-flight count and the worker), where raft's futures allow
+// one waiter.
+type sharedApply struct {
+	done  chan struct{}
+	err   error
+	resp  any
+	index uint64
+}
+
+func newSharedApply(f raft.ApplyFuture) *sharedApply {
+	s := &sharedApply{done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		if s.err = f.Error(); s.err == nil {
+			s.resp, s.index = f.Response(), f.Index()
+		}
+	}()
+	return s
+}
+
+func (s *sharedApply) Error() error  { <-s.done; return s.err }
+func (s *sharedApply) Response() any { <-s.done; return s.resp }
+func (s *sharedApply) Index() uint64 { <-s.done; return s.index }
+
+// onNode returns the in-flight placements on a node.
+func (f *inflightPlans) onNode(nodeID string) []*structs.Allocation {
+	if f == nil {
+		return nil
+	}
+	var out []*structs.Allocation
+	for _, p := range f.plans {
+		out = append(out, p.byNode[nodeID]...)
+	}
+	return out
+}
+
+// applyPlan checks a plan and sends what fits to Raft. A full commit is
+// returned with the future of its entry, still being applied; a partial
+// one after its entry is applied, with a nil future.
+func (s *Server) applyPlan(plan *structs.Plan, inflight *inflightPlans) (*structs.PlanResult, raft.ApplyFuture, error) {
 	defer s.metrics().MeasureSince([]string{"nomad", "plan", "apply"}, time.Now())
 	if plan.EvalToken != "" {
 		token, ok := s.evalBroker.Outstanding(plan.EvalID)
 		if !ok || token != plan.EvalToken {
-			return nil, fmt.Errorf("plan for eval %s rejected: evaluation token does not match", plan.EvalID)
+			return nil, nil, fmt.Errorf("plan for eval %s rejected: evaluation token does not match", plan.EvalID)
 		}
 	}
+	// Forget the plans applied by now before the snapshot that holds
+	// them.
+	inflight.prune()
 	snap, err := s.State().Snapshot()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	evalStart := time.Now()
-	result, err := evaluatePlan(snap, plan, s.logger)
+	result, err := evaluatePlan(snap, plan, inflight, s.logger)
 	s.metrics().MeasureSince([]string{"nomad", "plan", "evaluate"}, evalStart)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(result.NodeAllocation) == 0 && len(result.NodeUpdate) == 0 {
-		return result, nil
+		return result, nil, nil
 	}
 
 	now := time.Now().UnixNano()
@@ -81,7 +173,7 @@ func (s *Server) applyPlan(plan *structs.Plan) (*structs.PlanResult, error) {
 		for _, a := range allocs {
 			existing, err := snap.AllocByID(nil, a.ID)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			c := strip(a)
 			placements = append(placements, placement{planned: a, write: c, existing: existing})
@@ -97,7 +189,7 @@ func (s *Server) applyPlan(plan *structs.Plan) (*structs.PlanResult, error) {
 		}
 	}
 	if err := s.signIdentities(snap, plan, placements); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// The scheduler's verdict on its eval, for a plan that commits in
 	// full, goes in the same entry (see structs.Plan.EvalUpdate).
@@ -110,16 +202,24 @@ func (s *Server) applyPlan(plan *structs.Plan) (*structs.PlanResult, error) {
 			evalUpdated = true
 		}
 	}
+	if result.RefreshIndex == 0 {
+		future, err := s.raftApplyAsync(structs.ApplyPlanResultsRequestType, req)
+		if err != nil {
+			return nil, nil, err
+		}
+		shared := newSharedApply(future)
+		inflight.add(result.NodeAllocation, shared.done)
+		result.EvalUpdated = evalUpdated
+		return result, shared, nil
+	}
 	_, index, err := s.raftApply(structs.ApplyPlanResultsRequestType, req)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	result.EvalUpdated = evalUpdated
 	result.AllocIndex = index
-	if result.RefreshIndex != 0 {
-		result.RefreshIndex = index
-	}
-	return result, nil
+	result.RefreshIndex = index
+	return result, nil, nil
 }
 
 // evaluatePlan keeps the part of the plan that still fits: a node's
@@ -127,14 +227,16 @@ func (s *Server) applyPlan(plan *structs.Plan) (*structs.PlanResult, error) {
 // allocations, less those the plan stops or replaces, plus the placements
 // fit its capacity. Stops always apply. When a node's part is dropped the
 // result asks the scheduler to refresh and retry.
-func evaluatePlan(snap *state.StateSnapshot, plan *structs.Plan, logger hclog.Logger) (*structs.PlanResult, error) {
+// The placements of plans still in flight (nil for none) count against
+// their nodes as if applied.
+func evaluatePlan(snap *state.StateSnapshot, plan *structs.Plan, inflight *inflightPlans, logger hclog.Logger) (*structs.PlanResult, error) {
 	result := &structs.PlanResult{
 		NodeUpdate:     plan.NodeUpdate,
 		NodeAllocation: make(map[string][]*structs.Allocation, len(plan.NodeAllocation)),
 	}
 	partial := false
 	for nodeID, placed := range plan.NodeAllocation {
-		ok, reason, err := nodeFits(snap, plan, nodeID, placed)
+		ok, reason, err := nodeFits(snap, plan, nodeID, placed, inflight.onNode(nodeID))
 		if err != nil {
 			return nil, err
 		}
@@ -162,7 +264,7 @@ func evaluatePlan(snap *state.StateSnapshot, plan *structs.Plan, logger hclog.Lo
 
 var errNodeMissing = errors.New("node does not exist")
 
-func nodeFits(snap *state.StateSnapshot, plan *structs.Plan, nodeID string, placed []*structs.Allocation) (bool, string, error) {
+func nodeFits(snap *state.StateSnapshot, plan *structs.Plan, nodeID string, placed, pending []*structs.Allocation) (bool, string, error) {
 	node, err := snap.NodeByID(nil, nodeID)
 	if err != nil {
 		return false, "", err
@@ -185,14 +287,35 @@ func nodeFits(snap *state.StateSnapshot, plan *structs.Plan, nodeID string, plac
 	for _, a := range placed {
 		skip[a.ID] = true // an in-place update replaces its stored self
 	}
+	// A placement of a plan in flight stands in for its stored version,
+	// if any; its stops are not counted until applied.
+	var newer map[string]*structs.Allocation
+	if len(pending) > 0 {
+		newer = make(map[string]*structs.Allocation, len(pending))
+		for _, a := range pending {
+			newer[a.ID] = a
+		}
+	}
 	var used structs.ComparableResources
 	var holders []*structs.Allocation
-	for _, a := range existing {
+	hold := func(a *structs.Allocation) {
 		if skip[a.ID] || a.TerminalStatus() {
-			continue
+			return
 		}
 		used.Add(a.AllocatedResources.Comparable())
 		holders = append(holders, a)
+	}
+	for _, a := range existing {
+		if n, ok := newer[a.ID]; ok {
+			a = n
+			delete(newer, a.ID)
+		}
+		hold(a)
+	}
+	for _, a := range pending {
+		if newer[a.ID] == a {
+			hold(a)
+		}
 	}
 	stored := make(map[string]bool, len(existing))
 	for _, a := range existing {

@@ -1,10 +1,14 @@
 package nomad
 
 import (
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/shoenig/test/must"
+	"github.com/shoenig/test/wait"
 
 	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
@@ -70,11 +74,120 @@ func TestEvaluatePlan_HostPortAndCoreCollisions(t *testing.T) {
 			if tc.stop {
 				plan.NodeUpdate = map[string][]*structs.Allocation{node.ID: {held}}
 			}
-			res, err := evaluatePlan(snap, plan, hclog.NewNullLogger())
+			res, err := evaluatePlan(snap, plan, nil, hclog.NewNullLogger())
 			must.NoError(t, err)
 			_, placed := res.NodeAllocation[node.ID]
 			must.Eq(t, tc.fits, placed)
 			must.Eq(t, !tc.fits, res.RefreshIndex != 0)
 		})
 	}
+}
+
+// Placements of plans answered before their entry was applied count
+// against their nodes, ports and cores included, until the entry is
+// applied; then the state holds them, and they are not counted twice.
+func TestEvaluatePlan_CountsPlansInFlight(t *testing.T) {
+	node := &structs.Node{
+		ID: structs.GenerateUUID(), SecretID: structs.GenerateUUID(), Name: "n1", Datacenter: "dc1", NodePool: structs.DefaultNodePool,
+		Status: structs.NodeStatusReady, SchedulingEligibility: structs.NodeSchedulingEligible,
+		NodeResources: &structs.NodeResources{
+			Cpu:    structs.NodeCpuResources{CpuShares: 4000, TotalCpuCores: 4},
+			Memory: structs.NodeMemoryResources{MemoryMB: 8192},
+			Disk:   structs.NodeDiskResources{DiskMB: 10000},
+		},
+	}
+	alloc := func(mem int64, port int) *structs.Allocation {
+		return &structs.Allocation{
+			ID: structs.GenerateUUID(), Namespace: structs.DefaultNamespace, JobID: "j", TaskGroup: "g", NodeID: node.ID,
+			DesiredStatus: structs.AllocDesiredStatusRun, ClientStatus: structs.AllocClientStatusPending,
+			AllocatedResources: &structs.AllocatedResources{
+				Tasks: map[string]*structs.AllocatedTaskResources{"t": {
+					Cpu:    structs.AllocatedCpuResources{CpuShares: 100},
+					Memory: structs.AllocatedMemoryResources{MemoryMB: mem},
+				}},
+				Shared: structs.AllocatedSharedResources{
+					Networks: []*structs.NetworkResource{{DynamicPorts: []structs.Port{{Label: "http", Value: port}}}},
+					Ports:    []structs.AllocatedPortMapping{{Label: "http", Value: port}},
+				},
+			},
+		}
+	}
+	st, err := state.NewStateStore()
+	must.NoError(t, err)
+	must.NoError(t, st.UpsertNode(10, node))
+	job := &structs.Job{ID: "j", Name: "j", Namespace: structs.DefaultNamespace, Type: structs.JobTypeBatch, Priority: 50,
+		Datacenters: []string{"dc1"}, NodePool: structs.DefaultNodePool,
+		TaskGroups: []*structs.TaskGroup{{Name: "g", Count: 1, Tasks: []*structs.Task{{Name: "t", Driver: "raw_exec", Resources: &structs.Resources{CPU: 100, MemoryMB: 64}}}}}}
+	must.NoError(t, st.UpsertJob(9, job))
+
+	fits := func(inflight *inflightPlans, a *structs.Allocation) bool {
+		t.Helper()
+		snap, err := st.Snapshot()
+		must.NoError(t, err)
+		plan := &structs.Plan{EvalID: "e"}
+		plan.AppendAlloc(a)
+		res, err := evaluatePlan(snap, plan, inflight, hclog.NewNullLogger())
+		must.NoError(t, err)
+		_, ok := res.NodeAllocation[node.ID]
+		return ok
+	}
+
+	inflight := &inflightPlans{}
+	first := alloc(5000, 20000)
+	applied := make(chan struct{})
+	inflight.add(map[string][]*structs.Allocation{node.ID: {first}}, applied)
+
+	must.False(t, fits(inflight, alloc(4000, 20001)), must.Sprint("memory held by the plan in flight"))
+	must.False(t, fits(inflight, alloc(100, 20000)), must.Sprint("port held by the plan in flight"))
+	must.True(t, fits(inflight, alloc(3000, 20001)))
+	must.True(t, fits(nil, alloc(4000, 20000)), must.Sprint("without the plan in flight"))
+
+	// The entry is applied: the store holds the alloc, which must not be
+	// counted twice while the applier has yet to notice.
+	must.NoError(t, st.UpsertAllocs(11, []*structs.Allocation{first}))
+	must.True(t, fits(inflight, alloc(3000, 20001)))
+	close(applied)
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
+		inflight.prune()
+		return len(inflight.plans) == 0
+	}), wait.Timeout(5*time.Second), wait.Gap(5*time.Millisecond)))
+	must.False(t, fits(inflight, alloc(4000, 20001)), must.Sprint("memory held by the stored alloc"))
+}
+
+// countingApply is a Raft entry's future that counts its waiters and
+// completes when told.
+type countingApply struct {
+	done    chan struct{}
+	waiters atomic.Int32
+}
+
+func (f *countingApply) Error() error {
+	f.waiters.Add(1)
+	<-f.done
+	return nil
+}
+func (f *countingApply) Response() any { return "applied" }
+func (f *countingApply) Index() uint64 { return 42 }
+
+// A plan's entry is waited for by the applier's in-flight count and by
+// the worker; raft's future is waited on once for both.
+func TestSharedApply_ManyWaitersOneRaftWait(t *testing.T) {
+	f := &countingApply{done: make(chan struct{})}
+	shared := newSharedApply(f)
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() {
+			must.NoError(t, shared.Error())
+			must.Eq(t, "applied", shared.Response())
+			must.Eq(t, 42, shared.Index())
+		})
+	}
+	select {
+	case <-shared.done:
+		t.Fatal("done before the entry was applied")
+	case <-time.After(20 * time.Millisecond):
+	}
+	close(f.done)
+	wg.Wait()
+	must.Eq(t, 1, f.waiters.Load())
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/raft"
 	"github.com/nomadq/nomadq/structs"
 )
 
@@ -21,6 +22,10 @@ type PlanFuture interface {
 	// or until ctx ends: a submitter must never outlive its leadership
 	// waiting for an applier that has already stopped.
 	Wait(ctx context.Context) (*structs.PlanResult, error)
+	// Commit is the future of the plan's Raft entry when the answer came
+	// before the entry was applied: the submitter must wait for it (and
+	// check its response) before treating the plan as committed.
+	Commit() raft.ApplyFuture
 }
 
 // PlanQueueStats is a snapshot of the plan queue.
@@ -39,6 +44,7 @@ type PendingPlan struct {
 	once   sync.Once
 	done   chan struct{}
 	result *structs.PlanResult
+	commit raft.ApplyFuture
 	err    error
 }
 
@@ -56,10 +62,28 @@ func (p *PendingPlan) Wait(ctx context.Context) (*structs.PlanResult, error) {
 
 // Respond answers the plan's submitter; only the first answer counts.
 func (p *PendingPlan) Respond(result *structs.PlanResult, err error) {
+	p.respond(result, nil, err)
+}
+
+// respond answers with the future of the plan's Raft entry when it is
+// still being applied.
+func (p *PendingPlan) respond(result *structs.PlanResult, commit raft.ApplyFuture, err error) {
 	p.once.Do(func() {
-		p.result, p.err = result, err
+		p.result, p.commit, p.err = result, commit, err
 		close(p.done)
 	})
+}
+
+// Commit is the future of the plan's Raft entry when the applier answered
+// before the entry was applied (a plan that fits in full), nil otherwise.
+// Valid once Wait has returned the answer.
+func (p *PendingPlan) Commit() raft.ApplyFuture {
+	select {
+	case <-p.done:
+		return p.commit
+	default:
+		return nil
+	}
 }
 
 // PlanQueue orders submitted plans for the single plan applier: higher

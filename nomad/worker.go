@@ -231,6 +231,11 @@ func (w *worker) SubmitPlan(plan *structs.Plan) (*structs.PlanResult, scheduler.
 	if err != nil {
 		return nil, nil, err
 	}
+	if commit := future.Commit(); commit != nil {
+		// Answered before its entry was applied: the eval is acked
+		// only once it is, like a status write.
+		w.statusWrites = append(w.statusWrites, commit)
+	}
 	if result.RefreshIndex == 0 {
 		return result, nil, nil
 	}
