@@ -14,9 +14,10 @@ import (
 	"github.com/nomadq/nomadq/structs"
 )
 
-// Two schedulers may each give out the same free port or core from the
-// same snapshot; the plan applier lets only the first through.
-func TestEvaluatePlan_HostPortAndCoreCollisions(t *testing.T) {
+// planTestStore is a store with one ready 4-core, 8 GiB node (reserving
+// the host ports given) and a batch job "j" of one group "g".
+func planTestStore(t *testing.T, reservedPorts string) (*state.StateStore, *structs.Node) {
+	t.Helper()
 	node := &structs.Node{
 		ID: structs.GenerateUUID(), SecretID: structs.GenerateUUID(), Name: "n1", Datacenter: "dc1", NodePool: structs.DefaultNodePool,
 		Status: structs.NodeStatusReady, SchedulingEligibility: structs.NodeSchedulingEligible,
@@ -25,23 +26,9 @@ func TestEvaluatePlan_HostPortAndCoreCollisions(t *testing.T) {
 			Memory: structs.NodeMemoryResources{MemoryMB: 8192},
 			Disk:   structs.NodeDiskResources{DiskMB: 10000},
 		},
-		ReservedResources: &structs.NodeReservedResources{Networks: structs.NodeReservedNetworkResources{ReservedHostPorts: "22"}},
 	}
-	alloc := func(port int, cores ...uint16) *structs.Allocation {
-		return &structs.Allocation{
-			ID: structs.GenerateUUID(), Namespace: structs.DefaultNamespace, JobID: "j", TaskGroup: "g", NodeID: node.ID,
-			DesiredStatus: structs.AllocDesiredStatusRun, ClientStatus: structs.AllocClientStatusRunning,
-			AllocatedResources: &structs.AllocatedResources{
-				Tasks: map[string]*structs.AllocatedTaskResources{"t": {
-					Cpu:    structs.AllocatedCpuResources{CpuShares: 100, ReservedCores: cores},
-					Memory: structs.AllocatedMemoryResources{MemoryMB: 64},
-				}},
-				Shared: structs.AllocatedSharedResources{
-					Networks: []*structs.NetworkResource{{DynamicPorts: []structs.Port{{Label: "http", Value: port}}}},
-					Ports:    []structs.AllocatedPortMapping{{Label: "http", Value: port}},
-				},
-			},
-		}
+	if reservedPorts != "" {
+		node.ReservedResources = &structs.NodeReservedResources{Networks: structs.NodeReservedNetworkResources{ReservedHostPorts: reservedPorts}}
 	}
 	st, err := state.NewStateStore()
 	must.NoError(t, err)
@@ -50,6 +37,38 @@ func TestEvaluatePlan_HostPortAndCoreCollisions(t *testing.T) {
 		Datacenters: []string{"dc1"}, NodePool: structs.DefaultNodePool,
 		TaskGroups: []*structs.TaskGroup{{Name: "g", Count: 1, Tasks: []*structs.Task{{Name: "t", Driver: "raw_exec", Resources: &structs.Resources{CPU: 100, MemoryMB: 64}}}}}}
 	must.NoError(t, st.UpsertJob(9, job))
+	return st, node
+}
+
+// planTestAlloc is a pending alloc of job "j" on node holding mem MB and
+// one host port.
+func planTestAlloc(node *structs.Node, mem int64, port int) *structs.Allocation {
+	return &structs.Allocation{
+		ID: structs.GenerateUUID(), Namespace: structs.DefaultNamespace, JobID: "j", TaskGroup: "g", NodeID: node.ID,
+		DesiredStatus: structs.AllocDesiredStatusRun, ClientStatus: structs.AllocClientStatusPending,
+		AllocatedResources: &structs.AllocatedResources{
+			Tasks: map[string]*structs.AllocatedTaskResources{"t": {
+				Cpu:    structs.AllocatedCpuResources{CpuShares: 100},
+				Memory: structs.AllocatedMemoryResources{MemoryMB: mem},
+			}},
+			Shared: structs.AllocatedSharedResources{
+				Networks: []*structs.NetworkResource{{DynamicPorts: []structs.Port{{Label: "http", Value: port}}}},
+				Ports:    []structs.AllocatedPortMapping{{Label: "http", Value: port}},
+			},
+		},
+	}
+}
+
+// Two schedulers may each give out the same free port or core from the
+// same snapshot; the plan applier lets only the first through.
+func TestEvaluatePlan_HostPortAndCoreCollisions(t *testing.T) {
+	st, node := planTestStore(t, "22")
+	alloc := func(port int, cores ...uint16) *structs.Allocation {
+		a := planTestAlloc(node, 64, port)
+		a.ClientStatus = structs.AllocClientStatusRunning
+		a.AllocatedResources.Tasks["t"].Cpu.ReservedCores = cores
+		return a
+	}
 	held := alloc(20000, 1)
 	must.NoError(t, st.UpsertAllocs(11, []*structs.Allocation{held}))
 
@@ -87,38 +106,8 @@ func TestEvaluatePlan_HostPortAndCoreCollisions(t *testing.T) {
 // against their nodes, ports and cores included, until the entry is
 // applied; then the state holds them, and they are not counted twice.
 func TestEvaluatePlan_CountsPlansInFlight(t *testing.T) {
-	node := &structs.Node{
-		ID: structs.GenerateUUID(), SecretID: structs.GenerateUUID(), Name: "n1", Datacenter: "dc1", NodePool: structs.DefaultNodePool,
-		Status: structs.NodeStatusReady, SchedulingEligibility: structs.NodeSchedulingEligible,
-		NodeResources: &structs.NodeResources{
-			Cpu:    structs.NodeCpuResources{CpuShares: 4000, TotalCpuCores: 4},
-			Memory: structs.NodeMemoryResources{MemoryMB: 8192},
-			Disk:   structs.NodeDiskResources{DiskMB: 10000},
-		},
-	}
-	alloc := func(mem int64, port int) *structs.Allocation {
-		return &structs.Allocation{
-			ID: structs.GenerateUUID(), Namespace: structs.DefaultNamespace, JobID: "j", TaskGroup: "g", NodeID: node.ID,
-			DesiredStatus: structs.AllocDesiredStatusRun, ClientStatus: structs.AllocClientStatusPending,
-			AllocatedResources: &structs.AllocatedResources{
-				Tasks: map[string]*structs.AllocatedTaskResources{"t": {
-					Cpu:    structs.AllocatedCpuResources{CpuShares: 100},
-					Memory: structs.AllocatedMemoryResources{MemoryMB: mem},
-				}},
-				Shared: structs.AllocatedSharedResources{
-					Networks: []*structs.NetworkResource{{DynamicPorts: []structs.Port{{Label: "http", Value: port}}}},
-					Ports:    []structs.AllocatedPortMapping{{Label: "http", Value: port}},
-				},
-			},
-		}
-	}
-	st, err := state.NewStateStore()
-	must.NoError(t, err)
-	must.NoError(t, st.UpsertNode(10, node))
-	job := &structs.Job{ID: "j", Name: "j", Namespace: structs.DefaultNamespace, Type: structs.JobTypeBatch, Priority: 50,
-		Datacenters: []string{"dc1"}, NodePool: structs.DefaultNodePool,
-		TaskGroups: []*structs.TaskGroup{{Name: "g", Count: 1, Tasks: []*structs.Task{{Name: "t", Driver: "raw_exec", Resources: &structs.Resources{CPU: 100, MemoryMB: 64}}}}}}
-	must.NoError(t, st.UpsertJob(9, job))
+	st, node := planTestStore(t, "")
+	alloc := func(mem int64, port int) *structs.Allocation { return planTestAlloc(node, mem, port) }
 
 	fits := func(inflight *inflightPlans, a *structs.Allocation) bool {
 		t.Helper()
