@@ -81,7 +81,7 @@ func (d *periodicDispatcher) run(ctx context.Context) {
 // pass launches every child that is due at now and returns when the next
 // launch of any job is due (zero: none scheduled).
 func (d *periodicDispatcher) pass(st *state.StateStore, ws memdb.WatchSet, now time.Time) (time.Time, error) {
-	jobs, err := st.JobsByPeriodic(ws, true)
+	jobs, err := st.PeriodicJobs(ws)
 	if err != nil {
 		return time.Time{}, err
 	}

@@ -59,9 +59,9 @@ func (r *reader) JobsByIDPrefix(ws memdb.WatchSet, namespace, prefix string) ([]
 	return collect[*structs.Job](ws, iter, nil), nil
 }
 
-// JobsByPeriodic returns the jobs that are (or are not) periodic.
-func (r *reader) JobsByPeriodic(ws memdb.WatchSet, periodic bool) ([]*structs.Job, error) {
-	iter, err := r.db.Txn(false).Get(TableJobs, "periodic", periodic)
+// PeriodicJobs returns the periodic jobs.
+func (r *reader) PeriodicJobs(ws memdb.WatchSet) ([]*structs.Job, error) {
+	iter, err := r.db.Txn(false).Get(TableJobs, "periodic")
 	if err != nil {
 		return nil, fmt.Errorf("list periodic jobs: %w", err)
 	}

@@ -112,7 +112,17 @@ func TestJobReads(t *testing.T) {
 	must.Eq(t, []string{"default/api", "default/app", "default/cron", "prod/api"}, ids(s.Jobs(nil)))
 	must.Eq(t, []string{"prod/api"}, ids(s.JobsByNamespace(nil, "prod")))
 	must.Eq(t, []string{"default/api", "default/app"}, ids(s.JobsByIDPrefix(nil, "default", "ap")))
-	must.Eq(t, []string{"default/cron"}, ids(s.JobsByPeriodic(nil, true)))
+	must.Eq(t, []string{"default/cron"}, ids(s.PeriodicJobs(nil)))
+	// The periodic index holds only periodic jobs: a job that stops being
+	// periodic leaves it.
+	cron, err := s.JobByID(nil, "default", "cron")
+	must.NoError(t, err)
+	plain := cron.Copy()
+	plain.Periodic = nil
+	must.NoError(t, s.UpsertJob(20, plain))
+	must.SliceEmpty(t, ids(s.PeriodicJobs(nil)))
+	must.NoError(t, s.UpsertJob(21, cron.Copy()))
+	must.Eq(t, []string{"default/cron"}, ids(s.PeriodicJobs(nil)))
 
 	missing, err := s.JobByID(nil, "default", "nope")
 	must.NoError(t, err)

@@ -84,19 +84,14 @@ func jobTableSchema() *memdb.TableSchema {
 					&memdb.StringFieldIndex{Field: "ID"},
 				}},
 			},
-			"type": {
-				Name:    "type",
-				Indexer: &memdb.StringFieldIndex{Field: "Type"},
-			},
+			// There is no type index (nothing looked jobs up by type),
+			// and the periodic index holds only periodic jobs: every
+			// index row is rewritten each time a job's status changes,
+			// three times in a batch job's life.
 			"periodic": {
-				Name: "periodic",
-				Indexer: &memdb.ConditionalIndex{Conditional: func(obj any) (bool, error) {
-					j, ok := obj.(*structs.Job)
-					if !ok {
-						return false, fmt.Errorf("periodic index: unexpected type %T", obj)
-					}
-					return j.IsPeriodic(), nil
-				}},
+				Name:         "periodic",
+				AllowMissing: true,
+				Indexer:      periodicIndex{},
 			},
 			// node_pool finds the jobs a pool's deletion must wait for.
 			"node_pool": {
@@ -387,4 +382,25 @@ func (u *uuidIndex) parse(s string, whole bool) ([]byte, error) {
 		}
 	}
 	return out, nil
+}
+
+// periodicIndex indexes periodic jobs only, under one key.
+type periodicIndex struct{}
+
+func (periodicIndex) FromObject(obj any) (bool, []byte, error) {
+	j, ok := obj.(*structs.Job)
+	if !ok {
+		return false, nil, fmt.Errorf("periodic index: unexpected type %T", obj)
+	}
+	if !j.IsPeriodic() {
+		return false, nil, nil
+	}
+	return true, []byte{1}, nil
+}
+
+func (periodicIndex) FromArgs(args ...any) ([]byte, error) {
+	if len(args) != 0 {
+		return nil, fmt.Errorf("periodic index: takes no arguments, got %d", len(args))
+	}
+	return []byte{1}, nil
 }
