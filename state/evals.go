@@ -58,11 +58,15 @@ func (r *reader) Evals(ws memdb.WatchSet) ([]*structs.Evaluation, error) {
 
 // EvalsByNamespace returns the evaluations of one namespace, ordered by ID.
 func (r *reader) EvalsByNamespace(ws memdb.WatchSet, namespace string) ([]*structs.Evaluation, error) {
-	iter, err := r.db.Txn(false).Get(TableEvals, "namespace", namespace)
+	// The job index starts with the namespace; "" as the job ID's
+	// prefix keeps other namespaces that start with this one's name out.
+	iter, err := r.db.Txn(false).Get(TableEvals, "job_prefix", namespace, "")
 	if err != nil {
 		return nil, fmt.Errorf("list evals of namespace %q: %w", namespace, err)
 	}
-	return collect[*structs.Evaluation](ws, iter, nil), nil
+	evals := collect[*structs.Evaluation](ws, iter, nil)
+	slices.SortFunc(evals, func(a, b *structs.Evaluation) int { return cmp.Compare(a.ID, b.ID) })
+	return evals, nil
 }
 
 // UpsertEvals writes evaluations. An existing eval keeps its CreateIndex;

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/shoenig/test/must"
@@ -64,7 +65,16 @@ func TestEvalReads(t *testing.T) {
 	must.Eq(t, []string{e3.ID}, ids(s.EvalsByIDPrefix(nil, "default", e3.ID[:7])))
 	must.Eq(t, []string{e3.ID}, ids(s.EvalsByIDPrefix(nil, "*", e3.ID[:10])))
 	must.Eq(t, []string{}, ids(s.EvalsByIDPrefix(nil, "prod", e3.ID[:10])))
-	must.SliceLen(t, 3, ids(s.EvalsByNamespace(nil, "default")))
+	// By namespace, in ID order, without a namespace whose name starts
+	// with this one's.
+	other := mockEval(web, structs.EvalStatusPending)
+	other.Namespace = "default2"
+	must.NoError(t, s.UpsertEvals(5, []*structs.Evaluation{other}))
+	want := []string{e1.ID, e2.ID, e3.ID}
+	slices.Sort(want)
+	must.Eq(t, want, ids(s.EvalsByNamespace(nil, "default")))
+	must.Eq(t, []string{other.ID}, ids(s.EvalsByNamespace(nil, "default2")))
+	must.NoError(t, s.DeleteEval(6, []string{other.ID}, nil))
 
 	all := ids(s.Evals(nil))
 	must.SliceLen(t, 3, all)
