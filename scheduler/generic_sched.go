@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"sort"
 	"time"
 
@@ -63,7 +64,7 @@ func (s *genericScheduler) attempt() (done, progress bool, err error) {
 	}
 	job, allocs, nodeByID := snap.job, snap.allocs, snap.nodeByID
 	s.job, s.snapshotIndex = job, snap.index
-	ordered := shuffled(snap.nodes, s.cfg)
+	ordered := newNodeOrder(snap.nodes, s.cfg)
 	plan := s.newPlan(snap)
 	ctx := newEvalContext(s.state, plan, s.eval.JobID, nodeByID)
 	ctx.nodeLimit = snap.nodeLimit
@@ -276,14 +277,94 @@ func schedulerSettings(state State) (string, int, error) {
 	return algorithm, limit, nil
 }
 
-// shuffled returns the nodes in the order placement visits them: a random
-// permutation when a source of randomness is configured, so that workers
-// planning at once rarely pick the same nodes.
-func shuffled(nodes []*structs.Node, cfg Config) []*structs.Node {
-	out := make([]*structs.Node, len(nodes))
-	copy(out, nodes)
-	if cfg.Rand != nil {
-		cfg.Rand.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+// nodeOrder is the order an attempt's placements visit the nodes in: a
+// random permutation when a source of randomness is configured, so that
+// workers planning at once rarely pick the same nodes. It is drawn as
+// placement asks for positions (Fisher-Yates from the front), the same
+// permutation whatever is asked: a one-alloc job on 1,000 nodes draws a
+// dozen positions instead of copying and shuffling the whole list. Every
+// group of the attempt shares it. It never writes to nodes, which other
+// evaluations share.
+type nodeOrder struct {
+	nodes []*structs.Node
+	rand  *rand.Rand
+	drawn []*structs.Node
+	// moved holds the nodes a draw swapped to a position not yet drawn,
+	// by position, while few are drawn; full replaces it beyond
+	// sparseDraws: a copy of the list being permuted in place.
+	moved map[int]*structs.Node
+	full  []*structs.Node
+}
+
+// sparseDraws is how many positions are drawn through moved before the
+// order copies the list (map updates beyond that cost more than a copy).
+const sparseDraws = 64
+
+func newNodeOrder(nodes []*structs.Node, cfg Config) *nodeOrder {
+	return &nodeOrder{nodes: nodes, rand: cfg.Rand}
+}
+
+// at returns the node at position i, nil past the last.
+func (o *nodeOrder) at(i int) *structs.Node {
+	if i >= len(o.nodes) {
+		return nil
 	}
-	return out
+	if o.rand == nil {
+		return o.nodes[i]
+	}
+	for len(o.drawn) <= i {
+		o.draw()
+	}
+	return o.drawn[i]
+}
+
+// draw fixes the next position: a node picked at random among those not
+// yet drawn.
+func (o *nodeOrder) draw() {
+	k, n := len(o.drawn), len(o.nodes)
+	if o.full == nil && k >= sparseDraws {
+		o.full = make([]*structs.Node, n)
+		copy(o.full, o.nodes)
+		for p, node := range o.moved {
+			o.full[p] = node
+		}
+		copy(o.full, o.drawn)
+		o.moved = nil
+	}
+	j := k + o.rand.IntN(n-k)
+	if o.full != nil {
+		o.full[k], o.full[j] = o.full[j], o.full[k]
+		o.drawn = o.full[:k+1]
+		return
+	}
+	picked, displaced := o.get(j), o.get(k)
+	if j != k {
+		if o.moved == nil {
+			o.moved = make(map[int]*structs.Node)
+		}
+		o.moved[j] = displaced
+	}
+	delete(o.moved, k)
+	o.drawn = append(o.drawn, picked)
+}
+
+func (o *nodeOrder) get(p int) *structs.Node {
+	if node, ok := o.moved[p]; ok {
+		return node
+	}
+	return o.nodes[p]
+}
+
+// orderIterator walks a nodeOrder once.
+type orderIterator struct {
+	order *nodeOrder
+	i     int
+}
+
+func (it *orderIterator) Next() *structs.Node {
+	n := it.order.at(it.i)
+	if n != nil {
+		it.i++
+	}
+	return n
 }

@@ -1,6 +1,8 @@
 package scheduler
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -1054,7 +1056,7 @@ func TestFeasibility_ChecksOnlyTheNodesItScores(t *testing.T) {
 		byID[n.ID] = n
 	}
 	ctx := newEvalContext(h.State, &structs.Plan{}, job.ID, byID)
-	st := newGroupStack(ctx, job, job.TaskGroups[0], nodes, structs.CountReadyNodes(nodes), structs.SchedulerAlgorithmBinpack)
+	st := newGroupStack(ctx, job, job.TaskGroups[0], &nodeOrder{nodes: nodes}, structs.CountReadyNodes(nodes), structs.SchedulerAlgorithmBinpack)
 	best, m := st.selectNode()
 	must.NotNil(t, best)
 	must.Eq(t, 800, m.NodesInPool)
@@ -1068,4 +1070,72 @@ func TestFeasibility_ChecksOnlyTheNodesItScores(t *testing.T) {
 	must.Eq(t, 900, st.stats.metric.NodesEvaluated)
 	must.Eq(t, 100, st.stats.notReady)
 	must.Eq(t, 800, st.stats.metric.NodesInPool)
+}
+
+// The attempt's node order is a permutation drawn as positions are asked
+// for: the same one however far and in what steps it is read, without a
+// copy of the list for the few positions a small job reads, and without
+// writing to the list the evaluations share.
+func TestNodeOrder_PermutationDrawnOnDemand(t *testing.T) {
+	for _, n := range []int{0, 1, 10, sparseDraws, sparseDraws + 1, 1000} {
+		nodes := make([]*structs.Node, n)
+		for i := range nodes {
+			nodes[i] = &structs.Node{ID: fmt.Sprintf("n%04d", i)}
+		}
+		shared := slices.Clone(nodes)
+		read := func(o *nodeOrder, steps ...int) []string {
+			var out []string
+			for _, upto := range steps {
+				for len(out) < upto {
+					node := o.at(len(out))
+					if node == nil {
+						return out
+					}
+					out = append(out, node.ID)
+				}
+			}
+			return out
+		}
+		cfg := Config{Rand: EvalRand("eval-1")}
+		all := read(newNodeOrder(nodes, cfg), n+1)
+		must.Len(t, n, all)
+		sorted := slices.Clone(all)
+		slices.Sort(sorted)
+		must.Eq(t, sorted, slices.Compact(slices.Clone(sorted)), must.Sprintf("no node twice (%d nodes)", n))
+		// The same order read in steps, and again from a new draw.
+		again := read(newNodeOrder(nodes, Config{Rand: EvalRand("eval-1")}), 3, sparseDraws-1, sparseDraws+2, n+1)
+		must.Eq(t, all, again)
+		must.Eq(t, shared, nodes, must.Sprint("the shared list is left as it was"))
+		// No randomness: the list's own order.
+		must.Eq(t, read(&nodeOrder{nodes: shuffledIDs(nodes)}, n+1), idsOf(shuffledIDs(nodes)))
+	}
+
+	nodes := make([]*structs.Node, 1000)
+	for i := range nodes {
+		nodes[i] = &structs.Node{ID: fmt.Sprintf("n%04d", i)}
+	}
+	o := newNodeOrder(nodes, Config{Rand: EvalRand("eval-2")})
+	for i := range 12 {
+		must.NotNil(t, o.at(i))
+	}
+	must.Nil(t, o.full, must.Sprint("a dozen positions need no copy of the list"))
+	firsts := map[string]bool{}
+	for i := range 20 {
+		firsts[newNodeOrder(nodes, Config{Rand: EvalRand(fmt.Sprintf("eval-%d", i))}).at(0).ID] = true
+	}
+	must.Greater(t, 10, len(firsts), must.Sprint("evaluations start at different nodes"))
+}
+
+func shuffledIDs(nodes []*structs.Node) []*structs.Node {
+	out := slices.Clone(nodes)
+	slices.Reverse(out)
+	return out
+}
+
+func idsOf(nodes []*structs.Node) []string {
+	var out []string
+	for _, n := range nodes {
+		out = append(out, n.ID)
+	}
+	return out
 }

@@ -14,21 +14,6 @@ type nodeIterator interface {
 	Next() *structs.Node
 }
 
-// sliceIterator walks a node slice once.
-type sliceIterator struct {
-	nodes []*structs.Node
-	i     int
-}
-
-func (it *sliceIterator) Next() *structs.Node {
-	if it.i >= len(it.nodes) {
-		return nil
-	}
-	n := it.nodes[it.i]
-	it.i++
-	return n
-}
-
 // feasibleNodes is a group's statically feasible nodes in visiting
 // order, found as placements ask for them: a one-alloc job on a thousand
 // nodes checks the few it scores, not all of them, as Nomad's stack pulls
@@ -151,9 +136,9 @@ type groupStack struct {
 
 // ready counts the ready nodes by pool and datacenter (see
 // structs.CountReadyNodes).
-func newGroupStack(ctx *evalContext, job *structs.Job, tg *structs.TaskGroup, nodes []*structs.Node, ready map[string]map[string]int, algorithm string) *groupStack {
+func newGroupStack(ctx *evalContext, job *structs.Job, tg *structs.TaskGroup, nodes *nodeOrder, ready map[string]map[string]int, algorithm string) *groupStack {
 	s := &groupStack{ctx: ctx, job: job, tg: tg, ask: tg.Ask()}
-	s.checks = newFeasibilityIterator(ctx, &sliceIterator{nodes: nodes}, job, tg)
+	s.checks = newFeasibilityIterator(ctx, &orderIterator{order: nodes}, job, tg)
 	s.stats = s.checks.stats
 	s.feasible = &feasibleNodes{checks: s.checks}
 	s.inPool = s.checks.inPool(ready)

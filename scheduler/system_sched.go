@@ -108,7 +108,7 @@ func (s *systemScheduler) reconcile(ctx *evalContext, plan *structs.Plan, job *s
 	}
 	var places []placement
 	for _, tg := range job.TaskGroups {
-		st := newGroupStack(ctx, job, tg, nodes, structs.CountReadyNodes(nodes), algorithm)
+		st := newGroupStack(ctx, job, tg, &nodeOrder{nodes: nodes}, structs.CountReadyNodes(nodes), algorithm)
 		stacks[tg.Name] = st
 		all := st.feasible.all()
 		feasible := make(map[string]bool, len(all))
