@@ -14,11 +14,7 @@ import (
 // core eval, which runs through the workers and Raft like any eval; a
 // running job is left alone.
 func TestCoreScheduler_ForceGCPurgesFinishedJob(t *testing.T) {
-	s := testServer(t, func(c *Config) { c.MinHeartbeatTTL = 10 * time.Minute })
-	waitForLeader(t, s)
-	node := mockNode(structs.GenerateUUID())
-	var nr structs.NodeUpdateResponse
-	must.NoError(t, s.RPC("Node.Register", &structs.NodeRegisterRequest{Node: node}, &nr))
+	s, _ := serverWithNode(t)
 
 	done := registerJob(t, s, mockJob("finished"))
 	running := registerJob(t, s, mockJob("still-running"))
@@ -82,11 +78,7 @@ func TestCoreScheduler_ForceGCPurgesFinishedJob(t *testing.T) {
 // A client watching its allocs learns of a garbage-collected alloc at once,
 // although a deletion raises no alloc's modify index.
 func TestGetClientAllocs_WakesOnDeletion(t *testing.T) {
-	s := testServer(t, func(c *Config) { c.MinHeartbeatTTL = 10 * time.Minute })
-	waitForLeader(t, s)
-	node := mockNode(structs.GenerateUUID())
-	var nr structs.NodeUpdateResponse
-	must.NoError(t, s.RPC("Node.Register", &structs.NodeRegisterRequest{Node: node}, &nr))
+	s, node := serverWithNode(t)
 	reg := registerJob(t, s, mockJob("watched"))
 	waitEvalsTerminal(t, s, time.Minute)
 

@@ -1,6 +1,7 @@
 package nomad
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -10,10 +11,19 @@ import (
 	"github.com/nomadq/nomadq/structs"
 )
 
+// setPause sets PauseEvalBroker, once the leader has written its default
+// scheduler configuration (it does so as it establishes leadership).
 func setPause(t *testing.T, s *Server, paused bool) {
 	t.Helper()
-	_, cfg, err := s.State().SchedulerConfig()
-	must.NoError(t, err)
+	var cfg *structs.SchedulerConfiguration
+	must.Wait(t, wait.InitialSuccess(wait.ErrorFunc(func() error {
+		_, c, err := s.State().SchedulerConfig()
+		if err == nil && c == nil {
+			err = errors.New("no scheduler configuration yet")
+		}
+		cfg = c
+		return err
+	}), wait.Timeout(10*time.Second), wait.Gap(10*time.Millisecond)))
 	c := *cfg
 	c.PauseEvalBroker = paused
 	var reply structs.SchedulerSetConfigurationResponse
@@ -57,9 +67,7 @@ func TestEvalDelete(t *testing.T) {
 
 	// A live job whose eval placed a running alloc.
 	live := register(t, s, mockJob("live"), nil)
-	node := mockNode(structs.GenerateUUID())
-	var nr structs.GenericResponse
-	must.NoError(t, s.RPC("Node.Register", &structs.NodeRegisterRequest{Node: node}, &nr))
+	node := registerNode(t, s)
 	job, err := s.State().JobByID(nil, "default", "live")
 	must.NoError(t, err)
 	alloc := &structs.Allocation{

@@ -123,11 +123,7 @@ func TestGroupCommit_CapsAnEntryAndSharesItsError(t *testing.T) {
 // TestNodeUpdateAlloc_ConcurrentReportsAllLand: reports that arrive
 // while one is being applied all land, in one entry after it.
 func TestNodeUpdateAlloc_ConcurrentReportsAllLand(t *testing.T) {
-	s := testServer(t, func(c *Config) { c.MinHeartbeatTTL = 10 * time.Minute })
-	waitForLeader(t, s)
-	node := mockNode(structs.GenerateUUID())
-	var nr structs.NodeUpdateResponse
-	must.NoError(t, s.RPC("Node.Register", &structs.NodeRegisterRequest{Node: node}, &nr))
+	s, _ := serverWithNode(t)
 	const n = 30 // the node fits 40
 	for i := range n {
 		registerJob(t, s, mockJob(fmt.Sprint("job-", i)))

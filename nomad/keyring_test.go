@@ -204,9 +204,7 @@ func TestKeyring_SignsWorkloadIdentitiesAtPlanApply(t *testing.T) {
 	s := testServer(t, func(c *Config) { c.MinHeartbeatTTL = 10 * time.Minute })
 	waitForLeader(t, s)
 	first := waitForKeyring(t, s)
-	node := mockNode(structs.GenerateUUID())
-	var nr structs.NodeUpdateResponse
-	must.NoError(t, s.RPC("Node.Register", &structs.NodeRegisterRequest{Node: node}, &nr))
+	registerNode(t, s)
 
 	placed := func(jobID string) *structs.Allocation {
 		t.Helper()

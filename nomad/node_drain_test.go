@@ -393,9 +393,7 @@ func TestNodeDrain_DeadlineSurvivesLeaderFailover(t *testing.T) {
 	servers := []*Server{s1, s2, s3}
 	leader := waitForLeader(t, servers...)
 
-	node := mockNode(structs.GenerateUUID())
-	var nr structs.NodeUpdateResponse
-	must.NoError(t, leader.RPC("Node.Register", &structs.NodeRegisterRequest{Node: node}, &nr))
+	node := registerNode(t, leader)
 	registerJob(t, leader, mockJob("work"))
 	var alloc *structs.Allocation
 	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {

@@ -11,6 +11,25 @@ import (
 	"github.com/shoenig/test/must"
 )
 
+// registerNode registers a fresh mock node through the Node.Register RPC
+// and returns it.
+func registerNode(t *testing.T, s *Server) *structs.Node {
+	t.Helper()
+	node := mockNode(structs.GenerateUUID())
+	var resp structs.NodeUpdateResponse
+	must.NoError(t, s.RPC("Node.Register", &structs.NodeRegisterRequest{Node: node}, &resp))
+	return node
+}
+
+// serverWithNode starts a dev server, waits for its leadership and
+// registers one node whose heartbeat outlives the test.
+func serverWithNode(t *testing.T) (*Server, *structs.Node) {
+	t.Helper()
+	s := testServer(t, func(c *Config) { c.MinHeartbeatTTL = 10 * time.Minute })
+	waitForLeader(t, s)
+	return s, registerNode(t, s)
+}
+
 func registerJob(t *testing.T, s *Server, job *structs.Job) *structs.JobRegisterResponse {
 	t.Helper()
 	var resp structs.JobRegisterResponse
