@@ -57,7 +57,7 @@ func (s *systemScheduler) attempt() (done, progress bool, err error) {
 			}
 		}
 	} else {
-		s.reconcile(ctx, plan, job, allocs, nodes, nodeByID, snap.algorithm, stop)
+		s.reconcile(ctx, plan, job, allocs, nodes, nodeByID, snap.ready, snap.algorithm, stop)
 	}
 	if ctx.err != nil {
 		return false, false, fmt.Errorf("read state: %w", ctx.err)
@@ -75,7 +75,7 @@ func (s *systemScheduler) attempt() (done, progress bool, err error) {
 // reconcile decides, group by group and node by node, what to stop,
 // update and place.
 func (s *systemScheduler) reconcile(ctx *evalContext, plan *structs.Plan, job *structs.Job, allocs []*structs.Allocation,
-	nodes []*structs.Node, nodeByID map[string]*structs.Node, algorithm string, stop func(*structs.Allocation, string, string)) {
+	nodes []*structs.Node, nodeByID map[string]*structs.Node, ready map[string]map[string]int, algorithm string, stop func(*structs.Allocation, string, string)) {
 	existing := make(map[nodeGroup][]*structs.Allocation)
 	for _, a := range allocs {
 		if a.DesiredStatus != structs.AllocDesiredStatusRun {
@@ -108,7 +108,7 @@ func (s *systemScheduler) reconcile(ctx *evalContext, plan *structs.Plan, job *s
 	}
 	var places []placement
 	for _, tg := range job.TaskGroups {
-		st := newGroupStack(ctx, job, tg, &nodeOrder{nodes: nodes}, structs.CountReadyNodes(nodes), algorithm)
+		st := newGroupStack(ctx, job, tg, &nodeOrder{nodes: nodes}, ready, algorithm)
 		stacks[tg.Name] = st
 		all := st.feasible.all()
 		feasible := make(map[string]bool, len(all))
