@@ -86,7 +86,7 @@ func (q *Queue) Run(ctx context.Context) {
 	q.collect(true)
 	defer q.reset()
 	defer q.collect(false)
-	r := &runner{q: q}
+	r := newRunner(ctx, q)
 	for ctx.Err() == nil {
 		ws := memdb.NewWatchSet()
 		res, err := r.round(ws, time.Now())

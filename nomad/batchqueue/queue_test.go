@@ -40,6 +40,17 @@ type harness struct {
 }
 
 func newHarness(t *testing.T, cfg structs.BatchQueueConfig, m ...*metrics.Metrics) *harness {
+	h := newIdleHarness(t, cfg, m...)
+	ctx, cancel := context.WithCancel(context.Background())
+	h.cancel = cancel
+	go h.q.Run(ctx)
+	synctest.Wait() // the first round has seen the empty queue
+	return h
+}
+
+// newIdleHarness is a harness whose queue does not run: a test drives
+// its rounds.
+func newIdleHarness(t *testing.T, cfg structs.BatchQueueConfig, m ...*metrics.Metrics) *harness {
 	st, err := state.NewStateStore()
 	must.NoError(t, err)
 	h := &harness{t: t, st: st, evals: make(map[string]string)}
@@ -50,10 +61,6 @@ func newHarness(t *testing.T, cfg structs.BatchQueueConfig, m ...*metrics.Metric
 	if len(m) > 0 {
 		h.q.cfg.Metrics = m[0]
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	h.cancel = cancel
-	go h.q.Run(ctx)
-	synctest.Wait() // the first round has seen the empty queue
 	return h
 }
 

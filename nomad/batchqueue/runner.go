@@ -1,8 +1,10 @@
 package batchqueue
 
 import (
+	"context"
 	"iter"
 	"slices"
+	"sync"
 	"time"
 
 	memdb "github.com/hashicorp/go-memdb"
@@ -16,7 +18,12 @@ import (
 // replaced since is found out when it reaches the top (lazy deletion),
 // so no round walks the line.
 type runner struct {
-	q        *Queue
+	q *Queue
+	// ctx is Run's: the released workloads' watchers end with it.
+	ctx context.Context
+	// dirty holds the released workloads whose watch fired since the
+	// last round.
+	dirty    dirtySet
 	st       *state.StateStore // the store the heap was built from
 	settings structs.BatchQueueConfig
 
@@ -46,6 +53,10 @@ type runner struct {
 	at time.Time
 }
 
+func newRunner(ctx context.Context, q *Queue) *runner {
+	return &runner{q: q, ctx: ctx}
+}
+
 // tracked is a released workload and what it was last judged on.
 type tracked struct {
 	entry   *structs.BatchQueueEntry
@@ -54,6 +65,78 @@ type tracked struct {
 	// rebuilt marks an entry read back after a leadership change: its
 	// first verdict is a recomputation, not a transition to count.
 	rebuilt bool
+	// unwatch ends the goroutine watching ws (nil: none runs).
+	unwatch context.CancelFunc
+}
+
+// dirtySet collects the keys of released workloads whose watch sets
+// fired. Each released workload has its own watcher (see watch), so a
+// round adds one channel to its watch set for all of them and rejudges
+// only the ones that moved, instead of re-adding and testing every
+// workload's channels on every round.
+type dirtySet struct {
+	mu   sync.Mutex
+	keys map[string]bool
+	ch   chan struct{} // closed when a key is marked; nil once closed
+}
+
+func (d *dirtySet) mark(k string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.keys == nil {
+		d.keys = make(map[string]bool)
+	}
+	d.keys[k] = true
+	if d.ch != nil {
+		close(d.ch)
+		d.ch = nil
+	}
+}
+
+// take returns the keys marked since the last call and adds to ws a
+// channel closed on the next mark.
+func (d *dirtySet) take(ws memdb.WatchSet) map[string]bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	keys := d.keys
+	d.keys = nil
+	if d.ch == nil {
+		d.ch = make(chan struct{})
+	}
+	ws.Add(d.ch)
+	return keys
+}
+
+// watch starts the goroutine that waits on t's watch set and marks k
+// dirty when it fires; a watcher already running for t ends first.
+func (r *runner) watch(k string, t *tracked) {
+	r.unwatch(t)
+	if r.ctx == nil || t.ws == nil {
+		return // a runner driven by hand (benchmarks): rounds test the channels
+	}
+	ctx, cancel := context.WithCancel(r.ctx)
+	t.unwatch = cancel
+	ws := t.ws
+	go func() {
+		if ws.WatchCtx(ctx) == nil {
+			r.dirty.mark(k)
+		}
+	}()
+}
+
+func (r *runner) unwatch(t *tracked) {
+	if t.unwatch != nil {
+		t.unwatch()
+		t.unwatch = nil
+	}
+}
+
+// forget stops tracking the released workload under k.
+func (r *runner) forget(k string) {
+	if t := r.released[k]; t != nil {
+		r.unwatch(t)
+		delete(r.released, k)
+	}
 }
 
 // round is one pass: read what changed in state, plan, commit.
@@ -173,19 +256,28 @@ func (r *runner) read(ws memdb.WatchSet, now time.Time) (bool, error) {
 	} else if fresh {
 		changed = true
 	}
+	dirty := r.dirty.take(ws)
 	for k, t := range r.released {
-		if t.ws == nil || rejudge || state.WatchFired(t.ws) ||
+		// Without a watcher (a runner driven by hand) the round tests
+		// the channels itself.
+		fired := dirty[k] || (r.ctx == nil && t.ws != nil && state.WatchFired(t.ws))
+		if t.ws == nil || rejudge || fired ||
 			(t.verdict.Status == structs.BatchQueueStatusPlacing && !now.Before(t.verdict.Deadline)) {
 			prev := t.verdict
 			keep, err := r.judge(t, now)
 			if err != nil {
+				// Judged again on the next round: its watcher may have
+				// fired already.
+				r.unwatch(t)
+				t.ws = nil
 				return false, err
 			}
 			if !keep {
-				delete(r.released, k)
+				r.forget(k)
 				changed = true
 				continue
 			}
+			r.watch(k, t)
 			if prev.Status != t.verdict.Status || prev.Reason != t.verdict.Reason {
 				changed = true
 				if s := t.verdict.Status; !t.rebuilt && (s == structs.BatchQueueStatusStalled || s == structs.BatchQueueStatusConstrained) {
@@ -193,9 +285,6 @@ func (r *runner) read(ws memdb.WatchSet, now time.Time) (bool, error) {
 				}
 			}
 			t.rebuilt = false
-		}
-		for ch := range t.ws {
-			ws.Add(ch)
 		}
 	}
 	return changed, nil
@@ -306,7 +395,7 @@ func (r *runner) commit(d Decision, now time.Time) error {
 		return err
 	}
 	for _, w := range d.Done {
-		delete(r.released, key(w.Entry.Namespace, w.Entry.JobID))
+		r.forget(key(w.Entry.Namespace, w.Entry.JobID))
 		r.q.incr("placed")
 		r.q.sample("placement_time", now.Sub(time.Unix(0, w.Entry.ReleaseTime())))
 	}
@@ -343,6 +432,9 @@ func (r *runner) rebuild(st *state.StateStore, ws memdb.WatchSet) error {
 	sameStore := r.st == st
 	r.st = st
 	r.lines = newLines(r.settings.Order, nil)
+	for _, t := range r.released {
+		r.unwatch(t)
+	}
 	r.released = make(map[string]*tracked)
 	r.last = Decision{}
 	r.maxEnqueue = 0
