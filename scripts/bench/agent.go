@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -115,21 +116,76 @@ func (a *agentProc) waitNode(timeout time.Duration) error {
 }
 
 // rssAfterGC has the agent collect garbage (the heap profile with gc=1),
-// lets the runtime return freed pages, and reads the process's resident
-// set size in bytes from /proc.
+// twice with a second between, and returns its VmRSS afterwards.
 func (a *agentProc) rssAfterGC() (float64, error) {
-	for range 2 {
-		resp, err := http.Get(a.addr + "/v1/agent/pprof/heap?gc=1")
-		if err != nil {
-			return 0, err
+	rss, _, err := a.memAfterGC()
+	return rss, err
+}
+
+// goMem is what the Go runtime reports holding after a collection: the
+// live heap, and the spans of goroutine stacks.
+type goMem struct {
+	HeapAlloc, StackInuse float64 // bytes
+}
+
+// memAfterGC is rssAfterGC with the runtime's own account, read from the
+// memory statistics the second heap profile ends with (debug=1), so that
+// a growing RSS can be told apart from a growing live heap.
+func (a *agentProc) memAfterGC() (float64, goMem, error) {
+	var mem goMem
+	for i := range 2 {
+		url := a.addr + "/v1/agent/pprof/heap?gc=1"
+		if i == 1 {
+			url += "&debug=1"
 		}
+		resp, err := http.Get(url)
+		if err != nil {
+			return 0, mem, err
+		}
+		body, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
+		if err != nil {
+			return 0, mem, err
+		}
 		if resp.StatusCode != 200 {
-			return 0, fmt.Errorf("heap profile: status %d", resp.StatusCode)
+			return 0, mem, fmt.Errorf("heap profile: status %d", resp.StatusCode)
+		}
+		if i == 1 {
+			if mem, err = parseMemStats(string(body)); err != nil {
+				return 0, mem, err
+			}
 		}
 		time.Sleep(time.Second)
 	}
-	return a.rss()
+	rss, err := a.rss()
+	return rss, mem, err
+}
+
+// parseMemStats reads HeapAlloc and the stack spans in use from the
+// "# Name = value" lines of a debug=1 heap profile.
+func parseMemStats(text string) (goMem, error) {
+	var mem goMem
+	found := 0
+	for _, line := range strings.Split(text, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 4 || f[0] != "#" || f[2] != "=" {
+			continue
+		}
+		v, err := strconv.ParseFloat(f[3], 64)
+		if err != nil {
+			continue
+		}
+		switch f[1] {
+		case "HeapAlloc":
+			mem.HeapAlloc, found = v, found+1
+		case "Stack": // "# Stack = inuse / sys"
+			mem.StackInuse, found = v, found+1
+		}
+	}
+	if found != 2 {
+		return mem, fmt.Errorf("heap profile: no HeapAlloc or Stack in its memory statistics")
+	}
+	return mem, nil
 }
 
 // rss reads VmRSS of the agent process.

@@ -76,7 +76,7 @@ func (r *runner) drainSection() section {
 		Title:   "Single dev node drain",
 		Command: fmt.Sprintf("`bin/nomad agent -dev` (its default DEBUG logging to a file); %s one-alloc mock_driver batch jobs (run_for 50ms) registered by 16 api clients, three drains in a row on the same agent", commas(int64(n))),
 	}
-	var rates, rss []float64
+	var rates, rss, heap, stacks []float64
 	var tl *timeline
 	a, err := r.devAgent("drain")
 	if err != nil {
@@ -98,14 +98,16 @@ func (r *runner) drainSection() section {
 			sec.Skipped = err.Error()
 			return sec
 		}
-		m, err := a.rssAfterGC()
+		m, mem, err := a.memAfterGC()
 		if err != nil {
 			sec.Skipped = err.Error()
 			return sec
 		}
 		rates = append(rates, rate)
 		rss = append(rss, m/(1<<20))
-		logf("   drain %d: %.0f allocs/s, RSS after GC %.0f MiB", run, rate, m/(1<<20))
+		heap = append(heap, mem.HeapAlloc/(1<<20))
+		stacks = append(stacks, mem.StackInuse/(1<<20))
+		logf("   drain %d: %.0f allocs/s, RSS after GC %.0f MiB (Go heap %.1f, stacks %.1f)", run, rate, m/(1<<20), mem.HeapAlloc/(1<<20), mem.StackInuse/(1<<20))
 	}
 	sec.Figures = []figure{
 		{Name: "drain throughput", Runs: rates, Unit: "allocs/s", Target: atLeast(500)},
@@ -116,9 +118,14 @@ func (r *runner) drainSection() section {
 		Name: "RSS growth, first to last drain", Runs: []float64{growth}, Unit: "MiB",
 		Target: &target{Text: "flat (< 10% of the first)", Check: func(x float64) bool { return x < 0.1*rss[0] }},
 	})
+	sec.Figures = append(sec.Figures,
+		figure{Name: "Go heap in use (HeapAlloc) after the drain and a system GC", Runs: heap, Unit: "MiB"},
+		figure{Name: "Go heap growth, first to last drain", Runs: []float64{heap[len(heap)-1] - heap[0]}, Unit: "MiB"},
+		figure{Name: "goroutine stack spans (StackInuse) after the drain and a system GC", Runs: stacks, Unit: "MiB"})
 	sec.Notes = append(sec.Notes,
+		"The Go heap and stack figures are the runtime's own account (the memory statistics of the heap profile taken after the collections): a live heap that stays flat while RSS grows is memory the runtime keeps (stack spans, heap pages not yet returned), not objects the agent holds on to.",
 		"Throughput is allocs completed over the time from the first registration to the last alloc seen complete by the server. The RSS figure is the process's VmRSS after `nomad system gc` has collected the drain's jobs, evals and allocs, then two forced collections (the heap profile with gc=1) and a second each.",
-		fmt.Sprintf("Per-drain values, in order: %s allocs/s; RSS %s MiB.", list(rates), list(rss)))
+		fmt.Sprintf("Per-drain values, in order: %s allocs/s; RSS %s MiB; Go heap %s MiB; stacks %s MiB.", list(rates), list(rss), list(heap), list(stacks)))
 	png := "performance-drain.png"
 	if err := plotTimeline(tl, "Single dev node drain, first run: allocs per second by stage", filepath.Join(r.outDir, png)); err != nil {
 		sec.Notes = append(sec.Notes, "The timeline plot failed: "+err.Error())
