@@ -21,9 +21,8 @@ type runner struct {
 	q *Queue
 	// ctx is Run's: the released workloads' watchers end with it.
 	ctx context.Context
-	// dirty holds the released workloads whose watch fired since the
-	// last round.
-	dirty    dirtySet
+	// waker wakes the round when a released workload's watch fires.
+	waker    waker
 	st       *state.StateStore // the store the heap was built from
 	settings structs.BatchQueueConfig
 
@@ -69,57 +68,49 @@ type tracked struct {
 	unwatch context.CancelFunc
 }
 
-// dirtySet collects the keys of released workloads whose watch sets
-// fired. Each released workload has its own watcher (see watch), so a
-// round adds one channel to its watch set for all of them and rejudges
-// only the ones that moved, instead of re-adding and testing every
-// workload's channels on every round.
-type dirtySet struct {
-	mu   sync.Mutex
-	keys map[string]bool
-	ch   chan struct{} // closed when a key is marked; nil once closed
+// waker wakes the round when a released workload's watch set fires.
+// Each released workload has its own watcher (see watch), so the round's
+// watch set holds one channel for all of them instead of every
+// workload's own channels; the round still tests each workload's
+// channels itself, so it never judges on state newer than what it knows
+// has changed.
+type waker struct {
+	mu sync.Mutex
+	ch chan struct{} // closed by wake; nil once closed
 }
 
-func (d *dirtySet) mark(k string) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.keys == nil {
-		d.keys = make(map[string]bool)
-	}
-	d.keys[k] = true
-	if d.ch != nil {
-		close(d.ch)
-		d.ch = nil
+func (w *waker) wake() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ch != nil {
+		close(w.ch)
+		w.ch = nil
 	}
 }
 
-// take returns the keys marked since the last call and adds to ws a
-// channel closed on the next mark.
-func (d *dirtySet) take(ws memdb.WatchSet) map[string]bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	keys := d.keys
-	d.keys = nil
-	if d.ch == nil {
-		d.ch = make(chan struct{})
+// add adds to ws a channel closed on the next wake.
+func (w *waker) add(ws memdb.WatchSet) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ch == nil {
+		w.ch = make(chan struct{})
 	}
-	ws.Add(d.ch)
-	return keys
+	ws.Add(w.ch)
 }
 
-// watch starts the goroutine that waits on t's watch set and marks k
-// dirty when it fires; a watcher already running for t ends first.
-func (r *runner) watch(k string, t *tracked) {
+// watch starts the goroutine that waits on t's watch set and wakes the
+// round when it fires; a watcher already running for t ends first.
+func (r *runner) watch(t *tracked) {
 	r.unwatch(t)
 	if r.ctx == nil || t.ws == nil {
-		return // a runner driven by hand (benchmarks): rounds test the channels
+		return // a runner driven by hand (benchmarks): nothing waits
 	}
 	ctx, cancel := context.WithCancel(r.ctx)
 	t.unwatch = cancel
 	ws := t.ws
 	go func() {
 		if ws.WatchCtx(ctx) == nil {
-			r.dirty.mark(k)
+			r.waker.wake()
 		}
 	}()
 }
@@ -256,20 +247,15 @@ func (r *runner) read(ws memdb.WatchSet, now time.Time) (bool, error) {
 	} else if fresh {
 		changed = true
 	}
-	dirty := r.dirty.take(ws)
+	r.waker.add(ws)
 	for k, t := range r.released {
-		// Without a watcher (a runner driven by hand) the round tests
-		// the channels itself.
-		fired := dirty[k] || (r.ctx == nil && t.ws != nil && state.WatchFired(t.ws))
-		if t.ws == nil || rejudge || fired ||
+		if t.ws == nil || rejudge || state.WatchFired(t.ws) ||
 			(t.verdict.Status == structs.BatchQueueStatusPlacing && !now.Before(t.verdict.Deadline)) {
 			prev := t.verdict
 			keep, err := r.judge(t, now)
 			if err != nil {
-				// Judged again on the next round: its watcher may have
-				// fired already.
 				r.unwatch(t)
-				t.ws = nil
+				t.ws = nil // judged again on the next round
 				return false, err
 			}
 			if !keep {
@@ -277,7 +263,7 @@ func (r *runner) read(ws memdb.WatchSet, now time.Time) (bool, error) {
 				changed = true
 				continue
 			}
-			r.watch(k, t)
+			r.watch(t)
 			if prev.Status != t.verdict.Status || prev.Reason != t.verdict.Reason {
 				changed = true
 				if s := t.verdict.Status; !t.rebuilt && (s == structs.BatchQueueStatusStalled || s == structs.BatchQueueStatusConstrained) {
