@@ -98,10 +98,35 @@ func TestBatchQueue_LeaderFailover(t *testing.T) {
 	}
 
 	// Capacity arrives (a node holds 40 of these jobs): everything is
-	// placed, each job exactly once.
+	// placed, each job exactly once. The nodes heartbeat as clients do:
+	// without it they go down after their TTL and grace (20 s), and 200
+	// jobs through three slots on a loaded 2-core machine can take longer.
+	var nodes []*structs.Node
 	for range n/40 + 1 {
-		must.NoError(t, newLeader.RPC("Node.Register", &structs.NodeRegisterRequest{Node: mockNode(structs.GenerateUUID())}, &nr))
+		node := mockNode(structs.GenerateUUID())
+		must.NoError(t, newLeader.RPC("Node.Register", &structs.NodeRegisterRequest{Node: node}, &nr))
+		nodes = append(nodes, node)
 	}
+	stop := make(chan struct{})
+	beating := make(chan struct{})
+	go func() {
+		defer close(beating)
+		tick := time.NewTicker(2 * time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			for _, node := range nodes {
+				var resp structs.NodeUpdateResponse
+				_ = newLeader.RPC("Node.UpdateStatus", &structs.NodeUpdateStatusRequest{NodeID: node.ID, Status: structs.NodeStatusReady,
+					WriteRequest: structs.WriteRequest{Region: structs.DefaultRegion, AuthToken: node.SecretID}}, &resp)
+			}
+		}
+	}()
+	defer func() { close(stop); <-beating }()
 	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
 		return len(queueList(t, newLeader)) == 0
 	}), wait.Timeout(2*time.Minute), wait.Gap(20*time.Millisecond)))
