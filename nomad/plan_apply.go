@@ -77,6 +77,14 @@ func (f *inflightPlans) prune() {
 	f.plans = kept
 }
 
+// waitApplied waits until every plan in flight is applied (or failed).
+func (f *inflightPlans) waitApplied() {
+	for _, p := range f.plans {
+		<-p.applied
+	}
+	f.prune()
+}
+
 // add counts a plan's placements until applied is closed.
 func (f *inflightPlans) add(byNode map[string][]*structs.Allocation, applied chan struct{}) {
 	f.plans = append(f.plans, &inflightPlan{applied: applied, byNode: byNode})
@@ -144,6 +152,17 @@ func (s *Server) applyPlan(plan *structs.Plan, inflight *inflightPlans) (*struct
 		return nil, nil, err
 	}
 	if len(result.NodeAllocation) == 0 && len(result.NodeUpdate) == 0 {
+		if result.RefreshIndex != 0 && len(inflight.plans) > 0 {
+			// Rejected because of plans in flight: the scheduler
+			// refreshes to this index and tries again, so it must see
+			// them, or it picks the same node until its attempts run out.
+			inflight.waitApplied()
+			latest, err := s.State().LatestIndex()
+			if err != nil {
+				return nil, nil, err
+			}
+			result.RefreshIndex = max(result.RefreshIndex, latest)
+		}
 		return result, nil, nil
 	}
 

@@ -180,3 +180,49 @@ func TestSharedApply_ManyWaitersOneRaftWait(t *testing.T) {
 	wg.Wait()
 	must.Eq(t, 1, f.waiters.Load())
 }
+
+// A plan rejected in full because plans in flight filled its node is
+// answered with a refresh index that holds them: refreshed to the
+// snapshot it was checked against, the scheduler would see the same room
+// and pick the same node until its plan attempts ran out.
+func TestApplyPlan_RejectedByPlansInFlightRefreshesPastThem(t *testing.T) {
+	s := testServer(t, nil)
+	waitForLeader(t, s)
+	node := mockNode(structs.GenerateUUID())
+	var nr structs.NodeUpdateResponse
+	must.NoError(t, s.RPC("Node.Register", &structs.NodeRegisterRequest{Node: node}, &nr))
+	job := mockJob("filler")
+	job.Canonicalize()
+	registerJob(t, s, job)
+	stored, err := s.State().JobByID(nil, job.Namespace, job.ID)
+	must.NoError(t, err)
+
+	// 40 allocs of 100 MHz fill the node's 4000; their entry is written
+	// only after the next plan was checked against the store.
+	var fill []*structs.Allocation
+	for range 40 {
+		fill = append(fill, mockAlloc(stored, node, structs.GenerateUUID()))
+	}
+	inflight := &inflightPlans{}
+	applied := make(chan struct{})
+	inflight.add(map[string][]*structs.Allocation{node.ID: fill}, applied)
+	fillIndex := make(chan uint64, 1)
+	go func() {
+		defer close(applied)
+		time.Sleep(100 * time.Millisecond)
+		_, index, err := s.raftApply(structs.ApplyPlanResultsRequestType, &structs.ApplyPlanResultsRequest{AllocsUpdated: fill, Job: stored})
+		if err != nil {
+			t.Error(err)
+		}
+		fillIndex <- index
+	}()
+
+	plan := &structs.Plan{Job: stored, NodeAllocation: map[string][]*structs.Allocation{
+		node.ID: {mockAlloc(stored, node, structs.GenerateUUID())}}}
+	result, future, err := s.applyPlan(plan, inflight)
+	must.NoError(t, err)
+	must.Nil(t, future)
+	must.MapEmpty(t, result.NodeAllocation, must.Sprint("the node is full with the plans in flight"))
+	index := <-fillIndex
+	must.GreaterEq(t, index, result.RefreshIndex, must.Sprintf("refresh to %d, the filling entry is at %d", result.RefreshIndex, index))
+}
