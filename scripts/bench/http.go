@@ -100,23 +100,33 @@ func (r *runner) httpSection() section {
 		Command: fmt.Sprintf("`bin/nomad agent -dev`; %s jobs registered by 16 goroutines with the official api client (`Jobs().Register`)", commas(int64(n))),
 	}
 	// measure registers n jobs on a fresh agent and returns the rate and
-	// the p50 and p99 latency.
-	measure := func(name string, start func(string) (*agentProc, error)) (float64, float64, float64, error) {
+	// the p50 and p99 latency; with account set, it also takes a CPU
+	// account over the registrations.
+	measure := func(name string, start func(string) (*agentProc, error), account bool) (float64, float64, float64, *cpuAccount, error) {
 		a, err := start(name)
 		if err != nil {
-			return 0, 0, 0, err
+			return 0, 0, 0, nil, err
 		}
 		defer a.stop()
 		jobs := make([]*api.Job, n)
 		for i := range jobs {
 			jobs[i] = mockBatchJob(fmt.Sprintf("reg-%d", i), 1, "1ms")
 		}
+		var pr *profiling
+		if account {
+			pr = startAccount(a, 2)
+		}
 		lat, wall, _, err := registerAll(a.client, jobs, 16)
 		if err != nil {
-			return 0, 0, 0, err
+			return 0, 0, 0, nil, err
+		}
+		var acc *cpuAccount
+		if pr != nil {
+			c := pr.finish(n)
+			acc = &c
 		}
 		slices.Sort(lat)
-		return float64(n) / wall.Seconds(), ms(quantile(lat, 0.50)), ms(quantile(lat, 0.99)), nil
+		return float64(n) / wall.Seconds(), ms(quantile(lat, 0.50)), ms(quantile(lat, 0.99)), acc, nil
 	}
 	serverOnly := func(name string) (*agentProc, error) {
 		a, err := r.startAgent(name, "-server", "-bootstrap-expect", "1", "-data-dir", filepath.Join(r.workDir, name))
@@ -131,14 +141,14 @@ func (r *runner) httpSection() section {
 	}
 	var rate, p50, p99, srvRate, srvP99 []float64
 	for run := range r.runs {
-		rt, l50, l99, err := measure(fmt.Sprintf("http-%d", run), func(name string) (*agentProc, error) { return r.devAgent(name) })
+		rt, l50, l99, _, err := measure(fmt.Sprintf("http-%d", run), func(name string) (*agentProc, error) { return r.devAgent(name) }, false)
 		if err != nil {
 			sec.Skipped = err.Error()
 			return sec
 		}
 		rate, p50, p99 = append(rate, rt), append(p50, l50), append(p99, l99)
 		logf("   run %d: %.0f jobs/s p50 %.1f ms p99 %.1f ms", run, rt, l50, l99)
-		rt, _, l99, err = measure(fmt.Sprintf("http-server-%d", run), serverOnly)
+		rt, _, l99, _, err = measure(fmt.Sprintf("http-server-%d", run), serverOnly, false)
 		if err != nil {
 			sec.Skipped = err.Error()
 			return sec
@@ -152,6 +162,23 @@ func (r *runner) httpSection() section {
 		{Name: "latency p99", Runs: p99, Unit: "ms", Target: under(30)},
 		{Name: "server alone (no client): registrations, 16 clients", Runs: srvRate, Unit: "jobs/s"},
 		{Name: "server alone (no client): latency p99", Runs: srvP99, Unit: "ms"},
+	}
+	// One more run of each, not in the figures, with a CPU account: a
+	// profile costs the agent a little CPU of its own.
+	for _, acct := range []struct {
+		name, what string
+		start      func(string) (*agentProc, error)
+	}{
+		{"http-account", "the dev agent's registrations", func(name string) (*agentProc, error) { return r.devAgent(name) }},
+		{"http-server-account", "the server alone's registrations", serverOnly},
+	} {
+		_, _, _, acc, err := measure(acct.name, acct.start, true)
+		if err != nil {
+			sec.Notes = append(sec.Notes, fmt.Sprintf("The CPU account of %s failed: %v.", acct.what, err))
+			continue
+		}
+		sec.Notes = append(sec.Notes, acc.markdown(acct.what+", one more run"))
+		logf("   CPU account, %s: machine %.0f%% busy, agent %.2f cores", acct.what, acc.MachineBusy*100, acc.AgentCores)
 	}
 	mkdir := "not measured"
 	if d, err := mkdirCost(r.workDir); err == nil {

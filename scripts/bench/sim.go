@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -206,6 +207,7 @@ func (r *runner) rampSection() section {
 	}
 	var plotted *timeline
 	var off float64 // the median with the queue off, 1,000 nodes
+	var account string
 	for _, nodes := range []int{100, 1000} {
 		for _, mode := range []struct {
 			name string
@@ -261,6 +263,7 @@ func (r *runner) rampSection() section {
 			if nodes == 1000 && mode.hcl == "" {
 				f.Target = atLeast(1000)
 				off = median(best)
+				account = r.rampAccount(nodes, 1000)
 			}
 			if nodes == 1000 && mode.name == "queue on, concurrent_placements 64" {
 				f.Target = withinOf(off, 1.25)
@@ -268,9 +271,36 @@ func (r *runner) rampSection() section {
 			sec.Figures = append(sec.Figures, f)
 		}
 	}
+	if account != "" {
+		sec.Notes = append(sec.Notes, account)
+	}
 	sec.Notes = append(sec.Notes, plotNote(plotted, "Many small jobs, 1,000 nodes, queue off, first run: allocs per second by stage",
 		filepath.Join(r.outDir, "performance-ramp.png"), "Many small jobs timeline: registered, placed, running and complete per second over the rising steps"))
 	return sec
+}
+
+// rampAccount is one more run, not in the figures: a fresh agent with
+// nodes simulated nodes, offered rate jobs/s for 5 s (the target's rate)
+// under a CPU account, from the step's start until its jobs are placed.
+func (r *runner) rampAccount(nodes, rate int) string {
+	what := fmt.Sprintf("%s jobs/s offered for 5 s to a fresh agent with %s simulated nodes, queue off, until all placed", commas(int64(rate)), commas(int64(nodes)))
+	a, err := r.simAgent("ramp-account", nodes, "")
+	if err != nil {
+		return fmt.Sprintf("The CPU account of %s failed: %v.", what, err)
+	}
+	defer a.stop()
+	pr := startAccount(a, 5)
+	p99, ok, err := offer(a.client, "account-", rate, 5*time.Second, nil)
+	acc := pr.finish(rate * 5)
+	if err != nil {
+		return fmt.Sprintf("The CPU account of %s failed: %v.", what, err)
+	}
+	logf("   CPU account, %d jobs/s on %d nodes: machine %.0f%% busy, agent %.2f cores, p99 %s", rate, nodes, acc.MachineBusy*100, acc.AgentCores, p99.Round(time.Millisecond))
+	outcome := fmt.Sprintf(" In this run the p99 from registration to placement was %s.", p99.Round(time.Millisecond))
+	if !ok {
+		outcome = " In this run not every job was placed within 30 s of the step's end."
+	}
+	return acc.markdown(what) + "\n\n" + strings.TrimSpace(outcome)
 }
 
 // withinOf is the queue's bound: a rate no worse than factor times
