@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/hashicorp/nomad/api"
 
@@ -87,30 +88,28 @@ var (
 	apiPkg        = taskType.PkgPath()
 )
 
-// walk checks every set field of the api struct v. where names the job,
-// group or task the struct belongs to; path is its place below that. The
-// struct's own fields are checked before the blocks inside it, so that a
-// job's refusals read from the job down to its tasks.
-func (c *checker) walk(v reflect.Value, where, path string) {
-	t := v.Type()
-	type inner struct {
-		v    reflect.Value
-		path string
+// fieldPlan is what walk needs about one exported field of an api
+// struct, worked out once per type: the field, its rule, and whether a
+// value of its type can hold api structs to descend into.
+type fieldPlan struct {
+	index int
+	field reflect.StructField
+	rule  rule
+	holds bool
+}
+
+// plans caches the fields of each api struct type walk has met
+// (map[reflect.Type][]fieldPlan): a job is checked on every registration,
+// and looking each field's rule up by name cost more than the check.
+var plans sync.Map
+
+func planOf(t reflect.Type) []fieldPlan {
+	if p, ok := plans.Load(t); ok {
+		return p.([]fieldPlan)
 	}
-	var blocks []inner
-	defer func() {
-		// Groups and tasks last: a group's network is named before its
-		// tasks' fields.
-		sort.SliceStable(blocks, func(a, b int) bool {
-			return !holdsWorkload(blocks[a].v.Type()) && holdsWorkload(blocks[b].v.Type())
-		})
-		for _, b := range blocks {
-			c.descend(b.v, where, b.path)
-		}
-	}()
+	var p []fieldPlan
 	for i := range t.NumField() {
 		f := t.Field(i)
-		fv := v.Field(i)
 		if !f.IsExported() {
 			continue
 		}
@@ -120,20 +119,54 @@ func (c *checker) walk(v reflect.Value, where, path string) {
 			// nothing maps it, so it must not pass silently.
 			r = refused
 		}
+		p = append(p, fieldPlan{index: i, field: f, rule: r, holds: holdsAPIStruct(f.Type)})
+	}
+	plans.Store(t, p)
+	return p
+}
+
+// holdsAPIStruct reports whether a value of type t can hold a struct of
+// the api package, which descend would walk: through pointers, slices,
+// arrays and map values, not interfaces (JSON never decodes an api struct
+// into one).
+func holdsAPIStruct(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
+		return holdsAPIStruct(t.Elem())
+	case reflect.Struct:
+		return t.PkgPath() == apiPkg
+	}
+	return false
+}
+
+// walk checks every set field of the api struct v. where names the job,
+// group or task the struct belongs to; path is its place below that. The
+// struct's own fields are checked before the blocks inside it, so that a
+// job's refusals read from the job down to its tasks.
+func (c *checker) walk(v reflect.Value, where, path string) {
+	type inner struct {
+		v    reflect.Value
+		path string
+	}
+	var blocks []inner
+	for _, fp := range planOf(v.Type()) {
+		fv := v.Field(fp.index)
+		r := fp.rule
 		if !isSet(fv) && (r.kind != kindFixed || fv.Kind() != reflect.Pointer || fv.IsNil()) {
 			// A fixed field behind a pointer is checked whenever it is
 			// present: logs { enabled = false } means something.
 			continue
 		}
-		p := f.Name
+		if r.kind == kindIgnored || (!fp.holds && r.kind == kindMapped) {
+			continue
+		}
+		p := fp.field.Name
 		if path != "" {
-			p = path + "." + f.Name
+			p = path + "." + fp.field.Name
 		}
 		switch r.kind {
 		case kindRefused:
 			c.errs.Add(fmt.Errorf("%s: field %q is not supported by nomadq", where, p))
-			continue
-		case kindIgnored:
 			continue
 		case kindFixed:
 			if !r.allows(fv) {
@@ -141,9 +174,19 @@ func (c *checker) walk(v reflect.Value, where, path string) {
 				continue
 			}
 		case kindWarned:
-			c.warn(where, f)
+			c.warn(where, fp.field)
 		}
-		blocks = append(blocks, inner{fv, p})
+		if fp.holds {
+			blocks = append(blocks, inner{fv, p})
+		}
+	}
+	// Groups and tasks last: a group's network is named before its
+	// tasks' fields.
+	sort.SliceStable(blocks, func(a, b int) bool {
+		return !holdsWorkload(blocks[a].v.Type()) && holdsWorkload(blocks[b].v.Type())
+	})
+	for _, b := range blocks {
+		c.descend(b.v, where, b.path)
 	}
 }
 
