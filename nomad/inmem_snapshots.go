@@ -20,25 +20,33 @@ const snapshotChunk = 256 << 10
 // doubles, about 2% of a busy dev agent's CPU), it keeps the snapshot in
 // fixed-size chunks, and a snapshot replaces the previous one only once
 // it is closed, not when it is begun.
+//
+// A dev server takes a snapshot only to drop the in-memory log entries it
+// covers: it has no follower to send one to and never restarts from one.
+// So the FSM does not encode its state into the sink; it hands over the
+// function that would (Defer), holding an immutable state snapshot, and
+// the store runs it the first time the snapshot is read (`operator
+// snapshot save`). Encoding the whole state took about a second of CPU
+// with 20,000 jobs in state, once every 5 to 10 seconds under load.
 type inmemSnapshots struct {
 	mu     sync.RWMutex
 	latest *inmemSnapshot
-	// closed, when set, is told the size of each snapshot that becomes
-	// the latest.
-	closed func(size int64)
-}
-
-// onClosed sets the function told the size of each snapshot that becomes
-// the latest; it runs on the goroutine that closes the snapshot.
-func (s *inmemSnapshots) onClosed(f func(size int64)) {
-	s.mu.Lock()
-	s.closed = f
-	s.mu.Unlock()
 }
 
 type inmemSnapshot struct {
+	mu     sync.Mutex // guards meta.Size, chunks and write while encoding
 	meta   raft.SnapshotMeta
 	chunks [][]byte
+	// write, when set, is the deferred content: it writes the snapshot
+	// and is run (then dropped) on the first Open.
+	write func(io.Writer) (int64, error)
+}
+
+// deferringSink is a snapshot sink that can take the snapshot's content
+// as a function to run later instead of as bytes now.
+type deferringSink interface {
+	raft.SnapshotSink
+	Defer(write func(io.Writer) (int64, error)) error
 }
 
 // inmemSnapshotSink collects one snapshot as it is written.
@@ -65,46 +73,92 @@ func (s *inmemSnapshots) Create(version raft.SnapshotVersion, index, term uint64
 
 func (s *inmemSnapshots) List() ([]*raft.SnapshotMeta, error) {
 	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.latest == nil {
+	snap := s.latest
+	s.mu.RUnlock()
+	if snap == nil {
 		return []*raft.SnapshotMeta{}, nil
 	}
-	meta := s.latest.meta
+	// A deferred snapshot's size is 0 until it is first read.
+	snap.mu.Lock()
+	meta := snap.meta
+	snap.mu.Unlock()
 	return []*raft.SnapshotMeta{&meta}, nil
 }
 
 func (s *inmemSnapshots) Open(id string) (*raft.SnapshotMeta, io.ReadCloser, error) {
 	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.latest == nil || s.latest.meta.ID != id {
+	snap := s.latest
+	s.mu.RUnlock()
+	if snap == nil || snap.meta.ID != id {
 		return nil, nil, fmt.Errorf("snapshot %s not found", id)
 	}
-	readers := make([]io.Reader, len(s.latest.chunks))
-	for i, c := range s.latest.chunks {
+	snap.mu.Lock()
+	defer snap.mu.Unlock()
+	if snap.write != nil {
+		// The first read encodes the deferred content; later reads get
+		// the same bytes, and the state it held can be freed.
+		w := &chunkWriter{snap: snap}
+		if _, err := snap.write(w); err != nil {
+			snap.chunks, snap.meta.Size = nil, 0
+			return nil, nil, fmt.Errorf("encode snapshot %s: %w", id, err)
+		}
+		snap.write = nil
+	}
+	readers := make([]io.Reader, len(snap.chunks))
+	for i, c := range snap.chunks {
 		readers[i] = bytes.NewReader(c)
 	}
-	meta := s.latest.meta
+	meta := snap.meta
 	return &meta, io.NopCloser(io.MultiReader(readers...)), nil
+}
+
+// chunkWriter appends to a snapshot's chunks.
+type chunkWriter struct{ snap *inmemSnapshot }
+
+func (w *chunkWriter) Write(p []byte) (int, error) {
+	w.snap.append(p)
+	return len(p), nil
+}
+
+// append adds p to the snapshot in snapshotChunk pieces.
+func (snap *inmemSnapshot) append(p []byte) {
+	snap.meta.Size += int64(len(p))
+	for len(p) > 0 {
+		last := len(snap.chunks) - 1
+		if last < 0 || len(snap.chunks[last]) == cap(snap.chunks[last]) {
+			snap.chunks = append(snap.chunks, make([]byte, 0, snapshotChunk))
+			last++
+		}
+		c := snap.chunks[last]
+		m := min(len(p), cap(c)-len(c))
+		snap.chunks[last] = append(c, p[:m]...)
+		p = p[m:]
+	}
 }
 
 func (k *inmemSnapshotSink) Write(p []byte) (int, error) {
 	if k.done {
 		return 0, fmt.Errorf("snapshot %s is closed", k.snap.meta.ID)
 	}
-	n := len(p)
-	for len(p) > 0 {
-		last := len(k.snap.chunks) - 1
-		if last < 0 || len(k.snap.chunks[last]) == cap(k.snap.chunks[last]) {
-			k.snap.chunks = append(k.snap.chunks, make([]byte, 0, snapshotChunk))
-			last++
-		}
-		c := k.snap.chunks[last]
-		m := min(len(p), cap(c)-len(c))
-		k.snap.chunks[last] = append(c, p[:m]...)
-		p = p[m:]
+	if k.snap.write != nil {
+		return 0, fmt.Errorf("snapshot %s: its content was deferred", k.snap.meta.ID)
 	}
-	k.snap.meta.Size += int64(n)
-	return n, nil
+	k.snap.append(p)
+	return len(p), nil
+}
+
+// Defer sets the snapshot's content to what write writes, run when the
+// snapshot is first opened. write must only read state that no later
+// change alters (an immutable state snapshot).
+func (k *inmemSnapshotSink) Defer(write func(io.Writer) (int64, error)) error {
+	if k.done {
+		return fmt.Errorf("snapshot %s is closed", k.snap.meta.ID)
+	}
+	if k.snap.meta.Size > 0 {
+		return fmt.Errorf("snapshot %s: content already written", k.snap.meta.ID)
+	}
+	k.snap.write = write
+	return nil
 }
 
 // Close makes the snapshot the store's latest.
@@ -115,11 +169,7 @@ func (k *inmemSnapshotSink) Close() error {
 	k.done = true
 	k.store.mu.Lock()
 	k.store.latest = k.snap
-	closed := k.store.closed
 	k.store.mu.Unlock()
-	if closed != nil {
-		closed(k.snap.meta.Size)
-	}
 	return nil
 }
 
@@ -128,6 +178,6 @@ func (k *inmemSnapshotSink) ID() string { return k.snap.meta.ID }
 // Cancel drops the snapshot; the store keeps the one it had.
 func (k *inmemSnapshotSink) Cancel() error {
 	k.done = true
-	k.snap.chunks = nil
+	k.snap.chunks, k.snap.write = nil, nil
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/hashicorp/raft"
+	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
 	"github.com/shoenig/test/must"
 )
@@ -83,28 +84,103 @@ func TestInmemSnapshots_KeepsTheLatestClosedSnapshot(t *testing.T) {
 	must.ErrorContains(t, err, "unsupported snapshot version")
 }
 
-// A dev server's snapshot threshold follows its state's size: after a
-// snapshot of several MB it waits for that many bytes of entries
-// (devRaftEntryBytes each) before the next, within its bounds.
-func TestDevServer_SnapshotThresholdFollowsTheState(t *testing.T) {
-	must.Eq(t, devRaftSnapshotThreshold, devSnapshotThreshold(0))
-	must.Eq(t, devRaftSnapshotThreshold, devSnapshotThreshold(100<<10))
-	must.Eq(t, 1000, devSnapshotThreshold(1000*devRaftEntryBytes))
-	must.Eq(t, devRaftMaxSnapshotThreshold, devSnapshotThreshold(1<<40))
+// A deferred snapshot is encoded once, on its first read.
+func TestInmemSnapshots_DeferredContentIsWrittenOnFirstRead(t *testing.T) {
+	s := &inmemSnapshots{}
+	content := bytes.Repeat([]byte("state "), snapshotChunk/3)
+	calls := 0
+	sink, err := s.Create(1, 10, 2, raft.Configuration{}, 1, nil)
+	must.NoError(t, err)
+	ds, ok := sink.(deferringSink)
+	must.True(t, ok)
+	must.NoError(t, ds.Defer(func(w io.Writer) (int64, error) {
+		calls++
+		n, err := w.Write(content)
+		return int64(n), err
+	}))
+	_, err = sink.Write([]byte("x"))
+	must.ErrorContains(t, err, "deferred")
+	must.NoError(t, sink.Close())
+	must.Eq(t, 0, calls, must.Sprint("closing a deferred snapshot encodes nothing"))
+	list, err := s.List()
+	must.NoError(t, err)
+	must.Eq(t, int64(0), list[0].Size)
 
+	for range 2 {
+		meta, rc, err := s.Open(list[0].ID)
+		must.NoError(t, err)
+		got, err := io.ReadAll(rc)
+		must.NoError(t, err)
+		must.True(t, bytes.Equal(content, got))
+		must.Eq(t, int64(len(content)), meta.Size)
+	}
+	must.Eq(t, 1, calls, must.Sprint("encoded once, read twice"))
+
+	// Content already written cannot be deferred; a failed encode is
+	// reported and tried again on the next read.
+	sink, err = s.Create(1, 20, 2, raft.Configuration{}, 1, nil)
+	must.NoError(t, err)
+	_, err = sink.Write([]byte("bytes"))
+	must.NoError(t, err)
+	must.ErrorContains(t, sink.(deferringSink).Defer(func(io.Writer) (int64, error) { return 0, nil }), "already written")
+	must.NoError(t, sink.Cancel())
+	sink, err = s.Create(1, 30, 2, raft.Configuration{}, 1, nil)
+	must.NoError(t, err)
+	fail := true
+	must.NoError(t, sink.(deferringSink).Defer(func(w io.Writer) (int64, error) {
+		if fail {
+			_, _ = w.Write([]byte("half"))
+			return 4, fmt.Errorf("disk on fire")
+		}
+		n, err := w.Write([]byte("whole"))
+		return int64(n), err
+	}))
+	must.NoError(t, sink.Close())
+	_, _, err = s.Open(sink.ID())
+	must.ErrorContains(t, err, "disk on fire")
+	fail = false
+	meta, rc, err := s.Open(sink.ID())
+	must.NoError(t, err)
+	got, _ := io.ReadAll(rc)
+	must.Eq(t, "whole", string(got))
+	must.Eq(t, int64(5), meta.Size)
+}
+
+// A dev server's snapshots cost nothing to take: the state is encoded
+// only when a snapshot is read, and then as it was at the snapshot's
+// index, whatever was written since.
+func TestDevServer_SnapshotEncodesTheStateOnlyWhenRead(t *testing.T) {
 	s := testServer(t, nil)
 	waitForLeader(t, s)
-	must.Eq(t, devRaftSnapshotThreshold, s.raft.ReloadableConfig().SnapshotThreshold)
-	for i := range 1500 {
+	for i := range 300 {
 		_, _, err := s.raftApply(structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: mockJob(fmt.Sprintf("job-%d", i))})
 		must.NoError(t, err)
 	}
 	future := s.raft.Snapshot()
 	must.NoError(t, future.Error())
+	list, err := s.raftSnaps.List()
+	must.NoError(t, err)
+	must.SliceLen(t, 1, list)
+	must.Eq(t, int64(0), list[0].Size, must.Sprint("the snapshot was encoded when taken"))
+	// The log before the snapshot is compacted all the same.
+	first, err := s.raftStore.FirstIndex()
+	must.NoError(t, err)
+	must.Greater(t, 1, first)
+
+	for i := range 50 {
+		_, _, err := s.raftApply(structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: mockJob(fmt.Sprintf("late-%d", i))})
+		must.NoError(t, err)
+	}
 	meta, rc, err := future.Open()
 	must.NoError(t, err)
-	_ = rc.Close()
-	want := devSnapshotThreshold(meta.Size)
-	must.Greater(t, devRaftSnapshotThreshold, want, must.Sprintf("a %d byte snapshot", meta.Size))
-	must.Eq(t, want, s.raft.ReloadableConfig().SnapshotThreshold)
+	defer rc.Close()
+	must.Positive(t, meta.Size)
+	restored, err := state.RestoreFrom(rc)
+	must.NoError(t, err)
+	jobs, err := restored.Jobs(nil)
+	must.NoError(t, err)
+	must.SliceLen(t, 300, jobs, must.Sprint("the snapshot holds the state at its index, not the jobs written after it"))
+	list, err = s.raftSnaps.List()
+	must.NoError(t, err)
+	must.Eq(t, meta.Size, list[0].Size)
 }

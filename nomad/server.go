@@ -38,6 +38,7 @@ type Server struct {
 	raftTransport *raft.NetworkTransport
 	raftStore     raftStore
 	raftMeta      io.Closer
+	raftSnaps     raft.SnapshotStore
 	// raftTimeouts holds the configured Raft timeouts while a lone
 	// server's election runs with a shorter one (standIfAlone); nil
 	// otherwise. Guarded by leaderLock once the server runs.
@@ -213,28 +214,15 @@ func (s *Server) setupRPC() error {
 // new entries that call for one, and how often (at random between one and
 // two times this) that threshold is checked. Its entries (each an encoded
 // job, plan or batch of client updates, 2 to 12 KB) live in memory, and no
-// follower ever needs the old ones.
-//
-// The threshold grows with the state: a snapshot encodes the whole state,
-// so with thousands of jobs a fixed 256 entries made compaction cost more
-// than the entries (5% of a busy agent's CPU). After each snapshot the
-// threshold becomes the snapshot's size over devRaftEntryBytes entries
-// (within 256 and Nomad's 8,192): the log then holds at most a few times
-// the state's size, and each entry pays a fixed share of the snapshots,
-// however large the state.
+// follower ever needs the old ones. Its snapshots cost next to nothing
+// (the store defers encoding the state until one is read; see
+// inmemSnapshots), so it compacts often and the log stays short however
+// fast entries arrive: at most a few thousand entries.
 const (
-	devRaftTrailingLogs         = 128
-	devRaftSnapshotThreshold    = 256
-	devRaftMaxSnapshotThreshold = 8192
-	devRaftEntryBytes           = 2 << 10
-	devRaftSnapshotInterval     = 5 * time.Second
+	devRaftTrailingLogs      = 128
+	devRaftSnapshotThreshold = 256
+	devRaftSnapshotInterval  = time.Second
 )
-
-// devSnapshotThreshold is a dev server's snapshot threshold after a
-// snapshot of size bytes.
-func devSnapshotThreshold(size int64) uint64 {
-	return uint64(min(max(size/devRaftEntryBytes, devRaftSnapshotThreshold), devRaftMaxSnapshotThreshold))
-}
 
 func (s *Server) setupRaft() error {
 	s.raftTransport = raft.NewNetworkTransportWithLogger(s.raftLayer, 3, s.config.RaftTimeout, s.logger.Named("raft-net"))
@@ -315,29 +303,12 @@ func (s *Server) setupRaft() error {
 		}
 	}
 
+	s.raftSnaps = snaps
 	r, err := raft.NewRaft(conf, s.fsm, s.raftStore, s.raftStore, snaps, s.raftTransport)
 	if err != nil {
 		return fmt.Errorf("server: start raft: %w", err)
 	}
 	s.raft = r
-	if store, ok := snaps.(*inmemSnapshots); ok {
-		base := conf.SnapshotThreshold
-		store.onClosed(func(size int64) {
-			// Only the threshold: the heartbeat timeout may be the short
-			// one of standIfAlone.
-			rc := r.ReloadableConfig()
-			want := max(base, devSnapshotThreshold(size))
-			if rc.SnapshotThreshold == want {
-				return
-			}
-			rc.SnapshotThreshold = want
-			if err := r.ReloadConfig(rc); err != nil {
-				s.logger.Warn("cannot set the raft snapshot threshold", "threshold", rc.SnapshotThreshold, "error", err)
-				return
-			}
-			s.logger.Debug("raft snapshot threshold follows the state's size", "snapshot_bytes", size, "threshold", rc.SnapshotThreshold)
-		})
-	}
 	if err := s.standIfAlone(*conf); err != nil {
 		// The election only waits for the usual heartbeat timeout.
 		s.logger.Warn("cannot stand for election at once", "error", err)
