@@ -27,3 +27,18 @@ func TestParseMemStats(t *testing.T) {
 	_, err = parseMemStats(strings.ReplaceAll(memStatsTail, "# Stack", "# Stuck"))
 	must.ErrorContains(t, err, "no HeapAlloc or Stack")
 }
+
+func TestParseClientAllocs(t *testing.T) {
+	raw := []byte(`{"Gauges":[
+		{"Name":"nomad.client.allocations.pending","Value":1,"Labels":{"node_id":"n"}},
+		{"Name":"nomad.client.allocations.running","Value":2},
+		{"Name":"nomad.client.allocations.terminal","Value":30},
+		{"Name":"nomad.broker.total_ready","Value":400}]}`)
+	n, err := parseClientAllocs(raw)
+	if err != nil || n != 33 {
+		t.Fatalf("got %d, %v; want 33 (pending + running + terminal)", n, err)
+	}
+	if _, err := parseClientAllocs([]byte(`{"Gauges":[{"Name":"nomad.broker.total_ready","Value":1}]}`)); err == nil {
+		t.Error("no error for an agent without client gauges")
+	}
+}
