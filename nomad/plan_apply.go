@@ -47,6 +47,8 @@ func (s *Server) planApply(ctx context.Context) {
 // entry was applied. Only the applier goroutine uses it.
 type inflightPlans struct {
 	plans []*inflightPlan
+	// waiting, when set (tests), is called as waitApplied starts.
+	waiting func()
 }
 
 type inflightPlan struct {
@@ -79,6 +81,9 @@ func (f *inflightPlans) prune() {
 
 // waitApplied waits until every plan in flight is applied (or failed).
 func (f *inflightPlans) waitApplied() {
+	if f.waiting != nil {
+		f.waiting()
+	}
 	for _, p := range f.plans {
 		<-p.applied
 	}

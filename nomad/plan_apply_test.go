@@ -198,18 +198,24 @@ func TestApplyPlan_RejectedByPlansInFlightRefreshesPastThem(t *testing.T) {
 	must.NoError(t, err)
 
 	// 40 allocs of 100 MHz fill the node's 4000; their entry is written
-	// only after the next plan was checked against the store.
+	// only after the next plan was checked against the store: once the
+	// applier waits for the plans in flight, or (without that wait) once
+	// it has answered.
 	var fill []*structs.Allocation
 	for range 40 {
 		fill = append(fill, mockAlloc(stored, node, structs.GenerateUUID()))
 	}
-	inflight := &inflightPlans{}
+	waiting, answered := make(chan struct{}), make(chan struct{})
+	inflight := &inflightPlans{waiting: func() { close(waiting) }}
 	applied := make(chan struct{})
 	inflight.add(map[string][]*structs.Allocation{node.ID: fill}, applied)
 	fillIndex := make(chan uint64, 1)
 	go func() {
 		defer close(applied)
-		time.Sleep(100 * time.Millisecond)
+		select {
+		case <-waiting:
+		case <-answered:
+		}
 		_, index, err := s.raftApply(structs.ApplyPlanResultsRequestType, &structs.ApplyPlanResultsRequest{AllocsUpdated: fill, Job: stored})
 		if err != nil {
 			t.Error(err)
@@ -220,6 +226,7 @@ func TestApplyPlan_RejectedByPlansInFlightRefreshesPastThem(t *testing.T) {
 	plan := &structs.Plan{Job: stored, NodeAllocation: map[string][]*structs.Allocation{
 		node.ID: {mockAlloc(stored, node, structs.GenerateUUID())}}}
 	result, future, err := s.applyPlan(plan, inflight)
+	close(answered)
 	must.NoError(t, err)
 	must.Nil(t, future)
 	must.MapEmpty(t, result.NodeAllocation, must.Sprint("the node is full with the plans in flight"))
