@@ -55,6 +55,15 @@ func (r *reader) NodePoolsByNamePrefix(ws memdb.WatchSet, prefix string) ([]*str
 // JobsByNodePool returns the jobs of every namespace that name the pool,
 // ordered by pool, then namespace and ID.
 func (r *reader) JobsByNodePool(ws memdb.WatchSet, pool string) ([]*structs.Job, error) {
+	if pool == structs.DefaultNodePool {
+		// Not in the node_pool index (see jobTableSchema): read every
+		// job, in the id index's namespace and ID order.
+		iter, err := r.db.Txn(false).Get(TableJobs, "id")
+		if err != nil {
+			return nil, fmt.Errorf("list jobs of node pool %q: %w", pool, err)
+		}
+		return collect(ws, iter, func(j *structs.Job) bool { return j.NodePool == pool || j.NodePool == "" }), nil
+	}
 	iter, err := r.db.Txn(false).Get(TableJobs, "node_pool", pool)
 	if err != nil {
 		return nil, fmt.Errorf("list jobs of node pool %q: %w", pool, err)

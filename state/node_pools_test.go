@@ -110,3 +110,58 @@ func TestNodePools_Refusals(t *testing.T) {
 		})
 	}
 }
+
+// Jobs of the default pool are listed from the id index and have no row
+// in the node_pool index; other pools' jobs are found by the index, also
+// after a job moves between pools.
+func TestNodePools_JobsByPool(t *testing.T) {
+	s := testStore(t)
+	must.NoError(t, s.UpsertNodePools(2, []*structs.NodePool{{Name: "gpu"}}))
+	index := uint64(3)
+	put := func(id, pool string) {
+		t.Helper()
+		j := mockBatchJob(id)
+		j.NodePool = pool
+		must.NoError(t, s.UpsertJobWithSubmission(index, j, nil, nil))
+		index++
+	}
+	put("c", structs.DefaultNodePool)
+	put("a", "")
+	put("b", "gpu")
+	put("d", "gpu")
+	ids := func(pool string) []string {
+		t.Helper()
+		jobs, err := s.JobsByNodePool(nil, pool)
+		must.NoError(t, err)
+		var out []string
+		for _, j := range jobs {
+			out = append(out, j.ID)
+		}
+		return out
+	}
+	must.Eq(t, []string{"a", "c"}, ids(structs.DefaultNodePool))
+	must.Eq(t, []string{"b", "d"}, ids("gpu"))
+
+	rows := func(pool string) int {
+		t.Helper()
+		iter, err := s.db.Txn(false).Get(TableJobs, "node_pool", pool)
+		must.NoError(t, err)
+		n := 0
+		for raw := iter.Next(); raw != nil; raw = iter.Next() {
+			n++
+		}
+		return n
+	}
+	must.Eq(t, 0, rows(structs.DefaultNodePool))
+	must.Eq(t, 2, rows("gpu"))
+
+	// Moving d to the default pool drops its row; moving a to gpu adds one.
+	put("d", structs.DefaultNodePool)
+	put("a", "gpu")
+	must.Eq(t, []string{"c", "d"}, ids(structs.DefaultNodePool))
+	must.Eq(t, []string{"a", "b"}, ids("gpu"))
+	must.Eq(t, 2, rows("gpu"))
+	_, jobs, err := s.NodePoolUsage("gpu")
+	must.NoError(t, err)
+	must.SliceLen(t, 2, jobs)
+}

@@ -64,9 +64,15 @@ func indexTableSchema() *memdb.TableSchema {
 		Name: TableIndex,
 		Indexes: map[string]*memdb.IndexSchema{
 			"id": {
-				Name:    "id",
-				Unique:  true,
-				Indexer: &memdb.StringFieldIndex{Field: "Key", Lowercase: true},
+				Name:   "id",
+				Unique: true,
+				Indexer: &stringsIndex{name: "index table id", n: 1, lower: true, fields: func(obj any) ([3]string, error) {
+					e, ok := obj.(*IndexEntry)
+					if !ok {
+						return [3]string{}, fmt.Errorf("index table id: unexpected type %T", obj)
+					}
+					return [3]string{e.Key}, nil
+				}},
 			},
 		},
 	}
@@ -79,9 +85,12 @@ func jobTableSchema() *memdb.TableSchema {
 			"id": {
 				Name:   "id",
 				Unique: true,
-				Indexer: &memdb.CompoundIndex{Indexes: []memdb.Indexer{
-					&memdb.StringFieldIndex{Field: "Namespace"},
-					&memdb.StringFieldIndex{Field: "ID"},
+				Indexer: &stringsIndex{name: "jobs id", n: 2, fields: func(obj any) ([3]string, error) {
+					j, ok := obj.(*structs.Job)
+					if !ok {
+						return [3]string{}, fmt.Errorf("jobs id: unexpected type %T", obj)
+					}
+					return [3]string{j.Namespace, j.ID}, nil
 				}},
 			},
 			// There is no type index (nothing looked jobs up by type),
@@ -93,11 +102,17 @@ func jobTableSchema() *memdb.TableSchema {
 				AllowMissing: true,
 				Indexer:      periodicIndex{},
 			},
-			// node_pool finds the jobs a pool's deletion must wait for.
+			// node_pool finds the jobs a pool's deletion must wait for,
+			// and lists a pool's jobs. It holds only the jobs of pools
+			// other than "default": that pool cannot be deleted, most
+			// jobs are in it, and the row cost each of a job's writes
+			// (three or more in a batch job's life) another index
+			// update. JobsByNodePool reads the default pool's jobs from
+			// the id index.
 			"node_pool": {
 				Name:         "node_pool",
 				AllowMissing: true,
-				Indexer:      &memdb.StringFieldIndex{Field: "NodePool"},
+				Indexer:      jobPoolIndex{},
 			},
 		},
 	}
@@ -127,9 +142,12 @@ func jobSummaryTableSchema() *memdb.TableSchema {
 			"id": {
 				Name:   "id",
 				Unique: true,
-				Indexer: &memdb.CompoundIndex{Indexes: []memdb.Indexer{
-					&memdb.StringFieldIndex{Field: "Namespace"},
-					&memdb.StringFieldIndex{Field: "JobID"},
+				Indexer: &stringsIndex{name: "job summary id", n: 2, fields: func(obj any) ([3]string, error) {
+					s, ok := obj.(*structs.JobSummary)
+					if !ok {
+						return [3]string{}, fmt.Errorf("job summary id: unexpected type %T", obj)
+					}
+					return [3]string{s.Namespace, s.JobID}, nil
 				}},
 			},
 		},
@@ -152,19 +170,17 @@ func evalTableSchema() *memdb.TableSchema {
 			// terminator and so matches that job exactly.
 			"job": {
 				Name: "job",
-				Indexer: &memdb.CompoundIndex{
-					AllowMissing: true,
-					Indexes: []memdb.Indexer{
-						&memdb.StringFieldIndex{Field: "Namespace"},
-						&memdb.StringFieldIndex{Field: "JobID"},
-						&memdb.StringFieldIndex{Field: "Status"},
-					},
-				},
+				Indexer: &stringsIndex{name: "evals job", n: 3, allowMissing: true, room: allocIDKeyLen, fields: func(obj any) ([3]string, error) {
+					e, ok := obj.(*structs.Evaluation)
+					if !ok {
+						return [3]string{}, fmt.Errorf("evals job: unexpected type %T", obj)
+					}
+					return [3]string{e.Namespace, e.JobID, e.Status}, nil
+				}},
 			},
-			"namespace": {
-				Name:    "namespace",
-				Indexer: &memdb.StringFieldIndex{Field: "Namespace"},
-			},
+			// There is no namespace index either: the job index starts
+			// with the namespace and answers ("job_prefix", ns, ""), and
+			// each of an eval's writes paid for the row.
 		},
 	}
 }
@@ -385,6 +401,32 @@ func (u *uuidIndex) parse(s string, whole bool) ([]byte, error) {
 }
 
 // periodicIndex indexes periodic jobs only, under one key.
+// jobPoolIndex indexes a job by its node pool, unless the pool is the
+// default one (see jobTableSchema).
+type jobPoolIndex struct{}
+
+func (jobPoolIndex) FromObject(obj any) (bool, []byte, error) {
+	j, ok := obj.(*structs.Job)
+	if !ok {
+		return false, nil, fmt.Errorf("node pool index: unexpected type %T", obj)
+	}
+	if j.NodePool == "" || j.NodePool == structs.DefaultNodePool {
+		return false, nil, nil
+	}
+	return true, append([]byte(j.NodePool), 0), nil
+}
+
+func (jobPoolIndex) FromArgs(args ...any) ([]byte, error) {
+	if len(args) != 1 {
+		return nil, fmt.Errorf("node pool index: takes one argument, got %d", len(args))
+	}
+	pool, ok := args[0].(string)
+	if !ok {
+		return nil, fmt.Errorf("node pool index: argument must be a string, got %T", args[0])
+	}
+	return append([]byte(pool), 0), nil
+}
+
 type periodicIndex struct{}
 
 func (periodicIndex) FromObject(obj any) (bool, []byte, error) {

@@ -3,6 +3,7 @@ package state
 import (
 	"bytes"
 	"cmp"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -125,4 +126,13 @@ func byCreation(aIndex uint64, aID string, bIndex uint64, bID string) int {
 		return c
 	}
 	return strings.Compare(aID, bID)
+}
+
+// Every index costs each write of its table a radix tree update; the
+// evals table keeps only the ones something reads (namespace listings
+// use the job index's namespace prefix).
+func TestEvalsSchema_HasOnlyTheIndexesItsReadsUse(t *testing.T) {
+	idx := stateSchema().Tables[TableEvals].Indexes
+	names := slices.Sorted(maps.Keys(idx))
+	must.Eq(t, []string{"id", "job"}, names)
 }
