@@ -35,6 +35,9 @@ type simAlloc struct {
 	killStatus        string
 	killDesc          string
 	finished, removed bool
+	// reported is set once the finished alloc's last view is queued
+	// for the servers; its tasks are dropped then (see changed).
+	reported bool
 }
 
 // simTask is one task of a simulated alloc, run with mock_driver
@@ -384,10 +387,19 @@ func (s *Sim) removeAlloc(n *node, id string) {
 
 // changed queues the alloc's client view for the servers.
 func (s *Sim) changed(a *simAlloc) {
-	if a.removed {
+	if a.removed || a.reported {
 		return
 	}
 	s.sync.update(a.n, s.clientAlloc(a))
+	if a.finished {
+		// Nothing about a finished alloc changes again, and its last
+		// view is on its way. Its tasks (states, events, restart
+		// trackers: about 2 KB) go; the alloc stays known by its ID
+		// until the servers collect it. A sim agent's heap is the
+		// servers' heap too, and finished allocs pile up in it.
+		a.reported = true
+		a.tasks = nil
+	}
 }
 
 // clientAlloc is the alloc's client view, as a real client sends it: a

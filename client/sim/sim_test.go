@@ -161,3 +161,79 @@ func TestSim_RunsMockTask(t *testing.T) {
 		}
 	}
 }
+
+// A finished alloc's last view goes to the servers once; then the node
+// keeps only the alloc's ID, not its tasks' states and events (which
+// piled up in a sim agent's heap, shared with its servers), and a late
+// change (a stray step, a stop) sends nothing more.
+func TestSim_FinishedAllocKeepsNoTasks(t *testing.T) {
+	f := newFakeServers()
+	job := &structs.Job{
+		ID: "j", Namespace: "default", Type: structs.JobTypeBatch,
+		TaskGroups: []*structs.TaskGroup{{
+			Name:  "g",
+			Tasks: []*structs.Task{{Name: "t", Driver: "mock_driver", Config: map[string]any{"run_for": "5ms"}}},
+		}},
+	}
+	f.alloc = &structs.Allocation{
+		ID: structs.GenerateUUID(), Namespace: "default", JobID: "j", TaskGroup: "g", Job: job,
+		DesiredStatus: structs.AllocDesiredStatusRun, ClientStatus: structs.AllocClientStatusPending,
+		AllocModifyIndex: 10, CreateTime: time.Now().UnixNano(),
+	}
+	s, err := New(Config{Count: 1, RPC: f, SyncInterval: 10 * time.Millisecond})
+	must.NoError(t, err)
+	t.Cleanup(s.Shutdown)
+
+	updates := func() []*structs.Allocation {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return append([]*structs.Allocation(nil), f.updates...)
+	}
+	deadline := time.After(10 * time.Second)
+	for {
+		u := updates()
+		if n := len(u); n > 0 && u[n-1].ClientStatus == structs.AllocClientStatusComplete {
+			must.Eq(t, structs.TaskStateDead, u[n-1].TaskStates["t"].State)
+			break
+		}
+		select {
+		case <-f.updated:
+		case <-deadline:
+			t.Fatalf("no complete update after 10s: %d updates", len(updates()))
+		}
+	}
+	sent := len(updates())
+
+	// Look at the alloc, and change it late, on the simulator's
+	// scheduler, which owns the nodes' allocs.
+	type seen struct {
+		known, reported bool
+		tasks           int
+		queued          int
+	}
+	got := make(chan seen, 1)
+	s.sched.at(time.Now(), func() {
+		n := s.nodes[0]
+		a := n.allocs[f.alloc.ID]
+		if a == nil {
+			got <- seen{}
+			return
+		}
+		s.changed(a)
+		s.kill(a, "", "", "")
+		s.sync.mu.Lock()
+		queued := len(s.sync.pending[n])
+		s.sync.mu.Unlock()
+		got <- seen{known: true, reported: a.reported, tasks: len(a.tasks), queued: queued}
+	})
+	select {
+	case g := <-got:
+		must.True(t, g.known, must.Sprint("the finished alloc is still known by its ID"))
+		must.True(t, g.reported)
+		must.Eq(t, 0, g.tasks, must.Sprint("a finished, reported alloc keeps no tasks"))
+		must.Eq(t, 0, g.queued, must.Sprint("a late change queues no new view"))
+	case <-time.After(10 * time.Second):
+		t.Fatal("the simulator's scheduler did not run the check")
+	}
+	must.Eq(t, sent, len(updates()))
+}
