@@ -407,4 +407,22 @@ func TestAllocLifecycle_ACL(t *testing.T) {
 
 	must.Eq(t, http.StatusForbidden, do(http.MethodPut, "/v1/allocation/"+alloc.ID+"/stop", "", reader))
 	must.Eq(t, http.StatusOK, do(http.MethodPut, "/v1/allocation/"+alloc.ID+"/stop", "", writer))
+
+	// Leave nothing running for the agents' shutdown: the stop places a
+	// replacement, whose directory the client was still making while the
+	// test removed its data dir (2 runs in 10 failed that way).
+	_, _, err = c.Jobs().Deregister("acl-life", false, nil)
+	must.NoError(t, err)
+	must.Wait(t, wait.InitialSuccess(wait.ErrorFunc(func() error {
+		allocs, _, err := c.Jobs().Allocations("acl-life", true, nil)
+		if err != nil {
+			return err
+		}
+		for _, a := range allocs {
+			if a.ClientStatus == "pending" || a.ClientStatus == "running" {
+				return fmt.Errorf("alloc %s is still %s", a.ID, a.ClientStatus)
+			}
+		}
+		return nil
+	}), wait.Timeout(30*time.Second), wait.Gap(100*time.Millisecond)))
 }
