@@ -114,7 +114,8 @@ func TestRank_BinPackChoosesFullerNode(t *testing.T) {
 			must.Len(t, 2, placed[0].Metrics.ScoreMetaData)
 			top := placed[0].Metrics.ScoreMetaData[0]
 			must.Eq(t, placed[0].NodeID, top.NodeID)
-			must.MapContainsKey(t, top.Scores, scoreBinPack)
+			_, ok := top.Scores.Get(scoreBinPack)
+			must.True(t, ok)
 		})
 	}
 }

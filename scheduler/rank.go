@@ -263,15 +263,21 @@ func (it *maxScoreIterator) record() {
 	n := min(len(it.buf), maxRetainedScores)
 	metas := make([]*structs.NodeScoreMeta, n)
 	backing := make([]structs.NodeScoreMeta, n)
+	total := 0
+	for i := 0; i < n; i++ {
+		total += it.buf[i].n
+	}
+	scores := make(structs.NodeScores, 0, total)
 	for i := 0; i < n; i++ {
 		r := it.buf[i]
 		m := &backing[i]
 		m.NodeID = r.node.ID
 		m.NormScore = r.final
-		m.Scores = make(map[string]float64, r.n)
+		start := len(scores)
 		for k := 0; k < r.n; k++ {
-			m.Scores[r.names[k]] = r.scores[k]
+			scores = append(scores, structs.NodeScore{Name: r.names[k], Score: r.scores[k]})
 		}
+		m.Scores = scores[start:len(scores):len(scores)]
 		metas[i] = m
 	}
 	it.ctx.metric.ScoreMetaData = metas

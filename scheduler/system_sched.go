@@ -200,7 +200,7 @@ func (s *systemScheduler) reconcile(ctx *evalContext, plan *structs.Plan, job *s
 		if algorithm == structs.SchedulerAlgorithmSpread {
 			score = 1 - score
 		}
-		m.ScoreMetaData = []*structs.NodeScoreMeta{{NodeID: p.node.ID, NormScore: score, Scores: map[string]float64{scoreBinPack: score}}}
+		m.ScoreMetaData = []*structs.NodeScoreMeta{{NodeID: p.node.ID, NormScore: score, Scores: structs.NodeScores{{Name: scoreBinPack, Score: score}}}}
 		plan.AppendAlloc(s.newAlloc(job, p.tg, p.node, m, o))
 		ctx.place(p.node, p.tg.Name, st.ask, o)
 	}

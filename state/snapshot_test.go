@@ -53,7 +53,7 @@ func populate(t testing.TB, s *StateStore) {
 	blocked := mockEval(changed, structs.EvalStatusBlocked)
 	blocked.FailedTGAllocs = map[string]*structs.AllocMetric{"web": {
 		NodesEvaluated: 1, NodesExhausted: 1, DimensionExhausted: map[string]int{"memory": 1},
-		ScoreMetaData: []*structs.NodeScoreMeta{{NodeID: node.ID, Scores: map[string]float64{"binpack": 0.5}, NormScore: 0.5}},
+		ScoreMetaData: []*structs.NodeScoreMeta{{NodeID: node.ID, Scores: structs.NodeScores{{Name: "binpack", Score: 0.5}}, NormScore: 0.5}},
 	}}
 	must.NoError(t, s.UpsertPlanResults(7, &structs.ApplyPlanResultsRequest{
 		AllocsUpdated: []*structs.Allocation{alloc},

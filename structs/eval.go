@@ -1,6 +1,9 @@
 package structs
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Evaluation statuses.
 const (
@@ -152,7 +155,7 @@ func (m *AllocMetric) Copy() *AllocMetric {
 		c.ScoreMetaData = make([]*NodeScoreMeta, len(m.ScoreMetaData))
 		for i, s := range m.ScoreMetaData {
 			sc := *s
-			sc.Scores = copyMap(s.Scores)
+			sc.Scores = slices.Clone(s.Scores)
 			c.ScoreMetaData[i] = &sc
 		}
 	}
@@ -162,7 +165,7 @@ func (m *AllocMetric) Copy() *AllocMetric {
 // NodeScoreMeta is the scoring of one node for one placement.
 type NodeScoreMeta struct {
 	NodeID    string
-	Scores    map[string]float64
+	Scores    NodeScores
 	NormScore float64
 }
 

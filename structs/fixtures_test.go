@@ -674,7 +674,7 @@ func testEval() *Evaluation {
 				QuotaExhausted:     []string{},
 				Scores:             map[string]float64{"binpack": 0.75},
 				ScoreMetaData: []*NodeScoreMeta{
-					{NodeID: "n1", Scores: map[string]float64{"binpack": 0.5}, NormScore: 0.5},
+					{NodeID: "n1", Scores: NodeScores{{Name: "binpack", Score: 0.5}}, NormScore: 0.5},
 				},
 				AllocationTime:    1500 * time.Microsecond,
 				CoalescedFailures: 2,
