@@ -42,6 +42,12 @@ func freePort() (int, error) {
 // opens the pprof endpoint (used to collect garbage before reading RSS);
 // its output goes to a log file under the work dir.
 func (r *runner) startAgent(name string, args ...string) (*agentProc, error) {
+	return r.startAgentEnv(name, nil, args...)
+}
+
+// startAgentEnv is startAgent with extra environment variables for the
+// agent's process.
+func (r *runner) startAgentEnv(name string, env []string, args ...string) (*agentProc, error) {
 	var ports [3]int
 	for i := range ports {
 		p, err := freePort()
@@ -64,6 +70,9 @@ func (r *runner) startAgent(name string, args ...string) (*agentProc, error) {
 	}
 	cmd := exec.Command(r.bin, append([]string{"agent"}, args...)...)
 	cmd.Stdout, cmd.Stderr = logf, logf
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	a := &agentProc{cmd: cmd, addr: fmt.Sprintf("http://127.0.0.1:%d", ports[0]), logPath: logPath, exited: make(chan struct{})}
 	a.started = time.Now()

@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shoenig/test/must"
 )
@@ -41,4 +42,25 @@ func TestParseClientAllocs(t *testing.T) {
 	if _, err := parseClientAllocs([]byte(`{"Gauges":[{"Name":"nomad.broker.total_ready","Value":1}]}`)); err == nil {
 		t.Error("no error for an agent without client gauges")
 	}
+}
+
+func TestParseGCTrace(t *testing.T) {
+	log := `2026-12-06T04:37:20.1Z [INFO]  agent: started
+gc 46 @15.185s 15%: 0.18+447+0.097 ms clock, 0.36+120/300/50+0.19 ms cpu, 414->491->282 MB, 486 MB goal, 0 MB stacks, 0 MB globals, 2 P
+gc 47 @27.374s 9%: 0.35+1004+0.13 ms clock, 0.70+123/393/68+0.26 ms cpu, 482->570->290 MB, 566 MB goal, 0 MB stacks, 0 MB globals, 2 P
+gc 48 @29.245s 9%: 0.13+873+0.089 ms clock, 0.26+100/400/60+0.17 ms cpu, 494->592->323 MB, 580 MB goal, 0 MB stacks, 0 MB globals, 2 P (forced)
+gc 49 @40.000s 9%: 0.13+100+0.089 ms clock, 0.26+1/2/3+0.17 ms cpu, 300->310->250 MB, 580 MB goal, 0 MB stacks, 0 MB globals, 2 P
+not a gc line: gc 50 @x
+`
+	cycles := parseGCTrace(log)
+	must.SliceLen(t, 4, cycles)
+	must.Eq(t, gcCycle{At: 27374 * time.Millisecond, Mark: 1004 * time.Millisecond, LiveMB: 290}, cycles[1])
+	w := gcDuring(cycles, 26*time.Second, 31*time.Second)
+	must.Eq(t, 2, w.Cycles)
+	must.Eq(t, 1004*time.Millisecond, w.LongestMark)
+	must.Eq(t, 1877*time.Millisecond, w.MarkTotal)
+	must.Eq(t, 323.0, w.LiveMB)
+	must.Eq(t, 282.0, w.StartedWithHeap)
+	must.StrContains(t, w.String(), "2 collections in 5s, marking 1.88s of it (longest mark 1s), live heap 282 MB before and up to 323 MB")
+	must.StrContains(t, gcDuring(cycles, 31*time.Second, 35*time.Second).String(), "no collection in 4s (live heap 323 MB before)")
 }

@@ -31,7 +31,8 @@ func (r *runner) simAgent(name string, nodes int, hcl string) (*agentProc, error
 		}
 		args = append(args, "-config", path)
 	}
-	a, err := r.startAgent(name, args...)
+	// One line per garbage collection in the agent's log (see gctrace.go).
+	a, err := r.startAgentEnv(name, []string{"GODEBUG=gctrace=1"}, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -208,6 +209,9 @@ func (r *runner) rampSection() section {
 	var plotted *timeline
 	var off float64 // the median with the queue off, 1,000 nodes
 	var account string
+	// gcNotes say what the garbage collector did during each failing
+	// step of the 1,000-node, queue-off runs.
+	var gcNotes []string
 	for _, nodes := range []int{100, 1000} {
 		for _, mode := range []struct {
 			name string
@@ -230,10 +234,19 @@ func (r *runner) rampSection() section {
 				start := time.Now()
 				failed := 0
 				for si, rate := range steps {
+					from := time.Since(a.started)
 					p99, ok, err := offer(a.client, fmt.Sprintf("ramp-%d-", si), rate, 5*time.Second, registered)
 					if err != nil || !ok || p99 >= time.Second {
 						if err == nil {
 							failed = si
+							if nodes == 1000 && mode.hcl == "" {
+								outcome := fmt.Sprintf("p99 %s", p99.Round(time.Millisecond))
+								if !ok {
+									outcome = "not every job placed within 30 s"
+								}
+								gcNotes = append(gcNotes, fmt.Sprintf("run %d, %s jobs/s (%s): %s", run+1, commas(int64(rate)), outcome,
+									gcDuring(a.gcLog(), from, time.Since(a.started))))
+							}
 						}
 						break
 					}
@@ -273,6 +286,9 @@ func (r *runner) rampSection() section {
 	}
 	if account != "" {
 		sec.Notes = append(sec.Notes, account)
+	}
+	if len(gcNotes) > 0 {
+		sec.Notes = append(sec.Notes, "The agent's garbage collector (`GODEBUG=gctrace=1`) during the first failing step of each 1,000-node, queue-off run, from the step's first registration until its jobs were placed. The agent then holds every job of the earlier steps, and a mark phase's length grows with that live heap; while a mark runs the collector takes about three quarters of a core, and in the traces of website/performance-notes.md the step's latency rose in waves, each during a mark.\n\n- "+strings.Join(gcNotes, "\n- "))
 	}
 	sec.Notes = append(sec.Notes, plotNote(plotted, "Many small jobs, 1,000 nodes, queue off, first run: allocs per second by stage",
 		filepath.Join(r.outDir, "performance-ramp.png"), "Many small jobs timeline: registered, placed, running and complete per second over the rising steps"))
