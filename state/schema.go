@@ -400,7 +400,6 @@ func (u *uuidIndex) parse(s string, whole bool) ([]byte, error) {
 	return out, nil
 }
 
-// periodicIndex indexes periodic jobs only, under one key.
 // jobPoolIndex indexes a job by its node pool, unless the pool is the
 // default one (see jobTableSchema).
 type jobPoolIndex struct{}
@@ -427,6 +426,7 @@ func (jobPoolIndex) FromArgs(args ...any) ([]byte, error) {
 	return append([]byte(pool), 0), nil
 }
 
+// periodicIndex indexes periodic jobs only, under one key.
 type periodicIndex struct{}
 
 func (periodicIndex) FromObject(obj any) (bool, []byte, error) {
