@@ -3,6 +3,7 @@ package structs
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 
 	"github.com/hashicorp/go-msgpack/v2/codec"
 )
@@ -55,15 +56,7 @@ func NodeScoresFromMap(m map[string]float64) NodeScores {
 	for name, score := range m {
 		s = append(s, NodeScore{Name: scorerName(name), Score: score})
 	}
-	slices.SortFunc(s, func(a, b NodeScore) int {
-		switch {
-		case a.Name < b.Name:
-			return -1
-		case a.Name > b.Name:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(s, func(a, b NodeScore) int { return strings.Compare(a.Name, b.Name) })
 	return s
 }
 
