@@ -72,6 +72,21 @@ func (f *fakeServers) Call(ctx context.Context, method string, args, reply any) 
 	return nil
 }
 
+// runOne starts a simulator of count nodes against f, which hands the
+// first node to watch one alloc of job's group "g".
+func runOne(t *testing.T, f *fakeServers, job *structs.Job, count int) *Sim {
+	t.Helper()
+	f.alloc = &structs.Allocation{
+		ID: structs.GenerateUUID(), Namespace: "default", JobID: job.ID, TaskGroup: "g", Job: job,
+		DesiredStatus: structs.AllocDesiredStatusRun, ClientStatus: structs.AllocClientStatusPending,
+		AllocModifyIndex: 10, CreateTime: time.Now().UnixNano(),
+	}
+	s, err := New(Config{Count: count, RPC: f, SyncInterval: 10 * time.Millisecond})
+	must.NoError(t, err)
+	t.Cleanup(s.Shutdown)
+	return s
+}
+
 func (f *fakeServers) registered() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -124,14 +139,7 @@ func TestSim_RunsMockTask(t *testing.T) {
 			}},
 		}},
 	}
-	f.alloc = &structs.Allocation{
-		ID: structs.GenerateUUID(), Namespace: "default", JobID: "j", TaskGroup: "g", Job: job,
-		DesiredStatus: structs.AllocDesiredStatusRun, ClientStatus: structs.AllocClientStatusPending,
-		AllocModifyIndex: 10, CreateTime: time.Now().UnixNano(),
-	}
-	s, err := New(Config{Count: 3, RPC: f, SyncInterval: 10 * time.Millisecond})
-	must.NoError(t, err)
-	t.Cleanup(s.Shutdown)
+	runOne(t, f, job, 3)
 
 	deadline := time.After(10 * time.Second)
 	for {
@@ -175,14 +183,7 @@ func TestSim_FinishedAllocKeepsNoTasks(t *testing.T) {
 			Tasks: []*structs.Task{{Name: "t", Driver: "mock_driver", Config: map[string]any{"run_for": "5ms"}}},
 		}},
 	}
-	f.alloc = &structs.Allocation{
-		ID: structs.GenerateUUID(), Namespace: "default", JobID: "j", TaskGroup: "g", Job: job,
-		DesiredStatus: structs.AllocDesiredStatusRun, ClientStatus: structs.AllocClientStatusPending,
-		AllocModifyIndex: 10, CreateTime: time.Now().UnixNano(),
-	}
-	s, err := New(Config{Count: 1, RPC: f, SyncInterval: 10 * time.Millisecond})
-	must.NoError(t, err)
-	t.Cleanup(s.Shutdown)
+	s := runOne(t, f, job, 1)
 
 	updates := func() []*structs.Allocation {
 		f.mu.Lock()
