@@ -419,11 +419,7 @@ func (jobPoolIndex) FromArgs(args ...any) ([]byte, error) {
 	if len(args) != 1 {
 		return nil, fmt.Errorf("node pool index: takes one argument, got %d", len(args))
 	}
-	pool, ok := args[0].(string)
-	if !ok {
-		return nil, fmt.Errorf("node pool index: argument must be a string, got %T", args[0])
-	}
-	return append([]byte(pool), 0), nil
+	return joinArgs("node pool index", args, true)
 }
 
 // periodicIndex indexes periodic jobs only, under one key.

@@ -54,12 +54,11 @@ type gcWindow struct {
 	MarkTotal       time.Duration
 	LiveMB          float64 // the largest live heap at a cycle's end
 	Window          time.Duration
-	From, To        time.Duration
 	StartedWithHeap float64 // the live heap of the last cycle before the window
 }
 
 func gcDuring(cycles []gcCycle, from, to time.Duration) gcWindow {
-	w := gcWindow{Window: to - from, From: from, To: to}
+	w := gcWindow{Window: to - from}
 	for _, c := range cycles {
 		if c.At < from {
 			w.StartedWithHeap = c.LiveMB
