@@ -89,7 +89,7 @@ func (n *Node) GetClientAllocsBatch(args *structs.NodesClientAllocsRequest, repl
 		// above every commit of the node the snapshot holds (it is raised
 		// before a commit is visible). A node whose index is no higher
 		// than the snapshot the query last saw it in is unchanged since.
-		st.NodesAllocsChangedAt(ids, changed)
+		st.AllocsWatchChangedAt(watch, changed)
 		reply.Allocs = make(map[string]map[string]uint64)
 		index := max(uint64(1), deleted)
 		// The nodes are checked in the snapshot's shared node map, not

@@ -23,16 +23,26 @@ import (
 type allocWatch struct {
 	mu  sync.Mutex
 	chs map[string]chan struct{}
-	// at keeps, when trackIndex is set, each key's Raft index of the last
+	// trackIndex keeps, in each key's record, the Raft index of the last
 	// commit that closed (or would have closed) its channel; floor stands
 	// for the commits before the store was restored from a snapshot.
 	trackIndex bool
-	at         map[string]uint64
 	floor      uint64
 
-	// groups are the watches of many keys at once (see
-	// WatchNodesAllocs), listed under each of their keys.
-	groups map[string]map[*AllocsWatch]struct{}
+	// recs holds what is kept per key for the watches of many keys at
+	// once (see WatchNodesAllocs) and for trackIndex. A group watch finds
+	// its keys' records once, when it is registered; reading the keys'
+	// indexes, unlisting the watch and firing it then follow pointers
+	// instead of hashing each key again. A simulated client's query of a
+	// thousand nodes does all three on every wake-up.
+	recs map[string]*keyRecord
+}
+
+// keyRecord is what an allocWatch keeps for one key. Records stay when
+// their last watch goes, for the next watch of the same key.
+type keyRecord struct {
+	at     uint64         // see allocWatch.trackIndex
+	groups []*AllocsWatch // the group watches listing this key
 }
 
 // AllocsWatch is one channel for many keys: it closes at the first
@@ -40,36 +50,51 @@ type allocWatch struct {
 // one channel instead of a hundred, registered and checked in one go.
 type AllocsWatch struct {
 	ch   chan struct{}
-	keys []string
+	recs []*keyRecord // in the order of the keys it was made for
 }
 
 // Ch returns the channel; it closes when the watch fires.
 func (g *AllocsWatch) Ch() <-chan struct{} { return g.ch }
 
+// record returns the key's record, creating it. Callers hold w.mu.
+func (w *allocWatch) record(key string) *keyRecord {
+	r := w.recs[key]
+	if r == nil {
+		if w.recs == nil {
+			w.recs = make(map[string]*keyRecord)
+		}
+		r = new(keyRecord)
+		w.recs[key] = r
+	}
+	return r
+}
+
 // addGroup registers a watch of keys.
 func (w *allocWatch) addGroup(keys []string) *AllocsWatch {
-	g := &AllocsWatch{ch: make(chan struct{}), keys: keys}
+	g := &AllocsWatch{ch: make(chan struct{}), recs: make([]*keyRecord, len(keys))}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.groups == nil {
-		w.groups = make(map[string]map[*AllocsWatch]struct{})
-	}
-	for _, k := range keys {
-		m := w.groups[k]
-		if m == nil {
-			m = make(map[*AllocsWatch]struct{})
-			w.groups[k] = m
-		}
-		m[g] = struct{}{}
+	for i, k := range keys {
+		r := w.record(k)
+		r.groups = append(r.groups, g)
+		g.recs[i] = r
 	}
 	return g
 }
 
-// dropGroup unlists a watch from all its keys; the per-key sets stay,
-// for the next watch of the same keys.
+// dropGroup unlists a watch from all its keys. A key is mostly listed by
+// one watch at a time, so each removal looks at a slice of one or two.
 func (w *allocWatch) dropGroup(g *AllocsWatch) {
-	for _, k := range g.keys {
-		delete(w.groups[k], g)
+	for _, r := range g.recs {
+		for i := len(r.groups) - 1; i >= 0; i-- {
+			if r.groups[i] == g {
+				last := len(r.groups) - 1
+				r.groups[i] = r.groups[last]
+				r.groups[last] = nil
+				r.groups = r.groups[:last]
+				break
+			}
+		}
 	}
 }
 
@@ -82,6 +107,16 @@ func (w *allocWatch) releaseGroup(g *AllocsWatch) {
 	case <-g.ch:
 	default:
 		w.dropGroup(g)
+	}
+}
+
+// changedAt writes, for each key of g in order, the index kept for it
+// (see NodeAllocsChangedAt).
+func (w *allocWatch) changedAt(g *AllocsWatch, out []uint64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for i, r := range g.recs {
+		out[i] = max(r.at, w.floor)
 	}
 }
 
@@ -114,11 +149,9 @@ func (w *allocWatch) mark(keys map[string]struct{}, index uint64) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.at == nil {
-		w.at = make(map[string]uint64)
-	}
 	for id := range keys {
-		w.at[id] = max(w.at[id], index)
+		r := w.record(id)
+		r.at = max(r.at, index)
 	}
 }
 
@@ -135,9 +168,13 @@ func (w *allocWatch) notify(keys map[string]struct{}) {
 			close(ch)
 			delete(w.chs, id)
 		}
-		for g := range w.groups[id] {
-			close(g.ch)
-			w.dropGroup(g)
+		if r := w.recs[id]; r != nil {
+			// dropGroup takes each fired watch out of r.groups.
+			for len(r.groups) > 0 {
+				g := r.groups[len(r.groups)-1]
+				close(g.ch)
+				w.dropGroup(g)
+			}
 		}
 	}
 }
@@ -161,9 +198,14 @@ func (s *StateStore) WatchNodeAllocs(ws memdb.WatchSet, nodeID string) {
 // reader that already holds the node's allocs as of a later index (and
 // that called WatchNodeAllocs first) need not read them again.
 func (s *StateStore) NodeAllocsChangedAt(nodeID string) uint64 {
-	s.nodeAllocs.mu.Lock()
-	defer s.nodeAllocs.mu.Unlock()
-	return max(s.nodeAllocs.at[nodeID], s.nodeAllocs.floor)
+	w := &s.nodeAllocs
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var at uint64
+	if r := w.recs[nodeID]; r != nil {
+		at = r.at
+	}
+	return max(at, w.floor)
 }
 
 // WatchNodesAllocs returns one watch for what WatchNodeAllocs watches on
@@ -179,14 +221,11 @@ func (s *StateStore) WatchNodesAllocs(nodeIDs []string) *AllocsWatch {
 // changes.
 func (s *StateStore) ReleaseAllocsWatch(g *AllocsWatch) { s.nodeAllocs.releaseGroup(g) }
 
-// NodesAllocsChangedAt is NodeAllocsChangedAt for many nodes at once,
-// into out (one entry per node).
-func (s *StateStore) NodesAllocsChangedAt(nodeIDs []string, out []uint64) {
-	s.nodeAllocs.mu.Lock()
-	defer s.nodeAllocs.mu.Unlock()
-	for i, id := range nodeIDs {
-		out[i] = max(s.nodeAllocs.at[id], s.nodeAllocs.floor)
-	}
+// AllocsWatchChangedAt is NodeAllocsChangedAt for each node of a watch
+// from WatchNodesAllocs, in the order they were given, into out. It may
+// be called after the watch fired or was released.
+func (s *StateStore) AllocsWatchChangedAt(g *AllocsWatch, out []uint64) {
+	s.nodeAllocs.changedAt(g, out)
 }
 
 // WatchJobAllocs adds to ws a channel that closes when a later commit

@@ -195,8 +195,8 @@ func TestWatchNodesAllocs_OneChannelForManyNodes(t *testing.T) {
 		s.nodeAllocs.mu.Lock()
 		defer s.nodeAllocs.mu.Unlock()
 		n := 0
-		for _, m := range s.nodeAllocs.groups {
-			n += len(m)
+		for _, r := range s.nodeAllocs.recs {
+			n += len(r.groups)
 		}
 		return n
 	}
@@ -222,6 +222,34 @@ func TestWatchNodesAllocs_OneChannelForManyNodes(t *testing.T) {
 	must.False(t, fired(g3), must.Sprint("a released watch never fires"))
 
 	out := make([]uint64, 3)
-	s.NodesAllocsChangedAt([]string{a.ID, b.ID, other.ID}, out)
+	g4 := s.WatchNodesAllocs([]string{a.ID, b.ID, other.ID})
+	s.AllocsWatchChangedAt(g4, out)
 	must.Eq(t, []uint64{13, 12, 10}, out)
+	s.ReleaseAllocsWatch(g4)
+	s.AllocsWatchChangedAt(g4, out)
+	must.Eq(t, []uint64{13, 12, 10}, out, must.Sprint("readable after release"))
+}
+
+// BenchmarkAllocsWatch_ThousandNodes is one wake-up of a simulated
+// client's query of a thousand nodes: register the watch, read the
+// nodes' changed-at indexes, a commit on one of them fires it.
+func BenchmarkAllocsWatch_ThousandNodes(b *testing.B) {
+	w := &allocWatch{trackIndex: true}
+	keys := make([]string, 1000)
+	for i := range keys {
+		keys[i] = newID()
+		w.mark(map[string]struct{}{keys[i]: {}}, uint64(i+1))
+	}
+	out := make([]uint64, len(keys))
+	changed := make(map[string]struct{}, 1)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		g := w.addGroup(keys)
+		w.changedAt(g, out)
+		clear(changed)
+		changed[keys[i%len(keys)]] = struct{}{}
+		w.mark(changed, uint64(len(keys)+i+1))
+		w.notify(changed)
+		w.releaseGroup(g)
+	}
 }
