@@ -228,6 +228,16 @@ func TestWatchNodesAllocs_OneChannelForManyNodes(t *testing.T) {
 	s.ReleaseAllocsWatch(g4)
 	s.AllocsWatchChangedAt(g4, out)
 	must.Eq(t, []uint64{13, 12, 10}, out, must.Sprint("readable after release"))
+
+	// A node listed twice is unlisted twice.
+	g5 := s.WatchNodesAllocs([]string{a.ID, a.ID, b.ID})
+	must.Eq(t, 3, registered())
+	place(14, a)
+	must.True(t, fired(g5))
+	must.Eq(t, 0, registered())
+	g6 := s.WatchNodesAllocs([]string{b.ID, b.ID})
+	s.ReleaseAllocsWatch(g6)
+	must.Eq(t, 0, registered())
 }
 
 // BenchmarkAllocsWatch_ThousandNodes is one wake-up of a simulated
