@@ -53,7 +53,8 @@ func (q *Queue) List() []*structs.BatchQueueListEntry {
 // separators sort below every name byte.
 func (q *Queue) ListWithTokens() ([]*structs.BatchQueueListEntry, []string) {
 	v := q.readerView()
-	out := make([]*structs.BatchQueueListEntry, 0, len(v.released))
+	rel := v.releasedEntries()
+	out := make([]*structs.BatchQueueListEntry, 0, len(rel))
 	if v.store == nil || !v.settings.Enabled {
 		return out, nil
 	}
@@ -62,8 +63,8 @@ func (q *Queue) ListWithTokens() ([]*structs.BatchQueueListEntry, []string) {
 		q.cfg.Logger.Error("batch queue listing failed", "error", err)
 		return out, nil
 	}
-	known := make(map[string]*structs.BatchQueueListEntry, len(v.released))
-	for _, e := range v.released {
+	known := make(map[string]*structs.BatchQueueListEntry, len(rel))
+	for _, e := range rel {
 		known[key(e.Namespace, e.JobID)] = e
 	}
 	var queued []*structs.BatchQueueEntry
@@ -168,7 +169,7 @@ func (q *Queue) Lookup(namespace, jobID string) *structs.BatchQueueListEntry {
 	if v.store == nil || !v.settings.Enabled {
 		return nil
 	}
-	for _, e := range v.released {
+	for _, e := range v.releasedEntries() {
 		if e.Namespace == namespace && e.JobID == jobID {
 			c := *e
 			return &c
@@ -272,7 +273,7 @@ func (q *Queue) Status() structs.BatchQueueStatus {
 			s.Depth[structs.BatchQueueStatusQueued] = stats.Queued
 		}
 	}
-	for _, e := range v.released {
+	for _, e := range v.releasedEntries() {
 		s.Depth[e.Status]++
 		if e.Status == structs.BatchQueueStatusPlacing {
 			c := *e

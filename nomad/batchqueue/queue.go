@@ -51,8 +51,10 @@ type Queue struct {
 // it from the state store, so a round costs nothing per queued entry.
 type view struct {
 	settings structs.BatchQueueConfig
-	store    *state.StateStore              // nil while the queue does not run
-	released []*structs.BatchQueueListEntry // in release order
+	store    *state.StateStore // nil while the queue does not run
+	// released lists the released workloads not yet placed, built from
+	// pending on first use (see releasedList); nil for an empty view.
+	released *releasedList
 
 	// reservation and limited are the last round's, for the reasons and
 	// estimates of the listing.
@@ -171,6 +173,31 @@ func (q *Queue) publish(v view) {
 
 // reset empties the listing when the queue stops (leadership lost).
 func (q *Queue) reset() { q.publish(view{}) }
+
+// releasedList is a view's listing of its released workloads. A round
+// publishes a view after every change, up to a thousand times a second
+// with jobs arriving, while the listing is read only by the API and the
+// queue's metrics; so the round hands over what it already has
+// (pending, the reservation) and the listing is built once, by its
+// first reader. What it is built from is not changed after publishing:
+// entries are the store's rows, verdicts are copies.
+type releasedList struct {
+	once        sync.Once
+	pending     []Workload
+	reservation *Reservation
+	entries     []*structs.BatchQueueListEntry // in release order
+}
+
+// releasedEntries returns the view's released workloads not yet placed,
+// in release order. Callers copy an entry before changing it.
+func (v view) releasedEntries() []*structs.BatchQueueListEntry {
+	if v.released == nil {
+		return nil
+	}
+	l := v.released
+	l.once.Do(func() { l.entries = buildReleased(l.pending, l.reservation) })
+	return l.entries
+}
 
 func (q *Queue) current() view {
 	q.mu.Lock()

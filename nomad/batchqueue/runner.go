@@ -575,7 +575,7 @@ func (r *runner) judge(t *tracked, now time.Time) (bool, error) {
 // publish hands readers the current settings and released workloads and
 // wakes blocking queries.
 func (r *runner) publish() {
-	v := view{settings: r.settings, store: r.st, released: make([]*structs.BatchQueueListEntry, 0, len(r.released)),
+	v := view{settings: r.settings, store: r.st,
 		reservation: r.last.Reservation, limited: r.last.Limited, pending: make([]Workload, 0, len(r.released)),
 		reservedSince: r.reservedSince, at: r.at, controls: r.controls}
 	for _, t := range r.released {
@@ -583,26 +583,37 @@ func (r *runner) publish() {
 			continue
 		}
 		v.pending = append(v.pending, Workload{Entry: t.entry, Verdict: t.verdict})
-		status := t.verdict.Status
+	}
+	v.released = &releasedList{pending: v.pending, reservation: v.reservation}
+	r.q.publish(v)
+}
+
+// buildReleased lists released workloads not yet placed as the API shows
+// them, in release order: a status and reason from each verdict, and the
+// reservation's reason and estimated start on the job it holds room for.
+func buildReleased(pending []Workload, res *Reservation) []*structs.BatchQueueListEntry {
+	out := make([]*structs.BatchQueueListEntry, 0, len(pending))
+	for _, w := range pending {
+		status := w.Verdict.Status
 		if status == "" {
 			status = structs.BatchQueueStatusPlacing // released, not judged yet
 		}
-		reason := t.verdict.Reason
+		reason := w.Verdict.Reason
 		switch status {
 		case structs.BatchQueueStatusStalled:
 			reason = ReasonStalled + ": " + reason
 		case structs.BatchQueueStatusConstrained:
 			reason = ReasonConstrained + ": " + reason
 		}
-		le := listEntry(t.entry, status, reason)
-		if res := r.last.Reservation; res != nil && res.Entry.Namespace == t.entry.Namespace && res.Entry.JobID == t.entry.JobID {
+		le := listEntry(w.Entry, status, reason)
+		if res != nil && res.Entry.Namespace == w.Entry.Namespace && res.Entry.JobID == w.Entry.JobID {
 			le.Reason = ReasonResources + ": " + res.Why
 			if !res.Start.IsZero() {
 				le.EstimatedStart = res.Start.UnixNano()
 			}
 		}
-		v.released = append(v.released, le)
+		out = append(out, le)
 	}
-	sortByRelease(v.released)
-	r.q.publish(v)
+	sortByRelease(out)
+	return out
 }
