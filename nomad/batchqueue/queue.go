@@ -174,28 +174,26 @@ func (q *Queue) publish(v view) {
 // reset empties the listing when the queue stops (leadership lost).
 func (q *Queue) reset() { q.publish(view{}) }
 
-// releasedList is a view's listing of its released workloads. A round
-// publishes a view after every change, up to a thousand times a second
-// with jobs arriving, while the listing is read only by the API and the
-// queue's metrics; so the round hands over what it already has
-// (pending, the reservation) and the listing is built once, by its
-// first reader. What it is built from is not changed after publishing:
-// entries are the store's rows, verdicts are copies.
+// releasedList holds a view's listing of its released workloads. A
+// round publishes a view after every change, up to a thousand times a
+// second with jobs arriving, while the listing is read only by the API
+// and the queue's metrics; so the listing is built from the view's
+// pending workloads and reservation once, by its first reader. Neither
+// changes after publishing: entries are the store's rows, verdicts and
+// the pending slice are the round's copies.
 type releasedList struct {
-	once        sync.Once
-	pending     []Workload
-	reservation *Reservation
-	entries     []*structs.BatchQueueListEntry // in release order
+	once    sync.Once
+	entries []*structs.BatchQueueListEntry // in release order
 }
 
 // releasedEntries returns the view's released workloads not yet placed,
 // in release order. Callers copy an entry before changing it.
 func (v view) releasedEntries() []*structs.BatchQueueListEntry {
-	if v.released == nil {
+	l := v.released
+	if l == nil {
 		return nil
 	}
-	l := v.released
-	l.once.Do(func() { l.entries = buildReleased(l.pending, l.reservation) })
+	l.once.Do(func() { l.entries = buildReleased(v.pending, v.reservation) })
 	return l.entries
 }
 

@@ -26,8 +26,7 @@ func TestReleasedList_BuiltOnceByItsFirstReader(t *testing.T) {
 		{Entry: entry("held", 200), Verdict: Verdict{Status: structs.BatchQueueStatusPlacing}},
 	}
 	res := &Reservation{Entry: pending[2].Entry, Why: WhyReserved, Start: start}
-	v := view{pending: pending, reservation: res}
-	v.released = &releasedList{pending: pending, reservation: res}
+	v := view{pending: pending, reservation: res, released: new(releasedList)}
 	must.Nil(t, v.released.entries, must.Sprint("publishing builds no listing"))
 
 	got := v.releasedEntries()

@@ -584,7 +584,7 @@ func (r *runner) publish() {
 		}
 		v.pending = append(v.pending, Workload{Entry: t.entry, Verdict: t.verdict})
 	}
-	v.released = &releasedList{pending: v.pending, reservation: v.reservation}
+	v.released = new(releasedList)
 	r.q.publish(v)
 }
 
