@@ -116,8 +116,17 @@ func (w *allocWatch) changedAt(g *AllocsWatch, out []uint64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for i, r := range g.recs {
-		out[i] = max(r.at, w.floor)
+		out[i] = w.changedAtOf(r)
 	}
+}
+
+// changedAtOf is a key's index (see NodeAllocsChangedAt) from its record,
+// nil for a key never marked. Callers hold w.mu.
+func (w *allocWatch) changedAtOf(r *keyRecord) uint64 {
+	if r == nil {
+		return w.floor
+	}
+	return max(r.at, w.floor)
 }
 
 // add puts the key's channel into ws, creating it if no one watches the
@@ -201,11 +210,7 @@ func (s *StateStore) NodeAllocsChangedAt(nodeID string) uint64 {
 	w := &s.nodeAllocs
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	var at uint64
-	if r := w.recs[nodeID]; r != nil {
-		at = r.at
-	}
-	return max(at, w.floor)
+	return w.changedAtOf(w.recs[nodeID])
 }
 
 // WatchNodesAllocs returns one watch for what WatchNodeAllocs watches on
