@@ -174,7 +174,11 @@ func TestGossipKeyring_RotationKeepsClusterJoined(t *testing.T) {
 	// server.encrypt, from its keyring file alone, and rejoins.
 	must.NoError(t, a3.Shutdown())
 	a3 = startGossipServer(t, "rot-3", dirs[2], "", 3, []string{a1.SerfAddr()})
-	waitAliveMembers(t, a1, "rot-1", "rot-2", "rot-3")
+	// The keyring query goes to the members the asking server sees
+	// alive: wait until each of the three, rot-3 included, sees all.
+	for _, a := range []*Agent{a1, a2, a3} {
+		waitAliveMembers(t, a, "rot-1", "rot-2", "rot-3")
+	}
 	resp, err = apiClient(t, a3).Agent().ListKeys()
 	must.NoError(t, err)
 	must.Eq(t, map[string]int{k2: 3}, resp.Keys)
