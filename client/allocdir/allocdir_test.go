@@ -1,0 +1,69 @@
+package allocdir
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/shoenig/test/must"
+)
+
+func TestBuild_LaysOutTheAllocAndTaskDirs(t *testing.T) {
+	d := New(t.TempDir(), "a1")
+	must.NoError(t, d.Build())
+	must.NoError(t, d.BuildTask("web"))
+	// Both are idempotent, as a restarted client rebuilds what exists.
+	must.NoError(t, d.Build())
+	must.NoError(t, d.BuildTask("web"))
+	for _, p := range []string{d.LogDir(), filepath.Join(d.SharedDir(), DataDirName), filepath.Join(d.SharedDir(), TmpDirName),
+		d.LocalDir("web"), filepath.Join(d.TaskDir("web"), TmpDirName), d.SecretsDir("web")} {
+		fi, err := os.Stat(p)
+		must.NoError(t, err)
+		must.True(t, fi.IsDir(), must.Sprint(p))
+	}
+	fi, err := os.Stat(d.SecretsDir("web"))
+	must.NoError(t, err)
+	must.Eq(t, os.FileMode(0o700), fi.Mode().Perm())
+	must.NoError(t, d.Destroy())
+	_, err = os.Stat(d.Dir)
+	must.True(t, os.IsNotExist(err))
+}
+
+// While every turn at the directory operations is taken, a build waits
+// for one: a client starting many allocs at once keeps only a few
+// goroutines (and so OS threads) blocked in mkdir.
+func TestBuild_WaitsForATurnAtTheDirectoryOperations(t *testing.T) {
+	var releases []func()
+	for range cap(dirOps) {
+		releases = append(releases, dirOp())
+	}
+	d := New(t.TempDir(), "a1")
+	done := make(chan error, 2)
+	go func() {
+		err := d.Build()
+		if err == nil {
+			err = d.BuildTask("web")
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("the build ran while every turn was taken (err %v)", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	_, err := os.Stat(d.Dir)
+	must.True(t, os.IsNotExist(err), must.Sprint("the alloc dir was made while every turn was taken"))
+
+	releases[0]()
+	select {
+	case err := <-done:
+		must.NoError(t, err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the build did not run after a turn was released")
+	}
+	must.DirExists(t, d.LocalDir("web"))
+	for _, release := range releases[1:] {
+		release()
+	}
+}
