@@ -127,8 +127,8 @@ func (a *agentProc) waitNode(timeout time.Duration) error {
 // rssAfterGC has the agent collect garbage (the heap profile with gc=1),
 // twice with a second between, and returns its VmRSS afterwards.
 func (a *agentProc) rssAfterGC() (float64, error) {
-	rss, _, err := a.memAfterGC()
-	return rss, err
+	st, _, err := a.memAfterGC()
+	return st.VmRSS, err
 }
 
 // goMem is what the Go runtime reports holding after a collection: the
@@ -137,37 +137,46 @@ type goMem struct {
 	HeapAlloc, StackInuse float64 // bytes
 }
 
-// memAfterGC is rssAfterGC with the runtime's own account, read from the
-// memory statistics the second heap profile ends with (debug=1), so that
-// a growing RSS can be told apart from a growing live heap.
-func (a *agentProc) memAfterGC() (float64, goMem, error) {
-	var mem goMem
-	for i := range 2 {
-		url := a.addr + "/v1/agent/pprof/heap?gc=1"
-		if i == 1 {
-			url += "&debug=1"
-		}
-		resp, err := http.Get(url)
+// memAfterGC is rssAfterGC with the process's status and the runtime's
+// own account, so that a growing RSS can be told apart from a growing
+// live heap. The collections are forced by binary heap profiles, whose
+// garbage is small; the runtime's account comes from a text profile
+// (debug=1, with the memory statistics at its end) fetched only after
+// RSS is read: its text is a few MiB after a drain, growing with every
+// new call path the agent has sampled, and read before it the text's
+// garbage was part of the RSS measured.
+func (a *agentProc) memAfterGC() (procStatus, goMem, error) {
+	get := func(query string) (string, error) {
+		resp, err := http.Get(a.addr + "/v1/agent/pprof/heap?" + query)
 		if err != nil {
-			return 0, mem, err
+			return "", err
 		}
 		body, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if err != nil {
-			return 0, mem, err
+			return "", err
 		}
 		if resp.StatusCode != 200 {
-			return 0, mem, fmt.Errorf("heap profile: status %d", resp.StatusCode)
+			return "", fmt.Errorf("heap profile: status %d", resp.StatusCode)
 		}
-		if i == 1 {
-			if mem, err = parseMemStats(string(body)); err != nil {
-				return 0, mem, err
-			}
+		return string(body), nil
+	}
+	for range 2 {
+		if _, err := get("gc=1"); err != nil {
+			return procStatus{}, goMem{}, err
 		}
 		time.Sleep(time.Second)
 	}
-	rss, err := a.rss()
-	return rss, mem, err
+	st, err := a.status()
+	if err != nil {
+		return st, goMem{}, err
+	}
+	text, err := get("gc=1&debug=1")
+	if err != nil {
+		return st, goMem{}, err
+	}
+	mem, err := parseMemStats(text)
+	return st, mem, err
 }
 
 // parseMemStats reads HeapAlloc and the stack spans in use from the
@@ -199,17 +208,58 @@ func parseMemStats(text string) (goMem, error) {
 
 // rss reads VmRSS of the agent process.
 func (a *agentProc) rss() (float64, error) {
+	st, err := a.status()
+	return st.VmRSS, err
+}
+
+// procStatus is the part of /proc/PID/status the memory figures use:
+// resident memory split into anonymous pages (the Go heap, stacks and
+// runtime metadata) and file pages (mostly the binary's own code), and
+// the number of OS threads.
+type procStatus struct {
+	VmRSS, RssAnon, RssFile float64 // bytes
+	Threads                 int
+}
+
+// status reads /proc/PID/status of the agent process.
+func (a *agentProc) status() (procStatus, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", a.cmd.Process.Pid))
 	if err != nil {
-		return 0, err
+		return procStatus{}, err
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
-			kb, err := strconv.ParseFloat(f[1], 64)
-			return kb * 1024, err
+	return parseProcStatus(string(b))
+}
+
+// parseProcStatus reads the kB lines and the thread count of a
+// /proc/PID/status text; VmRSS is required, the others are kept when
+// present (kernels before 4.5 have no RssAnon or RssFile).
+func parseProcStatus(text string) (procStatus, error) {
+	var st procStatus
+	seen := false
+	for _, line := range strings.Split(text, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		v, err := strconv.ParseFloat(f[1], 64)
+		if err != nil {
+			continue
+		}
+		switch f[0] {
+		case "VmRSS:":
+			st.VmRSS, seen = v*1024, true
+		case "RssAnon:":
+			st.RssAnon = v * 1024
+		case "RssFile:":
+			st.RssFile = v * 1024
+		case "Threads:":
+			st.Threads = int(v)
 		}
 	}
-	return 0, fmt.Errorf("no VmRSS in /proc/%d/status", a.cmd.Process.Pid)
+	if !seen {
+		return st, fmt.Errorf("no VmRSS in the process status")
+	}
+	return st, nil
 }
 
 // stop interrupts the agent (a graceful shutdown), and kills its process

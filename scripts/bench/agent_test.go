@@ -64,3 +64,33 @@ not a gc line: gc 50 @x
 	must.StrContains(t, w.String(), "2 collections in 5s, marking 1.88s of it (longest mark 1s), live heap 282 MB before and up to 323 MB")
 	must.StrContains(t, gcDuring(cycles, 31*time.Second, 35*time.Second).String(), "no collection in 4s (live heap 323 MB before)")
 }
+
+// procStatusText is the head of a real /proc/PID/status (kernel 6.x).
+const procStatusText = `Name:	nomad
+Umask:	0022
+State:	S (sleeping)
+VmPeak:	 2497960 kB
+VmSize:	 2497960 kB
+VmHWM:	  108708 kB
+VmRSS:	   54176 kB
+RssAnon:	   25504 kB
+RssFile:	   28672 kB
+RssShmem:	       0 kB
+VmData:	  289336 kB
+Threads:	23
+SigQ:	0/95654
+`
+
+func TestParseProcStatus(t *testing.T) {
+	st, err := parseProcStatus(procStatusText)
+	must.NoError(t, err)
+	must.Eq(t, procStatus{VmRSS: 54176 * 1024, RssAnon: 25504 * 1024, RssFile: 28672 * 1024, Threads: 23}, st)
+
+	// An older kernel has no RssAnon or RssFile: VmRSS alone is enough.
+	st, err = parseProcStatus("VmRSS:\t 1000 kB\nThreads:\t4\n")
+	must.NoError(t, err)
+	must.Eq(t, procStatus{VmRSS: 1000 * 1024, Threads: 4}, st)
+
+	_, err = parseProcStatus(strings.ReplaceAll(procStatusText, "VmRSS:", "VmRSZ:"))
+	must.ErrorContains(t, err, "no VmRSS")
+}

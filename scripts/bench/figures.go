@@ -20,6 +20,26 @@ type figure struct {
 type target struct {
 	Text  string             // as the page shows it, e.g. "< 100"
 	Check func(float64) bool // whether a median meets it
+	// WhyNot, when set, is a link (relative to the page) to what the
+	// profiles say about why the target is not met on this machine; the
+	// page shows it beside a figure that misses its target.
+	WhyNot string
+}
+
+// Where the page points for a missed target: sections of
+// website/performance-notes.md (TestWhyNotLinks_NameSections checks them).
+const (
+	whyNotHTTP        = "performance-notes.md#why-not-http-registration"
+	whyNotSmallJobs   = "performance-notes.md#why-not-many-small-jobs"
+	whyNotDrainGrowth = "performance-notes.md#why-not-the-drains-rss-growth"
+)
+
+var whyNotLinks = []string{whyNotHTTP, whyNotSmallJobs, whyNotDrainGrowth}
+
+// because sets where the page points when the target is not met.
+func (t *target) because(link string) *target {
+	t.WhyNot = link
+	return t
 }
 
 func atLeast(v float64) *target {

@@ -1,7 +1,11 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/shoenig/test/must"
 )
@@ -28,4 +32,46 @@ func TestMedianAndNum(t *testing.T) {
 	must.Eq(t, "1,234", num(1234.4))
 	must.Eq(t, "5", num(5))
 	must.Eq(t, "0.25", num(0.25))
+}
+
+func TestVerdict_LinksWhyWhenNotMet(t *testing.T) {
+	f := figure{Name: "rate", Runs: []float64{900, 1000, 1100}, Target: atLeast(1000).because("notes.md#why")}
+	must.Eq(t, "met", verdict(f))
+	f.Runs = []float64{800, 900, 1100}
+	must.Eq(t, "**not met** ([why](notes.md#why))", verdict(f))
+	f.Target = atLeast(1000)
+	must.Eq(t, "**not met**", verdict(f))
+	must.Eq(t, "no value", verdict(figure{Target: under(1)}))
+}
+
+// headingAnchor is the anchor a Markdown renderer (GitHub's rules) gives
+// a heading: lower case, punctuation dropped, spaces as hyphens.
+func headingAnchor(h string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(h)) {
+		switch {
+		case r == ' ':
+			b.WriteByte('-')
+		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func TestWhyNotLinks_NameSections(t *testing.T) {
+	must.Eq(t, "why-not-the-drains-rss-growth", headingAnchor("Why not: the drain's RSS growth"))
+	for _, link := range whyNotLinks {
+		file, anchor, ok := strings.Cut(link, "#")
+		must.True(t, ok, must.Sprint(link))
+		text, err := os.ReadFile(filepath.Join("..", "..", "website", file))
+		must.NoError(t, err)
+		found := false
+		for _, line := range strings.Split(string(text), "\n") {
+			if h, ok := strings.CutPrefix(line, "#"); ok && headingAnchor(strings.TrimLeft(h, "#")) == anchor {
+				found = true
+			}
+		}
+		must.True(t, found, must.Sprintf("%s: no heading in website/%s has the anchor %q", link, file, anchor))
+	}
 }

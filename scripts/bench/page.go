@@ -99,6 +99,9 @@ func verdict(f figure) string {
 	if f.Target.Check(median(f.Runs)) {
 		return "met"
 	}
+	if f.Target.WhyNot != "" {
+		return fmt.Sprintf("**not met** ([why](%s))", f.Target.WhyNot)
+	}
 	return "**not met**"
 }
 

@@ -292,12 +292,12 @@ func (r *runner) rampSection() section {
 			}
 			f := figure{Name: fmt.Sprintf("%s nodes, %s: highest sustained rate", commas(int64(nodes)), mode.name), Runs: best, Unit: "jobs/s"}
 			if nodes == 1000 && plain {
-				f.Target = atLeast(1000)
+				f.Target = atLeast(1000).because(whyNotSmallJobs)
 				off = median(best)
 				account = r.rampAccount(nodes, 1000)
 			}
 			if nodes == 1000 && mode.name == "queue on, concurrent_placements 64" {
-				f.Target = withinOf(off, 1.25)
+				f.Target = withinOf(off, 1.25).because(whyNotSmallJobs)
 			}
 			sec.Figures = append(sec.Figures, f)
 		}
