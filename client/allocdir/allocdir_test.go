@@ -1,6 +1,7 @@
 package allocdir
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -65,5 +66,38 @@ func TestBuild_WaitsForATurnAtTheDirectoryOperations(t *testing.T) {
 	must.DirExists(t, d.LocalDir("web"))
 	for _, release := range releases[1:] {
 		release()
+	}
+}
+
+// A root that does not exist yet is made with the first alloc's
+// directory; a file where a directory belongs is an error, not skipped.
+func TestBuild_MakesMissingParentsAndRefusesAFileInTheWay(t *testing.T) {
+	d := New(filepath.Join(t.TempDir(), "data", "alloc"), "a1")
+	must.NoError(t, d.Build())
+	must.NoError(t, d.BuildTask("web"))
+	must.DirExists(t, d.LogDir())
+	must.DirExists(t, d.SecretsDir("web"))
+
+	e := New(t.TempDir(), "a2")
+	must.NoError(t, os.MkdirAll(e.Dir, 0o777))
+	must.NoError(t, os.WriteFile(e.SharedDir(), []byte("not a dir"), 0o644))
+	must.ErrorContains(t, e.Build(), "build alloc dir")
+	must.NoError(t, os.WriteFile(e.TaskDir("web"), []byte("not a dir"), 0o644))
+	must.ErrorContains(t, e.BuildTask("web"), "build task dir web")
+}
+
+// BenchmarkBuild makes one alloc's directories (the shared ones and one
+// task's), as every alloc a client starts does.
+func BenchmarkBuild(b *testing.B) {
+	root := b.TempDir()
+	b.ReportAllocs()
+	for i := range b.N {
+		d := New(root, fmt.Sprintf("a%d", i))
+		if err := d.Build(); err != nil {
+			b.Fatal(err)
+		}
+		if err := d.BuildTask("t"); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
