@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 )
 
 // Names of the directories, as tasks see them.
@@ -53,8 +52,6 @@ func (d *AllocDir) SecretsDir(task string) string {
 
 // Build creates the shared directories; it is idempotent.
 func (d *AllocDir) Build() error {
-	release := dirOp()
-	defer release()
 	shared := d.SharedDir()
 	for _, p := range []string{d.Dir, shared, filepath.Join(shared, LogDirName), filepath.Join(shared, DataDirName), filepath.Join(shared, TmpDirName)} {
 		if err := mkdir(p, 0o777); err != nil {
@@ -66,8 +63,6 @@ func (d *AllocDir) Build() error {
 
 // BuildTask creates a task's directories; it is idempotent.
 func (d *AllocDir) BuildTask(task string) error {
-	release := dirOp()
-	defer release()
 	for _, p := range []string{d.TaskDir(task), d.LocalDir(task), filepath.Join(d.TaskDir(task), TmpDirName)} {
 		if err := mkdir(p, 0o777); err != nil {
 			return fmt.Errorf("build task dir %s: %w", task, err)
@@ -102,22 +97,3 @@ func mkdir(p string, perm os.FileMode) error {
 
 // Destroy removes the whole alloc directory.
 func (d *AllocDir) Destroy() error { return os.RemoveAll(d.Dir) }
-
-// dirOps bounds how many alloc directories the process builds at once.
-// Making directories blocks in the kernel (about a tenth of a millisecond
-// per mkdir on an ext4 disk here, longer while many wait for the same
-// parent directory), and the Go runtime gives a goroutine blocked in a
-// system call its own OS thread while others run. Unbounded, a dev node
-// starting a thousand allocs at once grew to over a hundred OS threads,
-// which the runtime keeps for the life of the process with their stacks;
-// the disk is no faster for it. Removing an alloc directory is not
-// bounded: it can take long (a large data directory) and must not hold
-// up new allocs.
-var dirOps = make(chan struct{}, max(4, 2*runtime.GOMAXPROCS(0)))
-
-// dirOp waits for a turn at the directory operations and returns the
-// function that ends it.
-func dirOp() func() {
-	dirOps <- struct{}{}
-	return func() { <-dirOps }
-}

@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/shoenig/test/must"
 )
@@ -29,44 +28,6 @@ func TestBuild_LaysOutTheAllocAndTaskDirs(t *testing.T) {
 	must.NoError(t, d.Destroy())
 	_, err = os.Stat(d.Dir)
 	must.True(t, os.IsNotExist(err))
-}
-
-// While every turn at the directory operations is taken, a build waits
-// for one: a client starting many allocs at once keeps only a few
-// goroutines (and so OS threads) blocked in mkdir.
-func TestBuild_WaitsForATurnAtTheDirectoryOperations(t *testing.T) {
-	var releases []func()
-	for range cap(dirOps) {
-		releases = append(releases, dirOp())
-	}
-	d := New(t.TempDir(), "a1")
-	done := make(chan error, 2)
-	go func() {
-		err := d.Build()
-		if err == nil {
-			err = d.BuildTask("web")
-		}
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		t.Fatalf("the build ran while every turn was taken (err %v)", err)
-	case <-time.After(200 * time.Millisecond):
-	}
-	_, err := os.Stat(d.Dir)
-	must.True(t, os.IsNotExist(err), must.Sprint("the alloc dir was made while every turn was taken"))
-
-	releases[0]()
-	select {
-	case err := <-done:
-		must.NoError(t, err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("the build did not run after a turn was released")
-	}
-	must.DirExists(t, d.LocalDir("web"))
-	for _, release := range releases[1:] {
-		release()
-	}
 }
 
 // A root that does not exist yet is made with the first alloc's
