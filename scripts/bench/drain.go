@@ -135,7 +135,7 @@ func (r *runner) drainSection() section {
 		figure{Name: "goroutine stack spans (StackInuse) after the drain and a system GC", Runs: stacks[:measured], Unit: "MiB"})
 	sec.Notes = append(sec.Notes,
 		"The Go heap and stack figures are the runtime's own account (the memory statistics of the heap profile taken after the collections): a live heap that stays flat while RSS grows is memory the runtime keeps (stack spans, heap pages not yet returned), not objects the agent holds on to.",
-		"Throughput is allocs completed over the time from the first registration to the last alloc seen complete by the server. The RSS figure is the process's VmRSS after `nomad system gc` has collected the drain's jobs, evals and allocs, then two forced collections (the heap profile with gc=1) and a second each.",
+		"Throughput is allocs completed over the time from the first registration to the last alloc seen complete by the server. The RSS figure is the process's VmRSS after `nomad system gc` has collected the drain's jobs, evals and allocs, then two forced collections (binary heap profiles with gc=1) a second apart; the Go heap and stack figures come from a text heap profile fetched after RSS is read, so that its text (a few MiB after a drain) is not in the RSS.",
 		fmt.Sprintf("Per-drain values, in order, all %d drains: %s allocs/s; RSS %s MiB, of which anonymous pages %s and file pages (the binary's code) %s; Go heap %s MiB; stacks %s MiB; OS threads %s.",
 			len(rss), list(rates), list(rss), list(anon), list(file), list(heap), list(stacks), list(threads)))
 	png := "performance-drain.png"
