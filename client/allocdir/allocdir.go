@@ -95,5 +95,22 @@ func mkdir(p string, perm os.FileMode) error {
 	return err
 }
 
-// Destroy removes the whole alloc directory.
-func (d *AllocDir) Destroy() error { return os.RemoveAll(d.Dir) }
+// Destroy removes the whole alloc directory, waiting for a turn among
+// the removals (see removals).
+func (d *AllocDir) Destroy() error {
+	removals <- struct{}{}
+	defer func() { <-removals }()
+	return os.RemoveAll(d.Dir)
+}
+
+// removals bounds how many alloc directories the process removes at once.
+// When the servers collect many allocs together (`nomad system gc` after
+// a thousand-job drain), the client destroys their runners together, and
+// a removal blocks in the kernel on each of its unlinks and rmdirs. The Go
+// runtime gives a goroutine blocked in a system call its own OS thread
+// while others wait to run, and keeps the thread for the life of the
+// process: unbounded, a dev agent grew to 407 threads (14 MiB of stacks)
+// over three drains on a slow disk. Nothing waits for a removal but the
+// runner's own cleanup. Building alloc directories is not bounded: that
+// held up new allocs (website/performance-notes.md).
+var removals = make(chan struct{}, 4)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/shoenig/test/must"
 )
@@ -60,5 +61,37 @@ func BenchmarkBuild(b *testing.B) {
 		if err := d.BuildTask("t"); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// While every turn at the removals is taken, a Destroy waits for one: a
+// client collecting a thousand allocs at once keeps only a few goroutines
+// (and so OS threads) blocked in unlink.
+func TestDestroy_WaitsForATurnAtTheRemovals(t *testing.T) {
+	d := New(t.TempDir(), "a1")
+	must.NoError(t, d.Build())
+	for range cap(removals) {
+		removals <- struct{}{}
+	}
+	done := make(chan error, 1)
+	go func() { done <- d.Destroy() }()
+	select {
+	case err := <-done:
+		t.Fatalf("the removal ran while every turn was taken (err %v)", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	must.DirExists(t, d.Dir)
+
+	<-removals
+	select {
+	case err := <-done:
+		must.NoError(t, err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the removal did not run after a turn was released")
+	}
+	_, err := os.Stat(d.Dir)
+	must.True(t, os.IsNotExist(err))
+	for range cap(removals) - 1 {
+		<-removals
 	}
 }
