@@ -206,12 +206,6 @@ func parseMemStats(text string) (goMem, error) {
 	return mem, nil
 }
 
-// rss reads VmRSS of the agent process.
-func (a *agentProc) rss() (float64, error) {
-	st, err := a.status()
-	return st.VmRSS, err
-}
-
 // procStatus is the part of /proc/PID/status the memory figures use:
 // resident memory split into anonymous pages (the Go heap, stacks and
 // runtime metadata) and file pages (mostly the binary's own code), and
