@@ -14,7 +14,7 @@ import (
 // schedulerConfigBody is the body of a scheduler configuration write. The
 // batch queue block is a pointer and its fields are pointers so that an
 // absent BatchQueue keeps the stored one and absent fields inside take
-// the defaults.
+// the defaults, while a value given explicitly is checked as given.
 type schedulerConfigBody struct {
 	SchedulerAlgorithm            string
 	PreemptionConfig              structs.PreemptionConfig
@@ -36,8 +36,12 @@ type batchQueueBody struct {
 	Backfill *bool
 }
 
+// toConfig builds the batch queue settings: the defaults for the fields
+// the body leaves out (or sends as null), the body's values otherwise,
+// which the server validates without replacing a zero.
 func (b *batchQueueBody) toConfig() (structs.BatchQueueConfig, error) {
 	var c structs.BatchQueueConfig
+	c.Canonicalize()
 	if b.Enabled != nil {
 		c.Enabled = *b.Enabled
 	}
@@ -46,9 +50,6 @@ func (b *batchQueueBody) toConfig() (structs.BatchQueueConfig, error) {
 	}
 	if b.ConcurrentPlacements != nil {
 		c.ConcurrentPlacements = *b.ConcurrentPlacements
-		if c.ConcurrentPlacements < 0 {
-			return c, fmt.Errorf("BatchQueue.ConcurrentPlacements %d is not allowed: must be at least 1", c.ConcurrentPlacements)
-		}
 	}
 	if raw := bytes.TrimSpace(b.WorkloadTimeout); len(raw) > 0 && string(raw) != "null" {
 		var ns int64
@@ -65,11 +66,7 @@ func (b *batchQueueBody) toConfig() (structs.BatchQueueConfig, error) {
 			}
 			c.WorkloadTimeout = d
 		}
-		if c.WorkloadTimeout < 0 {
-			return c, fmt.Errorf("BatchQueue.WorkloadTimeout %s is not allowed: must not be negative", c.WorkloadTimeout)
-		}
 	}
-	c.Canonicalize()
 	c.Backfill = structs.DefaultBatchQueueBackfill(c.Order)
 	if b.Backfill != nil {
 		c.Backfill = *b.Backfill
@@ -97,9 +94,15 @@ func (h *httpHandler) schedulerConfigRequest(w http.ResponseWriter, r *http.Requ
 }
 
 func (h *httpHandler) schedulerSetConfig(w http.ResponseWriter, r *http.Request) (any, error) {
-	var body schedulerConfigBody
+	var body *schedulerConfigBody
 	if err := decodeBody(r, &body); err != nil {
 		return nil, err
+	}
+	// Nomad reads null as {} and stores the defaults; a null is more
+	// likely a client that lost its configuration than one that wants
+	// every setting reset, so it is refused. {} still means the defaults.
+	if body == nil {
+		return nil, codedErr(http.StatusBadRequest, "Invalid scheduler configuration: a null body is not allowed: send a JSON object ({} for the defaults)")
 	}
 	args := structs.SchedulerSetConfigRequest{}
 	h.parseWrite(r, &args.WriteRequest)
@@ -139,9 +142,6 @@ func (h *httpHandler) schedulerSetConfig(w http.ResponseWriter, r *http.Request)
 		if cur.SchedulerConfig != nil {
 			cfg.BatchQueue = cur.SchedulerConfig.BatchQueue
 		}
-	}
-	if err := cfg.Validate(); err != nil {
-		return nil, codedErr(http.StatusBadRequest, "Invalid scheduler configuration: %v", err)
 	}
 	var reply structs.SchedulerSetConfigurationResponse
 	if err := h.agent.rpc("Operator.SchedulerSetConfiguration", &args, &reply); err != nil {

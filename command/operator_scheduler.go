@@ -217,8 +217,8 @@ func runSchedulerSetConfig(args []string, s Streams) int {
 	}
 	if bqTimeout != "" {
 		d, err := time.ParseDuration(bqTimeout)
-		if err != nil || d < 0 {
-			fmt.Fprintf(s.Stderr, "Invalid -batch-queue-workload-timeout %q: must be a duration such as \"5m\"\n", bqTimeout)
+		if err != nil || d <= 0 {
+			fmt.Fprintf(s.Stderr, "Invalid -batch-queue-workload-timeout %q: must be a duration above 0 such as \"5m\"\n", bqTimeout)
 			return 1
 		}
 		c.BatchQueue.WorkloadTimeout = d

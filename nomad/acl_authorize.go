@@ -237,8 +237,9 @@ var rpcRules = map[string]rule{
 	"ACL.ListPolicies": ruleSelfChecked, "ACL.GetPolicy": ruleSelfChecked,
 	"ACL.UpsertTokens": management, "ACL.DeleteTokens": management, "ACL.ListTokens": management,
 	"ACL.GetToken": ruleSelfChecked, "ACL.UpsertOneTimeToken": anyToken,
-	"ACL.UpsertRoles": management, "ACL.DeleteRolesByID": management, "ACL.ListRoles": management,
-	"ACL.GetRoleByID": management, "ACL.GetRoleByName": management,
+	// Role reads show a non-management token only the roles it links.
+	"ACL.UpsertRoles": management, "ACL.DeleteRolesByID": management, "ACL.ListRoles": ruleSelfChecked,
+	"ACL.GetRoleByID": ruleSelfChecked, "ACL.GetRoleByName": ruleSelfChecked,
 	// Auth methods are listed to anyone (a login screen offers them);
 	// reading one in full and every change need management, as in Nomad.
 	// Login is anonymous: the JWT it carries is the credential.
@@ -437,4 +438,23 @@ func (s *Server) namespaceFilter(secret string, ops ...string) (func(ns string) 
 		return nil, err
 	}
 	return a.AllowNamespaceOperationFunc(ops...), nil
+}
+
+// namespaced is an object read by ID that lives in one namespace.
+type namespaced interface {
+	comparable
+	GetNamespace() string
+}
+
+// visible is obj when the caller (allow, from namespaceFilter) may see
+// its namespace, and the zero value (nil) otherwise: a read by ID is
+// authorized against the object's own namespace, not the one the request
+// names, and answers an object the caller may not read as if it did not
+// exist, so a refusal does not tell that it does.
+func visible[T namespaced](obj T, allow func(ns string) bool) T {
+	var none T
+	if obj == none || !allow(obj.GetNamespace()) {
+		return none
+	}
+	return obj
 }

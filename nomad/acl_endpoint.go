@@ -3,8 +3,10 @@ package nomad
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -23,8 +25,9 @@ type ACL struct {
 }
 
 // errACLDisabled answers ACL calls on a cluster without ACLs, in Nomad's
-// words.
-var errACLDisabled = errors.New("ACL support disabled")
+// words and with its status: the request asks for something this cluster
+// is not configured to do.
+var errACLDisabled = structs.NewErrRPCCoded(http.StatusBadRequest, "ACL support disabled")
 
 func (a *ACL) enabled() error {
 	if !a.srv.config.ACLEnabled {
@@ -50,10 +53,14 @@ func (a *ACL) Bootstrap(args *structs.ACLTokenBootstrapRequest, reply *structs.A
 	}
 	if done != 0 {
 		reset := a.srv.aclBootstrapResetIndex()
-		if reset != done {
-			return fmt.Errorf("ACL bootstrap already done (reset index: %d)", done)
+		switch reset {
+		case done:
+			args.ResetIndex = reset
+		case 0:
+			return errBootstrapDone(done)
+		default:
+			return structs.NewErrRPCCodedf(http.StatusBadRequest, "Invalid bootstrap reset index (specified %d, reset index: %d)", reset, done)
 		}
-		args.ResetIndex = reset
 	}
 	secret := structs.GenerateUUID()
 	if args.BootstrapSecret != "" {
@@ -72,6 +79,11 @@ func (a *ACL) Bootstrap(args *structs.ACLTokenBootstrapRequest, reply *structs.A
 	}
 	args.Token.SetHash()
 	_, index, err := a.srv.raftApply(structs.ACLTokenBootstrapRequestType, args)
+	if errors.Is(err, state.ErrACLBootstrapDone) {
+		// Another bootstrap applied between the check above and this
+		// one: the caller lost a race, which is no server failure.
+		return structs.NewErrRPCCoded(http.StatusBadRequest, err.Error())
+	}
 	if err != nil {
 		return err
 	}
@@ -81,6 +93,12 @@ func (a *ACL) Bootstrap(args *structs.ACLTokenBootstrapRequest, reply *structs.A
 		_ = os.Remove(reset)
 	}
 	return nil
+}
+
+// errBootstrapDone refuses a bootstrap after the one at index done,
+// naming the index an operator writes into the reset file.
+func errBootstrapDone(done uint64) error {
+	return structs.NewErrRPCCodedf(http.StatusBadRequest, "%v (reset index: %d)", state.ErrACLBootstrapDone, done)
 }
 
 // aclBootstrapResetPath is the file an operator writes a bootstrap index
@@ -166,7 +184,9 @@ func (a *ACL) DeletePolicies(args *structs.ACLPolicyDeleteRequest, reply *struct
 }
 
 // ListPolicies lists policies. A management token sees all; any other
-// token sees the policies it carries (directly or through its roles).
+// caller sees the policies its token links, directly or through its
+// roles, and the anonymous caller the policy named "anonymous", as in
+// Nomad.
 func (a *ACL) ListPolicies(args *structs.ACLPolicyListRequest, reply *structs.ACLPolicyListResponse) error {
 	if err := a.enabled(); err != nil {
 		return err
@@ -175,19 +195,13 @@ func (a *ACL) ListPolicies(args *structs.ACLPolicyListRequest, reply *structs.AC
 		return err
 	}
 	return a.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
-		token, err := a.srv.tokenForSecret(st, args.AuthToken)
+		caller, err := a.srv.aclCallerOf(st, args.AuthToken)
 		if err != nil {
 			return 0, err
 		}
-		mine := map[string]bool{}
-		if token != nil && token.Type != structs.ACLManagementToken {
-			names, err := tokenPolicyNames(st, token)
-			if err != nil {
-				return 0, err
-			}
-			for _, n := range names {
-				mine[n] = true
-			}
+		sees, err := caller.policyFilter(st)
+		if err != nil {
+			return 0, err
 		}
 		policies, err := st.ACLPolicies(ws, args.Prefix)
 		if err != nil {
@@ -195,7 +209,7 @@ func (a *ACL) ListPolicies(args *structs.ACLPolicyListRequest, reply *structs.AC
 		}
 		reply.Policies = []*structs.ACLPolicyListStub{}
 		for _, p := range policies {
-			if token == nil || token.Type == structs.ACLManagementToken || mine[p.Name] {
+			if sees(p.Name) {
 				reply.Policies = append(reply.Policies, p.Stub())
 			}
 		}
@@ -203,8 +217,9 @@ func (a *ACL) ListPolicies(args *structs.ACLPolicyListRequest, reply *structs.AC
 	})
 }
 
-// GetPolicy reads one policy; a non-management token may read only the
-// policies it carries.
+// GetPolicy reads one policy. A non-management caller may read the
+// policies its token links, and anyone the anonymous policy (which
+// applies to everyone without a token anyway), as in Nomad.
 func (a *ACL) GetPolicy(args *structs.ACLPolicySpecificRequest, reply *structs.SingleACLPolicyResponse) error {
 	if err := a.enabled(); err != nil {
 		return err
@@ -213,18 +228,16 @@ func (a *ACL) GetPolicy(args *structs.ACLPolicySpecificRequest, reply *structs.S
 		return err
 	}
 	return a.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
-		token, err := a.srv.tokenForSecret(st, args.AuthToken)
+		caller, err := a.srv.aclCallerOf(st, args.AuthToken)
 		if err != nil {
 			return 0, err
 		}
-		if token == nil || token.Type != structs.ACLManagementToken {
-			names, err := tokenPolicyNames(st, token)
-			if err != nil {
-				return 0, err
-			}
-			if !contains(names, args.Name) {
-				return 0, structs.ErrPermissionDenied
-			}
+		sees, err := caller.policyFilter(st)
+		if err != nil {
+			return 0, err
+		}
+		if args.Name != structs.AnonymousACLPolicy && !sees(args.Name) {
+			return 0, structs.ErrPermissionDenied
 		}
 		p, err := st.ACLPolicyByName(ws, args.Name)
 		if err != nil {
@@ -238,13 +251,49 @@ func (a *ACL) GetPolicy(args *structs.ACLPolicySpecificRequest, reply *structs.S
 	})
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
+// aclCaller is who asks to see ACL objects: a management caller sees
+// them all, any other only those its token links (token nil: the
+// anonymous caller, which links the "anonymous" policy).
+type aclCaller struct {
+	management bool
+	token      *structs.ACLToken
+}
+
+// aclCallerOf resolves the caller of an ACL read from st; an unknown or
+// expired secret is an error.
+func (s *Server) aclCallerOf(st *state.StateStore, secret string) (aclCaller, error) {
+	if secret != "" && secret == s.leaderACL {
+		return aclCaller{management: true}, nil
 	}
-	return false
+	token, err := s.tokenForSecret(st, secret)
+	if err != nil {
+		return aclCaller{}, err
+	}
+	return aclCaller{management: token != nil && token.Type == structs.ACLManagementToken, token: token}, nil
+}
+
+// policyFilter says which policies, by name, the caller may see.
+func (c aclCaller) policyFilter(st *state.StateStore) (func(name string) bool, error) {
+	if c.management {
+		return func(string) bool { return true }, nil
+	}
+	names, err := tokenPolicyNames(st, c.token)
+	if err != nil {
+		return nil, err
+	}
+	return func(name string) bool { return slices.Contains(names, name) }, nil
+}
+
+// seesRole says whether the caller may see the role with this ID: a
+// management caller every role, any other the roles its token links.
+func (c aclCaller) seesRole(id string) bool {
+	if c.management {
+		return true
+	}
+	if c.token == nil {
+		return false
+	}
+	return slices.ContainsFunc(c.token.Roles, func(l *structs.ACLTokenRoleLink) bool { return l.ID == id })
 }
 
 // tokenPolicyNames lists the policies a token grants: its own and those
@@ -577,7 +626,9 @@ func (a *ACL) DeleteRolesByID(args *structs.ACLRolesDeleteByIDRequest, reply *st
 	return nil
 }
 
-// ListRoles lists roles.
+// ListRoles lists roles: all to a management token, to any other
+// caller the roles its token links (none for the anonymous caller), as
+// in Nomad.
 func (a *ACL) ListRoles(args *structs.ACLRolesListRequest, reply *structs.ACLRolesListResponse) error {
 	if err := a.enabled(); err != nil {
 		return err
@@ -586,19 +637,26 @@ func (a *ACL) ListRoles(args *structs.ACLRolesListRequest, reply *structs.ACLRol
 		return err
 	}
 	return a.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		caller, err := a.srv.aclCallerOf(st, args.AuthToken)
+		if err != nil {
+			return 0, err
+		}
 		roles, err := st.ACLRoles(ws, args.Prefix)
 		if err != nil {
 			return 0, err
 		}
 		reply.ACLRoles = make([]*structs.ACLRoleListStub, 0, len(roles))
 		for _, r := range roles {
-			reply.ACLRoles = append(reply.ACLRoles, r.Stub())
+			if caller.seesRole(r.ID) {
+				reply.ACLRoles = append(reply.ACLRoles, r.Stub())
+			}
 		}
 		return maxIndex(st, state.TableACLRoles)
 	})
 }
 
-// GetRoleByID reads one role.
+// GetRoleByID reads one role; a non-management caller only a role its
+// token links.
 func (a *ACL) GetRoleByID(args *structs.ACLRoleByIDRequest, reply *structs.ACLRoleByIDResponse) error {
 	if err := a.enabled(); err != nil {
 		return err
@@ -607,6 +665,13 @@ func (a *ACL) GetRoleByID(args *structs.ACLRoleByIDRequest, reply *structs.ACLRo
 		return err
 	}
 	return a.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		caller, err := a.srv.aclCallerOf(st, args.AuthToken)
+		if err != nil {
+			return 0, err
+		}
+		if !caller.seesRole(args.RoleID) {
+			return 0, structs.ErrPermissionDenied
+		}
 		r, err := st.ACLRoleByID(ws, args.RoleID)
 		if err != nil {
 			return 0, err
@@ -616,7 +681,9 @@ func (a *ACL) GetRoleByID(args *structs.ACLRoleByIDRequest, reply *structs.ACLRo
 	})
 }
 
-// GetRoleByName reads one role by name.
+// GetRoleByName reads one role by name; a non-management caller only a
+// role its token links. The link is checked by the role's ID, which a
+// rename does not change.
 func (a *ACL) GetRoleByName(args *structs.ACLRoleByNameRequest, reply *structs.ACLRoleByIDResponse) error {
 	if err := a.enabled(); err != nil {
 		return err
@@ -625,9 +692,18 @@ func (a *ACL) GetRoleByName(args *structs.ACLRoleByNameRequest, reply *structs.A
 		return err
 	}
 	return a.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		caller, err := a.srv.aclCallerOf(st, args.AuthToken)
+		if err != nil {
+			return 0, err
+		}
 		r, err := st.ACLRoleByName(ws, args.RoleName)
 		if err != nil {
 			return 0, err
+		}
+		// An unknown name is refused like a role the caller may not
+		// see, so that names cannot be probed.
+		if !caller.management && (r == nil || !caller.seesRole(r.ID)) {
+			return 0, structs.ErrPermissionDenied
 		}
 		reply.ACLRole = r
 		return maxIndex(st, state.TableACLRoles)

@@ -2,6 +2,7 @@ package nomad
 
 import (
 	"context"
+	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -13,6 +14,7 @@ import (
 	"github.com/shoenig/test/must"
 
 	"github.com/nomadq/nomadq/msgpackrpc"
+	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
 )
 
@@ -69,12 +71,30 @@ func TestACL_BootstrapOnceThenResetFile(t *testing.T) {
 
 	var reply structs.ACLTokenUpsertResponse
 	err := s.RPC("ACL.Bootstrap", &structs.ACLTokenBootstrapRequest{}, &reply)
-	must.ErrorContains(t, err, "ACL bootstrap already done")
+	done, err2 := s.State().ACLBootstrapIndex()
+	must.NoError(t, err2)
+	code, msg, ok := structs.CodeFromRPCCodedErr(err)
+	must.True(t, ok, must.Sprint(err))
+	must.Eq(t, http.StatusBadRequest, code)
+	must.Eq(t, "ACL bootstrap already done (reset index: "+strconv.FormatUint(done, 10)+")", msg)
+
+	// Two racing bootstraps both pass that check; the FSM refuses the
+	// later one with an error the endpoint recognises as such.
+	late := &structs.ACLTokenBootstrapRequest{Token: &structs.ACLToken{AccessorID: structs.GenerateUUID(),
+		SecretID: structs.GenerateUUID(), Type: structs.ACLManagementToken, Global: true}}
+	_, _, err = s.raftApply(structs.ACLTokenBootstrapRequestType, late)
+	must.ErrorIs(t, err, state.ErrACLBootstrapDone)
+
+	// A reset file with another index is refused, naming both.
+	reset := filepath.Join(s.config.DataDir, "server", structs.ACLBootstrapResetIndexFile)
+	must.NoError(t, os.WriteFile(reset, []byte(strconv.FormatUint(done+100, 10)), 0o600))
+	err = s.RPC("ACL.Bootstrap", &structs.ACLTokenBootstrapRequest{}, &reply)
+	code, msg, ok = structs.CodeFromRPCCodedErr(err)
+	must.True(t, ok, must.Sprint(err))
+	must.Eq(t, http.StatusBadRequest, code)
+	must.Eq(t, "Invalid bootstrap reset index (specified "+strconv.FormatUint(done+100, 10)+", reset index: "+strconv.FormatUint(done, 10)+")", msg)
 
 	// The operator writes the reset index named in the error.
-	done, err := s.State().ACLBootstrapIndex()
-	must.NoError(t, err)
-	reset := filepath.Join(s.config.DataDir, "server", structs.ACLBootstrapResetIndexFile)
 	must.NoError(t, os.WriteFile(reset, []byte(strconv.FormatUint(done, 10)), 0o600))
 	again := bootstrap(t, s)
 	must.NotEq(t, root.SecretID, again.SecretID)
@@ -97,7 +117,10 @@ func TestACL_DisabledRefusesACLCalls(t *testing.T) {
 	s := testServer(t, nil)
 	waitForLeader(t, s)
 	var reply structs.ACLTokenUpsertResponse
-	must.ErrorContains(t, s.RPC("ACL.Bootstrap", &structs.ACLTokenBootstrapRequest{}, &reply), "ACL support disabled")
+	code, msg, ok := structs.CodeFromRPCCodedErr(s.RPC("ACL.Bootstrap", &structs.ACLTokenBootstrapRequest{}, &reply))
+	must.True(t, ok)
+	must.Eq(t, http.StatusBadRequest, code)
+	must.Eq(t, "ACL support disabled", msg)
 }
 
 // TestACL_EnforcedOnRPC: a token's policies decide what it may call, in

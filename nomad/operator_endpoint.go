@@ -3,6 +3,7 @@ package nomad
 import (
 	"errors"
 	"fmt"
+	"net/http"
 
 	memdb "github.com/hashicorp/go-memdb"
 	"github.com/nomadq/nomadq/state"
@@ -33,18 +34,20 @@ func (o *Operator) SchedulerGetConfiguration(args *structs.GenericRequest, reply
 }
 
 // SchedulerSetConfiguration replaces the scheduler configuration, with a
-// check-and-set on ModifyIndex when CAS is set.
+// check-and-set on ModifyIndex when CAS is set. The whole configuration
+// is checked as given: a zero batch queue setting is refused, not taken
+// for its default (the HTTP API fills the fields a body leaves out).
 func (o *Operator) SchedulerSetConfiguration(args *structs.SchedulerSetConfigRequest, reply *structs.SchedulerSetConfigurationResponse) error {
 	if done, err := o.srv.forward("Operator.SchedulerSetConfiguration", args.WriteRequest, args, reply); done {
 		return err
 	}
 	cfg := args.Config
-	cfg.BatchQueue.Canonicalize()
+	// An empty algorithm is Nomad's default, binpack.
 	if cfg.SchedulerAlgorithm == "" {
 		cfg.SchedulerAlgorithm = structs.SchedulerAlgorithmBinpack
 	}
 	if err := cfg.Validate(); err != nil {
-		return err
+		return structs.NewErrRPCCodedf(http.StatusBadRequest, "Invalid scheduler configuration: %v", err)
 	}
 	req := &structs.SchedulerSetConfigRequest{Config: cfg, CAS: args.CAS, WriteRequest: args.WriteRequest}
 	resp, index, err := o.srv.raftApply(structs.SchedulerConfigRequestType, req)

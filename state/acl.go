@@ -12,13 +12,17 @@ import (
 
 // ACL tables.
 const (
-	TableACLPolicies    = "acl_policy"
-	TableACLTokens      = "acl_token"
-	TableACLRoles       = "acl_roles"
-	TableOneTimeTokens  = "one_time_token"
-	indexACLBootstrap   = "acl_token_bootstrap"
-	errACLBootstrapDone = "ACL bootstrap already done"
+	TableACLPolicies   = "acl_policy"
+	TableACLTokens     = "acl_token"
+	TableACLRoles      = "acl_roles"
+	TableOneTimeTokens = "one_time_token"
+	indexACLBootstrap  = "acl_token_bootstrap"
 )
+
+// ErrACLBootstrapDone is wrapped, with the index of the bootstrap, by
+// BootstrapACLTokens's error for any bootstrap after the first that the
+// reset index does not allow.
+var ErrACLBootstrapDone = errors.New("ACL bootstrap already done")
 
 func aclTableSchemas() []*memdb.TableSchema {
 	return []*memdb.TableSchema{
@@ -232,7 +236,7 @@ func (s *StateStore) BootstrapACLTokens(index, resetIndex uint64, token *structs
 			return err
 		}
 		if done != nil && done.Value != resetIndex {
-			return fmt.Errorf("%s (reset index: %d)", errACLBootstrapDone, done.Value)
+			return fmt.Errorf("%w (reset index: %d)", ErrACLBootstrapDone, done.Value)
 		}
 		if err := tx.upsertACLTokens(index, []*structs.ACLToken{token}); err != nil {
 			return err

@@ -78,6 +78,14 @@ type Allocation struct {
 	SigningKeyID string
 }
 
+// GetNamespace is the namespace the alloc lives in ("" for nil).
+func (a *Allocation) GetNamespace() string {
+	if a == nil {
+		return ""
+	}
+	return a.Namespace
+}
+
 // TerminalStatus reports whether the allocation is finished or told to stop.
 func (a *Allocation) TerminalStatus() bool {
 	switch a.DesiredStatus {

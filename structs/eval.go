@@ -83,6 +83,14 @@ type Evaluation struct {
 	ModifyTime  int64
 }
 
+// GetNamespace is the namespace the evaluation lives in ("" for nil).
+func (e *Evaluation) GetNamespace() string {
+	if e == nil {
+		return ""
+	}
+	return e.Namespace
+}
+
 // TerminalStatus reports whether the evaluation will not be processed again.
 func (e *Evaluation) TerminalStatus() bool {
 	switch e.Status {

@@ -112,8 +112,8 @@ func (b *BatchQueueConfig) Validate() error {
 	if b.ConcurrentPlacements < 1 {
 		errs.Add(fmt.Errorf("BatchQueue.ConcurrentPlacements %d is not allowed: must be at least 1", b.ConcurrentPlacements))
 	}
-	if b.WorkloadTimeout < 0 {
-		errs.Add(fmt.Errorf("BatchQueue.WorkloadTimeout %s is not allowed: must not be negative", b.WorkloadTimeout))
+	if b.WorkloadTimeout <= 0 {
+		errs.Add(fmt.Errorf("BatchQueue.WorkloadTimeout %s is not allowed: must be more than 0", b.WorkloadTimeout))
 	}
 	return errs.ErrorOrNil()
 }
