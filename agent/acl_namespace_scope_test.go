@@ -19,6 +19,12 @@ import (
 // placed (a queue entry) and a variable "app/<ns>". It returns the agent
 // and its management client.
 func scopeAgent(t *testing.T) (*Agent, *api.Client) {
+	return scopeAgentIn(t, "a", "b")
+}
+
+// scopeAgentIn is scopeAgent with the objects in namespaces nss ("default"
+// is used as it is, the others are created).
+func scopeAgentIn(t *testing.T, nss ...string) (*Agent, *api.Client) {
 	a := NewTestAgent(t, func(c *Config) {
 		c.ACL.Enabled = true
 		c.Server.DefaultSchedulerConfig.BatchQueue = structs.BatchQueueConfig{
@@ -29,9 +35,11 @@ func scopeAgent(t *testing.T) (*Agent, *api.Client) {
 	tok, _, err := root.ACLTokens().Bootstrap(nil)
 	must.NoError(t, err)
 	root.SetSecretID(tok.SecretID)
-	for _, ns := range []string{"a", "b"} {
-		_, err := root.Namespaces().Register(&api.Namespace{Name: ns}, nil)
-		must.NoError(t, err)
+	for _, ns := range nss {
+		if ns != structs.DefaultNamespace {
+			_, err := root.Namespaces().Register(&api.Namespace{Name: ns}, nil)
+			must.NoError(t, err)
+		}
 		q := &api.WriteOptions{Namespace: ns}
 
 		svc := api.NewServiceJob("svc-"+ns, "svc-"+ns, "global", 50)
@@ -44,7 +52,7 @@ func scopeAgent(t *testing.T) (*Agent, *api.Client) {
 		tg.AddTask(task)
 		tg.Scaling = &api.ScalingPolicy{Min: new(int64(1)), Max: new(int64(3))}
 		svc.AddTaskGroup(tg)
-		_, _, err = root.Jobs().Register(svc, q)
+		_, _, err := root.Jobs().Register(svc, q)
 		must.NoError(t, err)
 
 		queued := unplaceableJob("q-"+ns, "batch", nil)
@@ -60,7 +68,7 @@ func scopeAgent(t *testing.T) (*Agent, *api.Client) {
 		allocs, _, err := root.Allocations().List(all)
 		var entries []structs.BatchQueueListEntry
 		_, qerr := root.Raw().Query("/v1/queue/jobs?namespace=*", &entries, nil)
-		return err == nil && qerr == nil && len(allocs) == 2 && len(entries) == 2
+		return err == nil && qerr == nil && len(allocs) == len(nss) && len(entries) == len(nss)
 	}), wait.Timeout(30*time.Second), wait.Gap(50*time.Millisecond)))
 	return a, root
 }

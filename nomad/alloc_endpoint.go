@@ -16,9 +16,15 @@ type Alloc struct {
 	srv *Server
 }
 
-// Get reads one allocation; Alloc is nil when it does not exist.
+// Get reads one allocation; Alloc is nil when it does not exist, or
+// when the caller may not read jobs in the alloc's own namespace (the
+// answer is then the same as for a missing alloc, index included).
 func (a *Alloc) Get(args *structs.AllocSpecificRequest, reply *structs.SingleAllocResponse) error {
 	if done, err := a.srv.forward("Alloc.Get", args.QueryOptions, args, reply); done {
+		return err
+	}
+	allow, err := a.srv.namespaceFilter(args.AuthToken, acl.NamespaceCapabilityReadJob)
+	if err != nil {
 		return err
 	}
 	return a.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
@@ -26,8 +32,8 @@ func (a *Alloc) Get(args *structs.AllocSpecificRequest, reply *structs.SingleAll
 		if err != nil {
 			return 0, err
 		}
-		reply.Alloc = alloc
-		if alloc != nil {
+		reply.Alloc = visible(alloc, allow)
+		if reply.Alloc != nil {
 			return alloc.ModifyIndex, nil
 		}
 		return maxIndex(st, "allocs")
@@ -40,6 +46,16 @@ func (a *Alloc) GetAllocs(args *structs.AllocsGetRequest, reply *structs.AllocsG
 	if done, err := a.srv.forward("Alloc.GetAllocs", args.QueryOptions, args, reply); done {
 		return err
 	}
+	allow, err := a.srv.namespaceFilter(args.AuthToken, acl.NamespaceCapabilityReadJob)
+	if err != nil {
+		// No ACL token: the caller is a client with its node's secret,
+		// and the rule (nodeSecret) found every alloc asked for on its
+		// node.
+		if nodeSecret(a.srv, acl.DenyAll, nil, args) != nil {
+			return err
+		}
+		allow = func(string) bool { return true }
+	}
 	return a.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		reply.Allocs = reply.Allocs[:0]
 		var max uint64 = 1
@@ -48,7 +64,7 @@ func (a *Alloc) GetAllocs(args *structs.AllocsGetRequest, reply *structs.AllocsG
 			if err != nil {
 				return 0, err
 			}
-			if alloc == nil {
+			if visible(alloc, allow) == nil {
 				continue
 			}
 			reply.Allocs = append(reply.Allocs, alloc)
@@ -125,10 +141,14 @@ func (a *Alloc) Stop(args *structs.AllocStopRequest, reply *structs.AllocStopRes
 	if alloc == nil || alloc.Job == nil {
 		return structs.NewErrRPCCoded(http.StatusNotFound, "alloc not found")
 	}
-	// The alloc's namespace, not the one the request names, decides.
+	// The alloc's namespace, not the one the request names, decides; a
+	// caller that may not even read it learns nothing of it.
 	aclObj, _, err := a.srv.ResolveACL(args.AuthToken)
 	if err != nil {
 		return err
+	}
+	if !aclObj.AllowNamespaceOperation(alloc.Namespace, acl.NamespaceCapabilityReadJob) {
+		return structs.NewErrRPCCoded(http.StatusNotFound, "alloc not found")
 	}
 	if !aclObj.AllowNamespaceOperation(alloc.Namespace, acl.NamespaceCapabilityAllocLifecycle) {
 		return structs.ErrPermissionDenied

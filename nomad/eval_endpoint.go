@@ -14,9 +14,14 @@ type Eval struct {
 	srv *Server
 }
 
-// Get reads one evaluation; Eval is nil when it does not exist.
+// Get reads one evaluation; Eval is nil when it does not exist, or when
+// the caller may not read jobs in the eval's own namespace.
 func (e *Eval) Get(args *structs.EvalSpecificRequest, reply *structs.SingleEvalResponse) error {
 	if done, err := e.srv.forward("Eval.Get", args.QueryOptions, args, reply); done {
+		return err
+	}
+	allow, err := e.srv.namespaceFilter(args.AuthToken, acl.NamespaceCapabilityReadJob)
+	if err != nil {
 		return err
 	}
 	return e.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
@@ -24,8 +29,8 @@ func (e *Eval) Get(args *structs.EvalSpecificRequest, reply *structs.SingleEvalR
 		if err != nil {
 			return 0, err
 		}
-		reply.Eval = eval
-		if eval != nil {
+		reply.Eval = visible(eval, allow)
+		if reply.Eval != nil {
 			return eval.ModifyIndex, nil
 		}
 		return maxIndex(st, "evals")
@@ -75,9 +80,14 @@ func (e *Eval) List(args *structs.EvalListRequest, reply *structs.EvalListRespon
 	})
 }
 
-// Allocations lists the allocations an evaluation created.
+// Allocations lists the allocations an evaluation created, of those the
+// caller may read jobs in the namespace of.
 func (e *Eval) Allocations(args *structs.EvalSpecificRequest, reply *structs.EvalAllocationsResponse) error {
 	if done, err := e.srv.forward("Eval.Allocations", args.QueryOptions, args, reply); done {
+		return err
+	}
+	allow, err := e.srv.namespaceFilter(args.AuthToken, acl.NamespaceCapabilityReadJob)
+	if err != nil {
 		return err
 	}
 	return e.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
@@ -87,7 +97,9 @@ func (e *Eval) Allocations(args *structs.EvalSpecificRequest, reply *structs.Eva
 		}
 		reply.Allocations = make([]*structs.AllocListStub, 0, len(allocs))
 		for _, a := range allocs {
-			reply.Allocations = append(reply.Allocations, a.Stub())
+			if visible(a, allow) != nil {
+				reply.Allocations = append(reply.Allocations, a.Stub())
+			}
 		}
 		return tableIndex(st, "allocs")
 	})

@@ -54,7 +54,7 @@ func (q *QueueEndpoint) List(args *structs.BatchQueueListRequest, reply *structs
 		if ns == "" {
 			ns = structs.DefaultNamespace
 		}
-		if e := q.srv.batchQueue.Lookup(ns, args.JobID); e != nil {
+		if e := q.srv.batchQueue.Lookup(ns, args.JobID); e != nil && allow(e.Namespace) {
 			reply.Entries = append(reply.Entries, e)
 		}
 	})

@@ -82,16 +82,23 @@ func (sc *Scaling) GetPolicy(args *structs.ScalingPolicySpecificRequest, reply *
 	if done, err := sc.srv.forward("Scaling.GetPolicy", args.QueryOptions, args, reply); done {
 		return err
 	}
+	allow, err := sc.srv.namespaceFilter(args.AuthToken, acl.NamespaceCapabilityReadScalingPolicy)
+	if err != nil {
+		return err
+	}
 	return sc.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		policies, err := scalingPolicies(ws, st, "*", "")
 		if err != nil {
 			return 0, err
 		}
 		// A policy is found only in the namespace the request names (or
-		// "*"), which is what the ACL check looked at.
+		// "*"), and only where the caller may read policies: "*" passes
+		// the rule when any namespace grants it, so the policy's own
+		// namespace decides.
 		reply.Policy = nil
 		for _, p := range policies {
-			if p.ID == args.ID && (args.Namespace == "*" || p.Target[structs.ScalingTargetNamespace] == namespaceOf(args.Namespace)) {
+			ns := p.Target[structs.ScalingTargetNamespace]
+			if p.ID == args.ID && (args.Namespace == "*" || ns == namespaceOf(args.Namespace)) && allow(ns) {
 				reply.Policy = p
 			}
 		}
