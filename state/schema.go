@@ -342,13 +342,24 @@ func (u *uuidIndex) FromObject(obj any) (bool, []byte, error) {
 	return true, b, err
 }
 
+// noUUID is the key a lookup of a string that is no UUID (or UUID
+// prefix) reads: no stored key starts with it, as each byte of a stored
+// key is a digit's value (0-15). A lookup by an ID a caller made up
+// ("alloc status ../../x") so finds nothing, as for any unknown ID,
+// instead of failing; storing an object whose ID is no UUID still fails
+// (FromObject).
+var noUUID = []byte{16}
+
 // FromArgs implements memdb.Indexer: one whole UUID.
 func (u *uuidIndex) FromArgs(args ...any) ([]byte, error) {
 	s, err := u.arg(args)
 	if err != nil {
 		return nil, err
 	}
-	return u.parse(s, true)
+	if b, err := u.parse(s, true); err == nil {
+		return b, nil
+	}
+	return noUUID, nil
 }
 
 // PrefixFromArgs implements memdb.PrefixIndexer: a UUID's leading digits,
@@ -358,7 +369,10 @@ func (u *uuidIndex) PrefixFromArgs(args ...any) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return u.parse(s, false)
+	if b, err := u.parse(s, false); err == nil {
+		return b, nil
+	}
+	return noUUID, nil
 }
 
 func (u *uuidIndex) arg(args []any) (string, error) {
