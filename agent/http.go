@@ -9,6 +9,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"reflect"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -154,6 +156,7 @@ func newHTTPHandler(a *Agent) *httpHandler {
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
+	defer h.recoverPanic(w, r)
 	path := r.URL.Path
 	if path == "/" {
 		http.Redirect(w, r, "/ui/", http.StatusTemporaryRedirect)
@@ -193,6 +196,22 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.writeJSON(w, r, obj)
+}
+
+// recoverPanic answers a request whose handler panicked with a 500 and
+// logs the panic with its stack, instead of net/http's dropped
+// connection: a panic is a bug, and the caller should hear of it. An
+// aborted handler (http.ErrAbortHandler) is let through.
+func (h *httpHandler) recoverPanic(w http.ResponseWriter, r *http.Request) {
+	v := recover()
+	if v == nil {
+		return
+	}
+	if v == http.ErrAbortHandler {
+		panic(v)
+	}
+	h.logger.Error("panic serving request", "method", r.Method, "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
+	h.writeError(w, r, codedErr(http.StatusInternalServerError, "internal error serving %s %s: %v", r.Method, r.URL.Path, v))
 }
 
 // writeError answers with a plain-text error and its status code.
@@ -314,6 +333,12 @@ func decodeBody(r *http.Request, out any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return codedErr(http.StatusBadRequest, "Request body is empty")
 	}
+	if bytes.Equal(bytes.TrimSpace(body), []byte("null")) {
+		// JSON null leaves the value as it is; some api types' own
+		// UnmarshalJSON would dereference it instead. The handler
+		// then refuses the empty value by what it lacks.
+		return nil
+	}
 	if err := json.Unmarshal(body, out); err != nil {
 		var se *json.SyntaxError
 		var te *json.UnmarshalTypeError
@@ -329,6 +354,9 @@ func decodeBody(r *http.Request, out any) error {
 			return codedErr(http.StatusBadRequest, "Failed to decode request body: field %q must be %s, got JSON %s", field, te.Type, te.Value)
 		}
 		return codedErr(http.StatusBadRequest, "Failed to decode request body: %v", err)
+	}
+	if at := nullEntry(reflect.ValueOf(out), ""); at != "" {
+		return codedErr(http.StatusBadRequest, "Failed to decode request body: %s is null: an entry of a list or map must be an object", at)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
@@ -208,7 +209,9 @@ func (c *Client) runner(allocID string) (*allocrunner.AllocRunner, error) {
 	defer c.mu.Unlock()
 	ar, ok := c.runners[allocID]
 	if !ok {
-		return nil, fmt.Errorf("unknown allocation %q", allocID)
+		// The caller named an alloc this node does not run: a 404 to an
+		// HTTP caller, as Nomad answers.
+		return nil, structs.NewErrRPCCodedf(http.StatusNotFound, "Unknown allocation %q", allocID)
 	}
 	return ar, nil
 }
