@@ -189,6 +189,7 @@ func (a *Agent) serverConfig() (*nomad.Config, error) {
 	}
 	sc.DisableEventBroker = cfg.Server.DisableEventBroker
 	sc.EventBufferSize = cfg.Server.EventBufferSize
+	sc.JobMaxCount = cfg.Server.JobMaxCount
 	if cfg.Server.DefaultSchedulerConfig != nil {
 		c := *cfg.Server.DefaultSchedulerConfig
 		c.BatchQueue.Canonicalize()

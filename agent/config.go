@@ -120,6 +120,11 @@ type ServerConfig struct {
 	DisableEventBroker bool
 	EventBufferSize    int
 
+	// JobMaxCount is job_max_count: the most allocations one job may ask
+	// for, as a group's count and as the sum of its groups' counts.
+	// DefaultConfig sets Nomad's default, 50,000; 0 means no limit.
+	JobMaxCount int
+
 	// DefaultSchedulerConfig seeds the cluster's scheduler configuration
 	// at bootstrap, including the batch queue settings.
 	DefaultSchedulerConfig *structs.SchedulerConfiguration
@@ -226,6 +231,7 @@ func DefaultConfig() *Config {
 		AdvertiseAddrs: &Addresses{},
 		Server: &ServerConfig{
 			RetryInterval:          30 * time.Second,
+			JobMaxCount:            structs.JobDefaultMaxCount,
 			DefaultSchedulerConfig: structs.DefaultSchedulerConfiguration(),
 		},
 		Client:         &ClientConfig{NodePool: structs.DefaultNodePool, Meta: map[string]string{}, Options: map[string]string{}, ChrootEnv: map[string]string{}},
@@ -298,6 +304,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Server.BootstrapExpect < 0 {
 		errs.Add(fmt.Errorf("server.bootstrap_expect %d is not allowed: must not be negative", c.Server.BootstrapExpect))
+	}
+	if c.Server.JobMaxCount < 0 {
+		errs.Add(fmt.Errorf("server.job_max_count %d is not allowed: must be 0 (no limit) or more", c.Server.JobMaxCount))
 	}
 	if ci := c.Server.ClientIntroduction; ci != nil {
 		if err := ci.Validate(); err != nil {

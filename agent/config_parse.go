@@ -115,6 +115,8 @@ func (d *cfgDecoder) server(b *hcl.Block, s *ServerConfig) {
 	attrs["num_schedulers"] = d.integer("server.num_schedulers", &s.NumSchedulers)
 	attrs["encrypt"] = d.str("server.encrypt", &s.EncryptKey)
 	attrs["event_buffer_size"] = d.integer("server.event_buffer_size", &s.EventBufferSize)
+	// Not positive: 0 is a setting of its own (no limit), as in Nomad.
+	attrs["job_max_count"] = d.integer("server.job_max_count", &s.JobMaxCount)
 	attrs["enable_event_broker"] = func(v cty.Value, rng hcl.Range) {
 		enabled := !s.DisableEventBroker
 		d.boolean("server.enable_event_broker", &enabled)(v, rng)

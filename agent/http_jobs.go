@@ -478,6 +478,7 @@ func (h *httpHandler) validateJobRequest(w http.ResponseWriter, r *http.Request)
 	sj := apiconv.Job(body.Job)
 	sj.Canonicalize()
 	errs.Add(sj.Validate())
+	errs.Add(h.agent.checkJobMaxCount(sj))
 	if err := errs.ErrorOrNil(); err != nil {
 		resp.Error = err.Error()
 		for _, e := range errs.Errors {

@@ -14,14 +14,15 @@ import (
 )
 
 // httpPut sends body as JSON and returns the status, the Content-Type and
-// the body of the answer.
+// the body of the answer. A request that takes more than 30 seconds fails
+// the test instead of hanging it.
 func httpPut(t *testing.T, url string, body any) (int, string, string) {
 	t.Helper()
 	buf, err := json.Marshal(body)
 	must.NoError(t, err)
 	req, err := http.NewRequest(http.MethodPut, url, bytes.NewReader(buf))
 	must.NoError(t, err)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
 	must.NoError(t, err)
 	defer resp.Body.Close()
 	out, err := io.ReadAll(resp.Body)

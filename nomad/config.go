@@ -126,6 +126,12 @@ type Config struct {
 	DisableEventBroker bool
 	EventBufferSize    int
 
+	// JobMaxCount is job_max_count: the most allocations a job may ask
+	// for, as one group's count and as the sum of its groups' counts
+	// (structs.Job.CheckMaxCount); register, plan, scale and revert
+	// refuse more. 0 means no limit.
+	JobMaxCount int
+
 	// DefaultSchedulerConfig seeds the scheduler configuration when the
 	// cluster first bootstraps.
 	DefaultSchedulerConfig *structs.SchedulerConfiguration
@@ -171,6 +177,7 @@ func DefaultConfig() *Config {
 		EvalDeliveryLimit:        DefaultEvalDeliveryLimit,
 		EvalNackInitialReenqueue: 1 * time.Second,
 		EvalNackSubsequentDelay:  20 * time.Second,
+		JobMaxCount:              structs.JobDefaultMaxCount,
 		DefaultSchedulerConfig:   structs.DefaultSchedulerConfiguration(),
 	}
 }

@@ -3,6 +3,7 @@ package nomad
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"sort"
 	"strings"
@@ -132,10 +133,24 @@ func (j *Job) admit(submitted *structs.Job, namespace string) (*structs.Job, err
 	if err := job.Validate(); err != nil {
 		return nil, err
 	}
+	if err := j.checkMaxCount(job); err != nil {
+		return nil, err
+	}
 	if err := j.checkHome(job); err != nil {
 		return nil, err
 	}
 	return job, nil
+}
+
+// checkMaxCount refuses, with a 400, a job that asks for more
+// allocations than this server's job_max_count: before anything reads
+// its counts, which a plan or an evaluation would turn into that many
+// allocations in memory.
+func (j *Job) checkMaxCount(job *structs.Job) error {
+	if err := job.CheckMaxCount(j.srv.config.JobMaxCount); err != nil {
+		return structs.NewErrRPCCoded(http.StatusBadRequest, err.Error())
+	}
+	return nil
 }
 
 // checkHome refuses a job whose namespace or node pool does not exist, or

@@ -71,8 +71,11 @@ func (j *Job) Revert(args *structs.JobRevertRequest, reply *structs.JobRegisterR
 	}
 	job := old.Copy()
 	// A revert is a new registration: the new version has not proven
-	// itself yet.
+	// itself yet, and job_max_count may have been lowered since.
 	job.Stable = false
+	if err := j.checkMaxCount(job); err != nil {
+		return err
+	}
 	reg.Job = job
 	return j.commit(job, reg, reply)
 }
@@ -161,6 +164,15 @@ func (j *Job) Scale(args *structs.JobScaleRequest, reply *structs.JobRegisterRes
 	if args.Count != nil {
 		if err := group.CheckScaleCount(*args.Count); err != nil {
 			return structs.NewErrRPCCoded(http.StatusBadRequest, err.Error())
+		}
+		// Only a larger count is checked: scaling down a job that is
+		// above a since lowered job_max_count must stay possible.
+		if *args.Count > int64(group.Count) {
+			scaled := stored.Copy()
+			scaled.LookupTaskGroup(groupName).Count = int(*args.Count)
+			if err := j.checkMaxCount(scaled); err != nil {
+				return err
+			}
 		}
 	}
 	if args.JobModifyIndex != 0 && args.JobModifyIndex != stored.JobModifyIndex {

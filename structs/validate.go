@@ -68,11 +68,14 @@ func (j *Job) Validate() error {
 	if len(j.Datacenters) == 0 {
 		add("Job datacenters must list at least one datacenter, got none")
 	}
-	for _, dc := range j.Datacenters {
-		if dc == "" {
-			add("Job datacenters entry %q is not allowed: must not be empty", dc)
+	if !tooMany(&errs, "Job", "datacenters", len(j.Datacenters), MaxListEntries) {
+		for _, dc := range j.Datacenters {
+			if dc == "" {
+				add("Job datacenters entry %q is not allowed: must not be empty", dc)
+			}
 		}
 	}
+	tooMany(&errs, "Job", "meta keys", len(j.Meta), MaxMapKeys)
 	validateConstraints(&errs, "Job", j.Constraints, false)
 	validateAffinities(&errs, "Job", j.Affinities)
 	validateSpreads(&errs, "Job", j.Spreads)
@@ -81,6 +84,9 @@ func (j *Job) Validate() error {
 
 	if len(j.TaskGroups) == 0 {
 		add("Job must have at least one task group, got none")
+	}
+	if tooMany(&errs, "Job", "task groups", len(j.TaskGroups), MaxTaskGroupsPerJob) {
+		return errs.ErrorOrNil()
 	}
 	seen := make(map[string]int, len(j.TaskGroups))
 	for i, tg := range j.TaskGroups {
@@ -151,6 +157,9 @@ func (j *Job) validatePeriodic(errs *MultiError) {
 	if p.Spec != "" && len(p.Specs) > 0 {
 		errs.Add(fmt.Errorf("Job periodic sets both cron %q and crons: set only one", p.Spec))
 	}
+	if tooMany(errs, "Job periodic", "crons", len(p.Specs), MaxListEntries) {
+		return
+	}
 	specs := p.Specs
 	if p.Spec != "" {
 		specs = append([]string{p.Spec}, specs...)
@@ -218,6 +227,7 @@ func (tg *TaskGroup) validate(errs *MultiError, j *Job) {
 	if p := tg.Scaling; p != nil {
 		p.validate(tg.Count, add)
 	}
+	tooMany(errs, ctx, "meta keys", len(tg.Meta), MaxMapKeys)
 
 	validateConstraints(errs, ctx, tg.Constraints, false)
 	validateAffinities(errs, ctx, tg.Affinities)
@@ -243,10 +253,15 @@ func (tg *TaskGroup) validate(errs *MultiError, j *Job) {
 		validateNetwork(errs, ctx, n, ports)
 	}
 	validateServices(errs, ctx, tg.Services)
-	validateVolumes(errs, ctx, tg.Volumes)
+	if !tooMany(errs, ctx, "volumes", len(tg.Volumes), MaxListEntries) {
+		validateVolumes(errs, ctx, tg.Volumes)
+	}
 
 	if len(tg.Tasks) == 0 {
 		errs.Add(fmt.Errorf("%s has no tasks: at least one task is required", ctx))
+		return
+	}
+	if tooMany(errs, ctx, "tasks", len(tg.Tasks), MaxTasksPerGroup) {
 		return
 	}
 	seen := make(map[string]int, len(tg.Tasks))
@@ -425,6 +440,9 @@ func validateNetwork(errs *MultiError, ctx string, n *NetworkResource, ports map
 	if n == nil {
 		return
 	}
+	if tooMany(errs, ctx, "network ports", len(n.ReservedPorts)+len(n.DynamicPorts), MaxPortsPerNetwork) {
+		return
+	}
 	add := func(format string, a ...any) { errs.Add(fmt.Errorf(ctx+": "+format, a...)) }
 	check := func(p Port, static bool) {
 		switch {
@@ -457,6 +475,9 @@ func validateNetwork(errs *MultiError, ctx string, n *NetworkResource, ports map
 }
 
 func validateServices(errs *MultiError, ctx string, ss []*Service) {
+	if tooMany(errs, ctx, "services", len(ss), MaxListEntries) {
+		return
+	}
 	for i, s := range ss {
 		if s == nil {
 			continue
@@ -470,6 +491,9 @@ func validateServices(errs *MultiError, ctx string, ss []*Service) {
 }
 
 func validateConstraints(errs *MultiError, ctx string, cs []*Constraint, taskLevel bool) {
+	if tooMany(errs, ctx, "constraints", len(cs), MaxRulesPerBlock) {
+		return
+	}
 	for _, c := range cs {
 		if c == nil {
 			continue
@@ -481,6 +505,9 @@ func validateConstraints(errs *MultiError, ctx string, cs []*Constraint, taskLev
 }
 
 func validateAffinities(errs *MultiError, ctx string, as []*Affinity) {
+	if tooMany(errs, ctx, "affinities", len(as), MaxRulesPerBlock) {
+		return
+	}
 	for _, a := range as {
 		if a == nil {
 			continue
@@ -497,6 +524,9 @@ func validateAffinities(errs *MultiError, ctx string, as []*Affinity) {
 }
 
 func validateSpreads(errs *MultiError, ctx string, ss []*Spread) {
+	if tooMany(errs, ctx, "spreads", len(ss), MaxRulesPerBlock) {
+		return
+	}
 	for _, s := range ss {
 		if s == nil {
 			continue
@@ -506,6 +536,9 @@ func validateSpreads(errs *MultiError, ctx string, ss []*Spread) {
 		}
 		if s.Weight <= 0 || s.Weight > 100 {
 			errs.Add(fmt.Errorf("%s: spread %q weight %d is not allowed: must be between 1 and 100", ctx, s.Attribute, s.Weight))
+		}
+		if tooMany(errs, fmt.Sprintf("%s: spread %q", ctx, s.Attribute), "targets", len(s.SpreadTarget), MaxRulesPerBlock) {
+			continue
 		}
 		sum := 0
 		values := make(map[string]bool, len(s.SpreadTarget))
@@ -541,6 +574,8 @@ func (t *Task) validate(errs *MultiError, tg *TaskGroup, ports map[string]bool) 
 	if t.ShutdownDelay < 0 {
 		add("shutdown_delay %s is not allowed: must not be negative", t.ShutdownDelay)
 	}
+	tooMany(errs, ctx, "env keys", len(t.Env), MaxMapKeys)
+	tooMany(errs, ctx, "meta keys", len(t.Meta), MaxMapKeys)
 	if r := t.Resources; r == nil {
 		add("resources must be set")
 	} else {
@@ -587,6 +622,21 @@ func (t *Task) validate(errs *MultiError, tg *TaskGroup, ports map[string]bool) 
 	validateConstraints(errs, ctx, t.Constraints, true)
 	validateAffinities(errs, ctx, t.Affinities)
 	validateServices(errs, ctx, t.Services)
+	t.validateArtifacts(errs, ctx)
+	t.validateTemplates(errs, ctx)
+	if !tooMany(errs, ctx, "volume mounts", len(t.VolumeMounts), MaxListEntries) {
+		validateVolumeMounts(errs, ctx, t.VolumeMounts, tg.Volumes)
+	}
+	if p := t.DispatchPayload; p != nil && escapesTaskDir(p.File) {
+		add("dispatch_payload file %q is not allowed: must stay inside the task directory", p.File)
+	}
+}
+
+func (t *Task) validateArtifacts(errs *MultiError, ctx string) {
+	if tooMany(errs, ctx, "artifacts", len(t.Artifacts), MaxListEntries) {
+		return
+	}
+	add := func(format string, a ...any) { errs.Add(fmt.Errorf(ctx+": "+format, a...)) }
 	for i, a := range t.Artifacts {
 		if a == nil {
 			continue
@@ -607,6 +657,13 @@ func (t *Task) validate(errs *MultiError, tg *TaskGroup, ports map[string]bool) 
 				i+1, a.GetterSource, g, strings.Join(ArtifactGetters, ", "))
 		}
 	}
+}
+
+func (t *Task) validateTemplates(errs *MultiError, ctx string) {
+	if tooMany(errs, ctx, "templates", len(t.Templates), MaxListEntries) {
+		return
+	}
+	add := func(format string, a ...any) { errs.Add(fmt.Errorf(ctx+": "+format, a...)) }
 	for i, tmpl := range t.Templates {
 		if tmpl == nil {
 			continue
@@ -649,10 +706,6 @@ func (t *Task) validate(errs *MultiError, tg *TaskGroup, ports map[string]bool) 
 		if tmpl.Splay < 0 {
 			add("template %d splay %s is not allowed: must not be negative", i+1, tmpl.Splay)
 		}
-	}
-	validateVolumeMounts(errs, ctx, t.VolumeMounts, tg.Volumes)
-	if p := t.DispatchPayload; p != nil && escapesTaskDir(p.File) {
-		add("dispatch_payload file %q is not allowed: must stay inside the task directory", p.File)
 	}
 }
 
