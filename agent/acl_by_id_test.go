@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -81,17 +80,8 @@ type byIDAnswer struct {
 
 func byIDCall(t *testing.T, a *Agent, method, path, token string) byIDAnswer {
 	t.Helper()
-	req, err := http.NewRequest(method, a.HTTPAddr()+path, strings.NewReader("{}"))
-	must.NoError(t, err)
-	if token != "" {
-		req.Header.Set("X-Nomad-Token", token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	must.NoError(t, err)
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	must.NoError(t, err)
-	return byIDAnswer{resp.StatusCode, string(body)}
+	code, body := aclCall(t, a, method, path, token, "{}")
+	return byIDAnswer{code, body}
 }
 
 // TestACL_ReadsByIDAuthorizeTheObjectsNamespace: every read of an object

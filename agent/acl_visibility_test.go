@@ -2,7 +2,6 @@ package agent
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"sort"
 	"strings"
@@ -17,21 +16,8 @@ import (
 // none) and returns the status and the body of the answer.
 func aclCall(t *testing.T, a *Agent, method, path, token, body string) (int, string) {
 	t.Helper()
-	var r io.Reader
-	if body != "" {
-		r = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, a.HTTPAddr()+path, r)
-	must.NoError(t, err)
-	if token != "" {
-		req.Header.Set("X-Nomad-Token", token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	must.NoError(t, err)
-	defer resp.Body.Close()
-	out, err := io.ReadAll(resp.Body)
-	must.NoError(t, err)
-	return resp.StatusCode, string(out)
+	resp := doRawAs(t, a, method, path, token, body)
+	return resp.StatusCode, readBody(t, resp)
 }
 
 // namesIn decodes a JSON listing and returns the field key of each entry,

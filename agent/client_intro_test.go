@@ -1,11 +1,9 @@
 package agent
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,26 +14,8 @@ import (
 	"github.com/nomadq/nomadq/structs"
 )
 
-// introLog is an agent's log output that a test reads while it grows.
-type introLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *introLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *introLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 // waitIntroLog waits until the log holds every one of parts on one line.
-func waitIntroLog(t *testing.T, l *introLog, parts ...string) {
+func waitIntroLog(t *testing.T, l *logBuffer, parts ...string) {
 	t.Helper()
 	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
 		for _, line := range strings.Split(l.String(), "\n") {
@@ -54,9 +34,9 @@ func waitIntroLog(t *testing.T, l *introLog, parts ...string) {
 // introServer starts a server-only agent with ACLs on and the given
 // client_introduction block; it returns the agent, a management client
 // and the server's log.
-func introServer(t *testing.T, ci *structs.NodeIntroductionConfig) (*Agent, *api.Client, *introLog) {
+func introServer(t *testing.T, ci *structs.NodeIntroductionConfig) (*Agent, *api.Client, *logBuffer) {
 	t.Helper()
-	log := &introLog{}
+	log := &logBuffer{}
 	srv, err := StartLocal(func(c *Config) {
 		c.Client.Enabled = false
 		c.ACL.Enabled = true
@@ -74,7 +54,7 @@ func introServer(t *testing.T, ci *structs.NodeIntroductionConfig) (*Agent, *api
 // introClient starts a client-only agent named name against srv without
 // waiting for its node to register; tokenFile, when set, is written to
 // intro_token.jwt in its state directory first.
-func introClient(t *testing.T, srv *Agent, name, token, tokenFile string) *introLog {
+func introClient(t *testing.T, srv *Agent, name, token, tokenFile string) *logBuffer {
 	t.Helper()
 	cfg := DevConfig()
 	cfg.Name = name
@@ -89,7 +69,7 @@ func introClient(t *testing.T, srv *Agent, name, token, tokenFile string) *intro
 		must.NoError(t, os.MkdirAll(filepath.Join(cfg.DataDir, "client"), 0o755))
 		must.NoError(t, os.WriteFile(filepath.Join(cfg.DataDir, "client", "intro_token.jwt"), []byte(tokenFile+"\n"), 0o600))
 	}
-	log := &introLog{}
+	log := &logBuffer{}
 	a, err := New(cfg, log)
 	must.NoError(t, err)
 	t.Cleanup(func() { _ = a.ShutdownKillingTasks() })

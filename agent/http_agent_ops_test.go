@@ -18,12 +18,21 @@ import (
 // body read into memory.
 func doRaw(t *testing.T, a *Agent, method, path, body string) *http.Response {
 	t.Helper()
+	return doRawAs(t, a, method, path, "", body)
+}
+
+// doRawAs is doRaw with an ACL token ("" for none).
+func doRawAs(t *testing.T, a *Agent, method, path, token, body string) *http.Response {
+	t.Helper()
 	var r io.Reader
 	if body != "" {
 		r = strings.NewReader(body)
 	}
 	req, err := http.NewRequest(method, a.HTTPAddr()+path, r)
 	must.NoError(t, err)
+	if token != "" {
+		req.Header.Set("X-Nomad-Token", token)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	must.NoError(t, err)
 	t.Cleanup(func() { resp.Body.Close() })

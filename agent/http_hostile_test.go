@@ -112,7 +112,7 @@ var hostileParams = []string{
 // the agent logs no panic, and a refused request changes nothing in the
 // state store (its latest index stays where it was).
 func TestHTTP_HostileRequests(t *testing.T) {
-	log := &syncBuffer{}
+	log := &logBuffer{}
 	a, err := StartLocal(func(c *Config) { c.LogLevel = "INFO" }, io.MultiWriter(log, testLogOutput()), 10*time.Second)
 	must.NoError(t, err)
 	t.Cleanup(func() { _ = a.ShutdownKillingTasks() })

@@ -10,7 +10,6 @@ import (
 	"reflect"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,29 +19,11 @@ import (
 	"github.com/nomadq/nomadq/jobspec"
 )
 
-// syncBuffer is an agent's log, written by the agent while a test reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // loggedServerAgent starts a server-only dev agent (no client, so nothing
 // a test registers is run) whose log the test reads, at INFO level.
-func loggedServerAgent(t *testing.T) (*Agent, *syncBuffer) {
+func loggedServerAgent(t *testing.T) (*Agent, *logBuffer) {
 	t.Helper()
-	log := &syncBuffer{}
+	log := &logBuffer{}
 	a, err := StartLocal(func(c *Config) {
 		c.Client.Enabled = false
 		c.LogLevel = "INFO"
@@ -50,14 +31,6 @@ func loggedServerAgent(t *testing.T) (*Agent, *syncBuffer) {
 	must.NoError(t, err)
 	t.Cleanup(func() { _ = a.ShutdownKillingTasks() })
 	return a, log
-}
-
-// testLogOutput is where test agents also log: stderr with NOMADQ_TEST_LOG.
-func testLogOutput() io.Writer {
-	if os.Getenv("NOMADQ_TEST_LOG") != "" {
-		return os.Stderr
-	}
-	return io.Discard
 }
 
 // jsonVariant is a job body with one place changed.

@@ -1,8 +1,10 @@
 package agent
 
 import (
+	"bytes"
 	"io"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,11 +16,7 @@ import (
 // ends. modify, when set, edits the config first.
 func NewTestAgent(t testing.TB, modify func(*Config)) *Agent {
 	t.Helper()
-	var out io.Writer = io.Discard
-	if os.Getenv("NOMADQ_TEST_LOG") != "" {
-		out = os.Stderr
-	}
-	a, err := StartLocal(modify, out, 10*time.Second)
+	a, err := StartLocal(modify, testLogOutput(), 10*time.Second)
 	if err != nil {
 		t.Fatalf("test agent: %v", err)
 	}
@@ -59,4 +57,31 @@ func RegisterTestNode(t testing.TB, a *Agent, name string) *structs.Node {
 		t.Fatalf("register test node: %v", err)
 	}
 	return node
+}
+
+// testLogOutput is where test agents log: stderr when NOMADQ_TEST_LOG is
+// set, nowhere otherwise.
+func testLogOutput() io.Writer {
+	if os.Getenv("NOMADQ_TEST_LOG") != "" {
+		return os.Stderr
+	}
+	return io.Discard
+}
+
+// logBuffer is an agent's log output that a test reads while it grows.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
 }
