@@ -4,9 +4,12 @@ import (
 	"maps"
 	"sync"
 
+	"github.com/hashicorp/go-cty-funcs/cidr"
 	"github.com/hashicorp/go-cty-funcs/collection"
 	"github.com/hashicorp/go-cty-funcs/crypto"
 	"github.com/hashicorp/go-cty-funcs/encoding"
+	"github.com/hashicorp/go-cty-funcs/filesystem"
+	"github.com/hashicorp/go-cty-funcs/uuid"
 	"github.com/hashicorp/hcl/v2/ext/tryfunc"
 	"github.com/hashicorp/hcl/v2/ext/typeexpr"
 	"github.com/zclconf/go-cty/cty/function"
@@ -25,9 +28,10 @@ var baseFunctions = sync.OnceValue(func() map[string]function.Function {
 		"ceil":                   stdlib.CeilFunc,
 		"chomp":                  stdlib.ChompFunc,
 		"chunklist":              stdlib.ChunklistFunc,
-		"cidrhost":               cidrHostFunc,
-		"cidrnetmask":            cidrNetmaskFunc,
-		"cidrsubnet":             cidrSubnetFunc,
+		"cidrhost":               cidr.HostFunc,
+		"cidrnetmask":            cidr.NetmaskFunc,
+		"cidrsubnet":             cidr.SubnetFunc,
+		"cidrsubnets":            cidr.SubnetsFunc,
 		"coalesce":               collection.CoalesceFunc,
 		"coalescelist":           stdlib.CoalesceListFunc,
 		"compact":                stdlib.CompactFunc,
@@ -88,21 +92,31 @@ var baseFunctions = sync.OnceValue(func() map[string]function.Function {
 		"try":                    tryfunc.TryFunc,
 		"upper":                  stdlib.UpperFunc,
 		"urlencode":              encoding.URLEncodeFunc,
-		"uuidv4":                 uuidV4Func,
-		"uuidv5":                 uuidV5Func,
+		"uuidv4":                 uuid.V4Func,
+		"uuidv5":                 uuid.V5Func,
 		"values":                 stdlib.ValuesFunc,
 		"zipmap":                 stdlib.ZipmapFunc,
 	}
 })
 
 // functions returns the function table for one parse. Filesystem functions
-// are added only when allowFS is set, resolving relative paths in baseDir.
+// are added only when allowFS is set, resolving relative paths in baseDir
+// (the job file's directory).
 func functions(baseDir string, allowFS bool) map[string]function.Function {
 	base := baseFunctions()
 	if !allowFS {
 		return base
 	}
 	out := maps.Clone(base)
-	maps.Copy(out, fsFunctions(baseDir))
+	maps.Copy(out, map[string]function.Function{
+		"abspath":    filesystem.AbsPathFunc,
+		"basename":   filesystem.BasenameFunc,
+		"dirname":    filesystem.DirnameFunc,
+		"file":       filesystem.MakeFileFunc(baseDir, false),
+		"filebase64": filesystem.MakeFileFunc(baseDir, true),
+		"fileexists": filesystem.MakeFileExistsFunc(baseDir),
+		"fileset":    filesystem.MakeFileSetFunc(baseDir),
+		"pathexpand": filesystem.PathExpandFunc,
+	})
 	return out
 }

@@ -370,6 +370,7 @@ func TestParse_Good(t *testing.T) {
 					"cidrhost":    "10.0.0.5",
 					"cidrnetmask": "255.240.0.0",
 					"cidrsubnet":  "10.1.3.0/24",
+					"cidrsubnets": "10.1.0.0/24,10.1.16.0/20",
 					"try":         "tried",
 					"can":         "false",
 					"convert":     "[1,2]",
@@ -671,6 +672,8 @@ func TestParse_Good(t *testing.T) {
 					"missing": "false",
 					"base":    "agent.hcl",
 					"dir":     "/etc/nomad.d",
+					"set":     "files/motd.txt",
+					"b64":     "d2VsY29tZSB0byBub21hZHEK",
 				}, job.Meta)
 				tk := task(t, group(t, job, "g"), "t")
 				must.Eq(t, "welcome to nomadq\n", *tk.Templates[0].EmbeddedTmpl)

@@ -4,6 +4,8 @@ job "fs" {
     missing = fileexists("files/nope.txt")
     base    = basename("/etc/nomad.d/agent.hcl")
     dir     = dirname("/etc/nomad.d/agent.hcl")
+    set     = join(",", fileset(".", "files/*.txt"))
+    b64     = filebase64("files/motd.txt")
   }
 
   group "g" {

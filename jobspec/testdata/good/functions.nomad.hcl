@@ -54,6 +54,7 @@ job "functions" {
     cidrhost     = cidrhost("10.0.0.0/16", 5)
     cidrnetmask  = cidrnetmask("10.0.0.0/12")
     cidrsubnet   = cidrsubnet("10.1.0.0/16", 8, 3)
+    cidrsubnets  = join(",", cidrsubnets("10.1.0.0/16", 8, 4))
     try          = try(local.missing, "tried")
     can          = can(local.missing)
     convert      = jsonencode(convert(["1", "2"], list(number)))
