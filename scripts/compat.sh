@@ -51,7 +51,8 @@ ln -s "$NOMAD_BIN" "$work/bin/nomad"
 
 run=${COMPAT_RUN:-.}
 parallel=${COMPAT_PARALLEL:-2}
-$GO build -o "$work/compatreport" ./scripts/compatreport
+# compatreport lives in the tooling module (scripts/go.mod).
+(cd scripts && $GO build -o "$work/compatreport" ./compatreport)
 
 cd "$work/api"
 $GO mod download

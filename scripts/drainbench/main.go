@@ -6,7 +6,11 @@
 // events, and the agent's RSS after a forced state and runtime GC.
 //
 //	go build -o bin/nomad ./cmd/nomad
-//	go run ./scripts/drainbench -drains 3
+//	(cd scripts && go build -o ../bin/drainbench ./drainbench)
+//	bin/drainbench -drains 3
+//
+// It is built from the tooling module (scripts/go.mod) and run from the
+// repo root, where its -bin default, bin/nomad, is.
 //
 // Stages: submit (the driver's clock when it sent the registration) ->
 // eval created -> placed (alloc CreateTime) -> received (the task's
