@@ -3,6 +3,8 @@ package scheduler
 import (
 	"regexp"
 
+	"github.com/hashicorp/go-version"
+
 	"github.com/nomadq/nomadq/structs"
 )
 
@@ -22,8 +24,14 @@ type evalContext struct {
 	// NodeLimitForFeasibilityChecks); zero means scoredWithPreferences.
 	nodeLimit int
 
-	regexps  map[string]*regexp.Regexp
-	versions map[string]*versionConstraint
+	regexps map[string]*regexp.Regexp
+	// versionCons and semverCons hold parsed constraint values (nil when
+	// the value does not parse) and versions parsed node attribute values
+	// (nil when not a version): parsing is a regular expression match, and
+	// an attempt checks the same few values against every node.
+	versionCons map[string]structs.VersionConstraint
+	semverCons  map[string]structs.VersionConstraint
+	versions    map[string]*version.Version
 
 	usage map[string]*nodeUsage
 	// byNode is usage keyed by node pointer: the hot path of ranking
@@ -89,7 +97,9 @@ func newEvalContext(state State, plan *structs.Plan, jobID string, nodes map[str
 		plan:        plan,
 		jobID:       jobID,
 		regexps:     make(map[string]*regexp.Regexp),
-		versions:    make(map[string]*versionConstraint),
+		versionCons: make(map[string]structs.VersionConstraint),
+		semverCons:  make(map[string]structs.VersionConstraint),
+		versions:    make(map[string]*version.Version),
 		usage:       make(map[string]*nodeUsage),
 		byNode:      make(map[*structs.Node]*nodeUsage),
 		stopped:     make(map[string]bool),
@@ -108,17 +118,33 @@ func (ctx *evalContext) regexp(s string) *regexp.Regexp {
 	return re
 }
 
-func (ctx *evalContext) versionConstraint(s string, semver bool) *versionConstraint {
-	key := s
+// versionConstraint returns the parsed value of a version (semver unset)
+// or semver constraint, or nil when it does not parse.
+func (ctx *evalContext) versionConstraint(s string, semver bool) structs.VersionConstraint {
+	cache := ctx.versionCons
 	if semver {
-		key = "semver:" + s
+		cache = ctx.semverCons
 	}
-	vc, ok := ctx.versions[key]
+	c, ok := cache[s]
 	if !ok {
-		vc = parseVersionConstraint(s, semver)
-		ctx.versions[key] = vc
+		c, _ = structs.ParseVersionConstraint(s, semver)
+		cache[s] = c
 	}
-	return vc
+	return c
+}
+
+// version returns s parsed as a version, or nil when it is not one. Both
+// constraint flavours read the node's side leniently, as Nomad does.
+func (ctx *evalContext) version(s string) *version.Version {
+	v, ok := ctx.versions[s]
+	if !ok {
+		var err error
+		if v, err = version.NewVersion(s); err != nil {
+			v = nil
+		}
+		ctx.versions[s] = v
+	}
+	return v
 }
 
 // usageOf returns the node's usage, loading it from state the first time:

@@ -203,7 +203,11 @@ func checkOperand(ctx *evalContext, op, l string, lok bool, r string, rok bool) 
 			return false
 		}
 		vc := ctx.versionConstraint(r, op == structs.ConstraintSemver)
-		return vc != nil && vc.matches(l)
+		if vc == nil {
+			return false
+		}
+		v := ctx.version(l)
+		return v != nil && vc.Check(v)
 	case structs.ConstraintSetContains, structs.ConstraintSetContainsAll:
 		if !lok || !rok {
 			return false

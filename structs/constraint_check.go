@@ -100,40 +100,13 @@ func validateAffinity(a *Affinity) error {
 	return errs.ErrorOrNil()
 }
 
-var (
-	versionPattern = regexp.MustCompile(`^v?[0-9]+(\.[0-9]+)*(-[0-9A-Za-z.~-]+)?(\+[0-9A-Za-z.~-]+)?$`)
-	semverPattern  = regexp.MustCompile(`^v?[0-9]+(\.[0-9]+){0,2}(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
-)
-
-// checkVersionConstraint checks the syntax of a version constraint such as
-// ">= 1.2, < 2.0" or "~> 1.4": comma-separated terms, each an optional
-// operator (=, !=, >, >=, <, <=, ~>) and a version of dot-separated numbers
-// with an optional "-prerelease" and "+metadata". With semver a version has
-// at most three numbers. It checks syntax only; evaluation is the
-// scheduler's job.
+// checkVersionConstraint parses the value of a version or semver
+// constraint the way the scheduler will, so that a job is refused at
+// submission rather than left unplaceable.
 func checkVersionConstraint(s string, semver bool) error {
 	if strings.TrimSpace(s) == "" {
 		return fmt.Errorf("it is empty")
 	}
-	pattern := versionPattern
-	if semver {
-		pattern = semverPattern
-	}
-	for term := range strings.SplitSeq(s, ",") {
-		term = strings.TrimSpace(term)
-		v := term
-		for _, op := range []string{">=", "<=", "!=", "~>", ">", "<", "="} {
-			if strings.HasPrefix(term, op) {
-				v = strings.TrimSpace(term[len(op):])
-				break
-			}
-		}
-		if v == "" {
-			return fmt.Errorf("term %q has no version", term)
-		}
-		if !pattern.MatchString(v) {
-			return fmt.Errorf("%q is not a version", v)
-		}
-	}
-	return nil
+	_, err := ParseVersionConstraint(s, semver)
+	return err
 }

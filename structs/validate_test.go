@@ -181,14 +181,14 @@ func TestValidate_SingleErrors(t *testing.T) {
 			mutate: func(j *Job) {
 				j.TaskGroups[0].Tasks[0].Constraints = []*Constraint{{LTarget: "${attr.nomad.version}", RTarget: ">= 1.x", Operand: "version"}}
 			},
-			err: `Task group "g", task "t": constraint "${attr.nomad.version} version >= 1.x": value ">= 1.x" is not a valid version constraint: "1.x" is not a version`,
+			err: `Task group "g", task "t": constraint "${attr.nomad.version} version >= 1.x": value ">= 1.x" is not a valid version constraint: malformed constraint: >= 1.x`,
 		},
 		{
 			name: "constraint semver",
 			mutate: func(j *Job) {
-				j.Constraints = []*Constraint{{LTarget: "${attr.nomad.version}", RTarget: "~> 1.2.3.4", Operand: "semver"}}
+				j.Constraints = []*Constraint{{LTarget: "${attr.nomad.version}", RTarget: "~> 1.2", Operand: "semver"}}
 			},
-			err: `Job: constraint "${attr.nomad.version} semver ~> 1.2.3.4": value "~> 1.2.3.4" is not a valid semver constraint: "1.2.3.4" is not a version`,
+			err: `Job: constraint "${attr.nomad.version} semver ~> 1.2": value "~> 1.2" is not a valid semver constraint: malformed constraint: ~> 1.2`,
 		},
 		{
 			name: "distinct_hosts on a task",
@@ -479,14 +479,33 @@ func TestValidate_Warnings(t *testing.T) {
 }
 
 func TestCheckVersionConstraint(t *testing.T) {
-	for _, ok := range []string{"1.2.3", ">= 1.0, < 2.0", "~> 1.4", "!= 1.2.3-beta.1", "= v1.0+build.5", ">1"} {
-		must.NoError(t, checkVersionConstraint(ok, false), must.Sprint(ok))
+	cases := []struct {
+		value           string
+		version, semver bool // valid as a version, as a semver constraint
+	}{
+		{"1.2.3", true, true},
+		{">= 1.0, < 2.0", true, true},
+		{">=1.0,<2.0", true, true},
+		{"!= 1.2.3-beta.1", true, true},
+		{"= v1.0+build.5", true, true},
+		{">1", true, true},
+		{"1.2.3.4", true, true},
+		{"~> 1.4", true, false},    // semver has no pessimistic operator
+		{"1.2.3beta", true, false}, // semver needs "-" before a pre-release
+		{"== 1.0", false, false},   // neither has "=="
+		{"", false, false},
+		{"latest", false, false},
+		{">= ", false, false},
+		{"1..2", false, false},
+		{">= 1.0,", false, false},
+		{">= 1.0 < 2.0", false, false}, // terms need a comma
 	}
-	for _, bad := range []string{"", "latest", ">= ", "1..2", ">= 1.0,"} {
-		must.Error(t, checkVersionConstraint(bad, false), must.Sprint(bad))
+	for _, tc := range cases {
+		t.Run(tc.value, func(t *testing.T) {
+			must.Eq(t, tc.version, checkVersionConstraint(tc.value, false) == nil, must.Sprint("version"))
+			must.Eq(t, tc.semver, checkVersionConstraint(tc.value, true) == nil, must.Sprint("semver"))
+		})
 	}
-	must.NoError(t, checkVersionConstraint(">= 1.2.3", true))
-	must.Error(t, checkVersionConstraint("1.2.3.4", true))
 }
 
 func TestValidate_NetworksAndVolumes(t *testing.T) {
