@@ -54,7 +54,7 @@ func fingerprintHost(diskPath, version string) hostFacts {
 	a["unique.storage.bytestotal"] = strconv.FormatUint(f.diskTotal, 10)
 	a["unique.storage.volume"] = diskPath
 	a["nomad.version"] = version
-	a["os.signals"] = "SIGABRT,SIGALRM,SIGBUS,SIGCHLD,SIGCONT,SIGFPE,SIGHUP,SIGILL,SIGINT,SIGIO,SIGKILL,SIGPIPE,SIGPROF,SIGQUIT,SIGSEGV,SIGSTOP,SIGSYS,SIGTERM,SIGTRAP,SIGTSTP,SIGTTIN,SIGTTOU,SIGURG,SIGUSR1,SIGUSR2,SIGWINCH,SIGXCPU,SIGXFSZ"
+	a["os.signals"] = strings.Join(drivers.SignalNames(), ",")
 	if h, err := os.Hostname(); err == nil {
 		a["unique.hostname"] = h
 	}

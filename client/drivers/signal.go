@@ -2,25 +2,17 @@ package drivers
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
-var signals = map[string]syscall.Signal{
-	"SIGABRT": syscall.SIGABRT, "SIGALRM": syscall.SIGALRM, "SIGBUS": syscall.SIGBUS,
-	"SIGCHLD": syscall.SIGCHLD, "SIGCONT": syscall.SIGCONT, "SIGFPE": syscall.SIGFPE,
-	"SIGHUP": syscall.SIGHUP, "SIGILL": syscall.SIGILL, "SIGINT": syscall.SIGINT,
-	"SIGIO": syscall.SIGIO, "SIGKILL": syscall.SIGKILL, "SIGPIPE": syscall.SIGPIPE,
-	"SIGPROF": syscall.SIGPROF, "SIGQUIT": syscall.SIGQUIT, "SIGSEGV": syscall.SIGSEGV,
-	"SIGSTOP": syscall.SIGSTOP, "SIGSYS": syscall.SIGSYS, "SIGTERM": syscall.SIGTERM,
-	"SIGTRAP": syscall.SIGTRAP, "SIGTSTP": syscall.SIGTSTP, "SIGTTIN": syscall.SIGTTIN,
-	"SIGTTOU": syscall.SIGTTOU, "SIGURG": syscall.SIGURG, "SIGUSR1": syscall.SIGUSR1,
-	"SIGUSR2": syscall.SIGUSR2, "SIGWINCH": syscall.SIGWINCH, "SIGXCPU": syscall.SIGXCPU,
-	"SIGXFSZ": syscall.SIGXFSZ,
-}
-
-// ParseSignal turns a signal name ("SIGTERM", "term") into a signal; the
-// empty name is SIGINT, Nomad's default kill signal.
+// ParseSignal turns a signal name into a signal; the empty name is SIGINT,
+// Nomad's default kill signal. Nomad takes "SIGTERM"; the name is also
+// taken in any case and without its "SIG" prefix ("sigterm", "TERM"), as
+// nomadq always has.
 func ParseSignal(name string) (syscall.Signal, error) {
 	if name == "" {
 		return syscall.SIGINT, nil
@@ -29,8 +21,22 @@ func ParseSignal(name string) (syscall.Signal, error) {
 	if !strings.HasPrefix(n, "SIG") {
 		n = "SIG" + n
 	}
-	if s, ok := signals[n]; ok {
+	if s := unix.SignalNum(n); s != 0 {
 		return s, nil
 	}
 	return 0, fmt.Errorf("unknown signal %q", name)
+}
+
+// SignalNames lists, sorted, the names ParseSignal takes in their
+// canonical form ("SIGTERM"): the node fingerprints them as os.signals.
+func SignalNames() []string {
+	var names []string
+	// Real-time signals have no names; the named ones are all below 32.
+	for s := syscall.Signal(1); s < 32; s++ {
+		if n := unix.SignalName(s); n != "" {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	return names
 }
