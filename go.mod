@@ -27,6 +27,7 @@ require (
 	github.com/hashicorp/raft-wal v0.4.0
 	github.com/hashicorp/serf v0.11.0
 	github.com/mitchellh/pointerstructure v1.2.1
+	github.com/moby/sys/capability v0.5.0
 	github.com/opencontainers/cgroups v0.1.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/client_model v0.6.3

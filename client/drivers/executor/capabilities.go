@@ -6,27 +6,18 @@ import (
 	"slices"
 	"strings"
 
-	"golang.org/x/sys/unix"
+	"github.com/moby/sys/capability"
 )
 
 // capabilities maps the names tasks use (without "CAP_", lower case) to
-// the kernel's numbers.
-var capabilities = map[string]int{
-	"chown": unix.CAP_CHOWN, "dac_override": unix.CAP_DAC_OVERRIDE, "dac_read_search": unix.CAP_DAC_READ_SEARCH,
-	"fowner": unix.CAP_FOWNER, "fsetid": unix.CAP_FSETID, "kill": unix.CAP_KILL, "setgid": unix.CAP_SETGID,
-	"setuid": unix.CAP_SETUID, "setpcap": unix.CAP_SETPCAP, "linux_immutable": unix.CAP_LINUX_IMMUTABLE,
-	"net_bind_service": unix.CAP_NET_BIND_SERVICE, "net_broadcast": unix.CAP_NET_BROADCAST,
-	"net_admin": unix.CAP_NET_ADMIN, "net_raw": unix.CAP_NET_RAW, "ipc_lock": unix.CAP_IPC_LOCK,
-	"ipc_owner": unix.CAP_IPC_OWNER, "sys_module": unix.CAP_SYS_MODULE, "sys_rawio": unix.CAP_SYS_RAWIO,
-	"sys_chroot": unix.CAP_SYS_CHROOT, "sys_ptrace": unix.CAP_SYS_PTRACE, "sys_pacct": unix.CAP_SYS_PACCT,
-	"sys_admin": unix.CAP_SYS_ADMIN, "sys_boot": unix.CAP_SYS_BOOT, "sys_nice": unix.CAP_SYS_NICE,
-	"sys_resource": unix.CAP_SYS_RESOURCE, "sys_time": unix.CAP_SYS_TIME, "sys_tty_config": unix.CAP_SYS_TTY_CONFIG,
-	"mknod": unix.CAP_MKNOD, "lease": unix.CAP_LEASE, "audit_write": unix.CAP_AUDIT_WRITE,
-	"audit_control": unix.CAP_AUDIT_CONTROL, "setfcap": unix.CAP_SETFCAP, "mac_override": unix.CAP_MAC_OVERRIDE,
-	"mac_admin": unix.CAP_MAC_ADMIN, "syslog": unix.CAP_SYSLOG, "wake_alarm": unix.CAP_WAKE_ALARM,
-	"block_suspend": unix.CAP_BLOCK_SUSPEND, "audit_read": unix.CAP_AUDIT_READ, "perfmon": unix.CAP_PERFMON,
-	"bpf": unix.CAP_BPF, "checkpoint_restore": unix.CAP_CHECKPOINT_RESTORE,
-}
+// the kernel's numbers: moby/sys/capability's names, as Nomad's.
+var capabilities = func() map[string]capability.Cap {
+	m := make(map[string]capability.Cap)
+	for _, c := range capability.ListKnown() {
+		m[c.String()] = c
+	}
+	return m
+}()
 
 // DefaultCapabilities are the capabilities an exec task may hold, Nomad's
 // default allow list for the exec driver.
@@ -74,49 +65,47 @@ func TaskCapabilities(allowed, add, drop []string) ([]string, error) {
 	return slices.Sorted(maps.Keys(out)), nil
 }
 
-func capabilitySet(names []string) (map[int]bool, error) {
-	s := make(map[int]bool, len(names))
+func capabilitySet(names []string) ([]capability.Cap, error) {
+	s := make([]capability.Cap, 0, len(names))
 	for _, n := range names {
 		c, ok := capabilities[normalizeCap(n)]
 		if !ok {
 			return nil, fmt.Errorf("unknown capability %q", n)
 		}
-		s[c] = true
+		if !slices.Contains(s, c) {
+			s = append(s, c)
+		}
 	}
 	return s, nil
 }
 
 // dropBoundingSet removes every capability not in keep from the calling
 // thread's bounding set, which its exec'd task inherits.
-func dropBoundingSet(keep map[int]bool) error {
-	for c := 0; c <= unix.CAP_LAST_CAP; c++ {
-		if keep[c] {
-			continue
-		}
-		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {
-			return fmt.Errorf("drop capability %d: %w", c, err)
-		}
+func dropBoundingSet(keep []capability.Cap) error {
+	supported, err := capability.ListSupported()
+	if err != nil {
+		return fmt.Errorf("list capabilities: %w", err)
+	}
+	drop := slices.DeleteFunc(supported, func(c capability.Cap) bool { return slices.Contains(keep, c) })
+	if err := capability.DropBound(drop...); err != nil {
+		return fmt.Errorf("drop capabilities from the bounding set: %w", err)
 	}
 	return nil
 }
 
 // raiseAmbient gives a non-root task the capabilities in set: they must
 // be permitted and inheritable before they can be ambient.
-func raiseAmbient(set map[int]bool) error {
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
-	for c := range set {
-		data[c/32].Permitted |= 1 << uint(c%32)
-		data[c/32].Inheritable |= 1 << uint(c%32)
-		data[c/32].Effective |= 1 << uint(c%32)
+func raiseAmbient(set []capability.Cap) error {
+	caps, err := capability.NewPid2(0)
+	if err != nil {
+		return err
 	}
-	if err := unix.Capset(&hdr, &data[0]); err != nil {
+	caps.Set(capability.PERMITTED|capability.INHERITABLE|capability.EFFECTIVE, set...)
+	if err := caps.Apply(capability.CAPS); err != nil {
 		return fmt.Errorf("set capabilities: %w", err)
 	}
-	for c := range set {
-		if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_RAISE, uintptr(c), 0, 0); err != nil {
-			return fmt.Errorf("raise ambient capability %d: %w", c, err)
-		}
+	if err := capability.SetAmbient(true, set...); err != nil {
+		return fmt.Errorf("raise ambient capabilities: %w", err)
 	}
 	return nil
 }

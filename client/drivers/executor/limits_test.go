@@ -3,6 +3,7 @@ package executor
 import (
 	"testing"
 
+	"github.com/moby/sys/capability"
 	"github.com/opencontainers/cgroups"
 	"github.com/shoenig/test/must"
 )
@@ -26,6 +27,17 @@ func TestLimits_Resources(t *testing.T) {
 			must.Eq(t, tc.want, *tc.in.resources())
 		})
 	}
+}
+
+// Tasks name capabilities as Nomad does: moby/sys/capability's names,
+// in any case, with or without "CAP_".
+func TestCapabilitySet(t *testing.T) {
+	got, err := capabilitySet([]string{"CAP_NET_RAW", "chown", "Sys_Admin", "checkpoint_restore", "chown"})
+	must.NoError(t, err)
+	must.Eq(t, []capability.Cap{capability.CAP_NET_RAW, capability.CAP_CHOWN, capability.CAP_SYS_ADMIN, capability.CAP_CHECKPOINT_RESTORE}, got)
+	_, err = capabilitySet([]string{"flying"})
+	must.EqError(t, err, `unknown capability "flying"`)
+	must.MapLen(t, 41, capabilities) // CAP_CHOWN (0) to CAP_CHECKPOINT_RESTORE (40)
 }
 
 func TestTaskCapabilities(t *testing.T) {
