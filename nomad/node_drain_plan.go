@@ -1,7 +1,10 @@
 package nomad
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"time"
 
@@ -62,7 +65,7 @@ func planDrains(ws memdb.WatchSet, st *state.StateStore, now time.Time) (*drainP
 	// deadline; they are decided together, across nodes, because
 	// max_parallel counts the whole group.
 	groups := make(map[groupKey][]*structs.Allocation)
-	for _, id := range sortedIDs(draining) {
+	for _, id := range slices.Sorted(maps.Keys(draining)) {
 		n := draining[id]
 		allocs, err := st.AllocsByNode(ws, id)
 		if err != nil {
@@ -115,7 +118,7 @@ func planDrains(ws memdb.WatchSet, st *state.StateStore, now time.Time) (*drainP
 			}
 		}
 	}
-	for _, k := range sortedGroups(groups) {
+	for _, k := range slices.SortedFunc(maps.Keys(groups), groupKey.compare) {
 		picked, err := pickMigrations(ws, st, k, groups[k], now, p)
 		if err != nil {
 			return nil, err
@@ -126,6 +129,11 @@ func planDrains(ws memdb.WatchSet, st *state.StateStore, now time.Time) (*drainP
 }
 
 type groupKey struct{ namespace, job, group string }
+
+// compare orders group keys by namespace, then job, then group.
+func (a groupKey) compare(b groupKey) int {
+	return cmp.Or(cmp.Compare(a.namespace, b.namespace), cmp.Compare(a.job, b.job), cmp.Compare(a.group, b.group))
+}
 
 // movable reports whether an allocation still runs where it is and has
 // not been asked to move yet.
@@ -207,31 +215,4 @@ func healthySince(a *structs.Allocation, minHealthy time.Duration, now time.Time
 		return false, ready
 	}
 	return true, time.Time{}
-}
-
-func sortedIDs(m map[string]*structs.Node) []string {
-	ids := make([]string, 0, len(m))
-	for id := range m {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	return ids
-}
-
-func sortedGroups(m map[groupKey][]*structs.Allocation) []groupKey {
-	keys := make([]groupKey, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		a, b := keys[i], keys[j]
-		if a.namespace != b.namespace {
-			return a.namespace < b.namespace
-		}
-		if a.job != b.job {
-			return a.job < b.job
-		}
-		return a.group < b.group
-	})
-	return keys
 }

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"path"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -359,7 +360,7 @@ func newFeasibilityIterator(ctx *evalContext, source nodeIterator, job *structs.
 
 	var drivers []string
 	for _, t := range tg.Tasks {
-		if t.Driver != "" && !containsString(drivers, t.Driver) {
+		if t.Driver != "" && !slices.Contains(drivers, t.Driver) {
 			drivers = append(drivers, t.Driver)
 		}
 	}
@@ -389,15 +390,6 @@ func newFeasibilityIterator(ctx *evalContext, source nodeIterator, job *structs.
 		add(t.Constraints)
 	}
 	return it
-}
-
-func containsString(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // Next returns the next feasible node, or nil at the end of the source.

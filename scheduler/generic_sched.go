@@ -246,17 +246,6 @@ func copyMetrics(m map[string]*structs.AllocMetric) map[string]*structs.AllocMet
 	return c
 }
 
-func copyCounts(m map[string]int) map[string]int {
-	if m == nil {
-		return nil
-	}
-	c := make(map[string]int, len(m))
-	for k, v := range m {
-		c[k] = v
-	}
-	return c
-}
-
 // schedulerSettings reads the cluster's placement algorithm and how many
 // nodes a placement with affinities or spreads scores.
 func schedulerSettings(state State) (string, int, error) {

@@ -1,6 +1,9 @@
 package scheduler
 
 import (
+	"maps"
+	"slices"
+
 	"github.com/nomadq/nomadq/structs"
 )
 
@@ -12,7 +15,7 @@ type hostVolumeChecker struct {
 
 func newHostVolumeChecker(vols map[string]*structs.VolumeRequest) hostVolumeChecker {
 	var c hostVolumeChecker
-	for _, name := range sortedKeys(vols) {
+	for _, name := range slices.Sorted(maps.Keys(vols)) {
 		if v := vols[name]; v != nil {
 			c.volumes = append(c.volumes, v)
 		}

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/nomadq/nomadq/structs"
@@ -59,7 +60,7 @@ func (o *outcome) blockedEval(trigger string, now time.Time) *structs.Evaluation
 	e.ClassEligibility = o.classElig
 	e.EscapedComputedClass = o.escaped
 	e.FailedTGAllocs = copyMetrics(o.failed)
-	e.QueuedAllocations = copyCounts(o.queued)
+	e.QueuedAllocations = maps.Clone(o.queued)
 	e.SnapshotIndex = o.snapshotIndex
 	return e
 }
@@ -160,7 +161,7 @@ func (o *outcome) resetCounts(job *structs.Job) {
 func (o *outcome) submit(plan *structs.Plan) (done, progress bool, state State, err error) {
 	if len(o.failed) == 0 {
 		e := o.statusEval(structs.EvalStatusComplete, "", o.now())
-		e.QueuedAllocations = copyCounts(o.queued)
+		e.QueuedAllocations = maps.Clone(o.queued)
 		plan.EvalUpdate = e
 	}
 	result, newState, err := o.planner.SubmitPlan(plan)

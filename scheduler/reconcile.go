@@ -1,6 +1,8 @@
 package scheduler
 
 import (
+	"maps"
+	"slices"
 	"sort"
 	"time"
 
@@ -94,7 +96,7 @@ func (r *reconciler) compute() *reconcileResult {
 		r.computeGroup(res, tg, byGroup[tg.Name])
 		delete(byGroup, tg.Name)
 	}
-	for _, name := range sortedKeys(byGroup) {
+	for _, name := range slices.Sorted(maps.Keys(byGroup)) {
 		for _, a := range byGroup[name] {
 			if !a.TerminalStatus() {
 				res.stop = append(res.stop, stopRequest{alloc: a, desc: descGroupRemoved})

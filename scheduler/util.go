@@ -3,7 +3,6 @@ package scheduler
 import (
 	"maps"
 	"reflect"
-	"slices"
 
 	"github.com/nomadq/nomadq/structs"
 )
@@ -118,11 +117,6 @@ func jobChanged(alloc *structs.Allocation, job *structs.Job) bool {
 		return false
 	}
 	return alloc.Job.Version != job.Version || alloc.Job.JobModifyIndex != job.JobModifyIndex
-}
-
-// sortedKeys returns the keys of m in order.
-func sortedKeys[V any](m map[string]V) []string {
-	return slices.Sorted(maps.Keys(m))
 }
 
 // memoryOversubscription reads whether the cluster lets tasks use memory

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -132,20 +133,9 @@ func (c *ACLAuthMethodConfig) Copy() *ACLAuthMethodConfig {
 	out.AllowedRedirectURIs = slices.Clone(c.AllowedRedirectURIs)
 	out.DiscoveryCaPem = slices.Clone(c.DiscoveryCaPem)
 	out.SigningAlgs = slices.Clone(c.SigningAlgs)
-	out.ClaimMappings = cloneStringMap(c.ClaimMappings)
-	out.ListClaimMappings = cloneStringMap(c.ListClaimMappings)
+	out.ClaimMappings = maps.Clone(c.ClaimMappings)
+	out.ListClaimMappings = maps.Clone(c.ListClaimMappings)
 	return &out
-}
-
-func cloneStringMap(m map[string]string) map[string]string {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
 
 // Sanitize returns a copy without the OIDC client secret, for reads.

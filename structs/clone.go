@@ -1,5 +1,10 @@
 package structs
 
+import (
+	"maps"
+	"slices"
+)
+
 // clonePtr returns a pointer to a copy of *p, or nil.
 func clonePtr[T any](p *T) *T {
 	if p == nil {
@@ -45,27 +50,19 @@ func copyConfigValue(v any) any {
 		}
 		return out
 	case []string:
-		return cloneSlice(x)
+		return slices.Clone(x)
 	case []int:
-		return cloneSlice(x)
+		return slices.Clone(x)
 	case []int64:
-		return cloneSlice(x)
+		return slices.Clone(x)
 	case []float64:
-		return cloneSlice(x)
+		return slices.Clone(x)
 	case []bool:
-		return cloneSlice(x)
+		return slices.Clone(x)
 	case []byte:
-		return cloneSlice(x)
+		return slices.Clone(x)
 	case map[string]string:
-		return copyMap(x)
+		return maps.Clone(x)
 	}
 	return v
-}
-
-// cloneSlice copies s, keeping nil as nil and empty as empty.
-func cloneSlice[T any](s []T) []T {
-	if s == nil {
-		return nil
-	}
-	return append(make([]T, 0, len(s)), s...)
 }

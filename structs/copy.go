@@ -13,7 +13,7 @@ func (j *Job) Copy() *Job {
 		return nil
 	}
 	c := *j
-	c.Datacenters = cloneSlice(j.Datacenters)
+	c.Datacenters = slices.Clone(j.Datacenters)
 	c.Constraints = copyConstraints(j.Constraints)
 	c.Affinities = copyAffinities(j.Affinities)
 	c.Spreads = copySpreads(j.Spreads)
@@ -25,19 +25,19 @@ func (j *Job) Copy() *Job {
 	}
 	if p := j.Periodic; p != nil {
 		pc := *p
-		pc.Specs = cloneSlice(p.Specs)
+		pc.Specs = slices.Clone(p.Specs)
 		c.Periodic = &pc
 	}
 	if p := j.ParameterizedJob; p != nil {
 		pc := *p
-		pc.MetaRequired = cloneSlice(p.MetaRequired)
-		pc.MetaOptional = cloneSlice(p.MetaOptional)
+		pc.MetaRequired = slices.Clone(p.MetaRequired)
+		pc.MetaOptional = slices.Clone(p.MetaOptional)
 		c.ParameterizedJob = &pc
 	}
-	c.Payload = cloneSlice(j.Payload)
+	c.Payload = slices.Clone(j.Payload)
 	c.Reschedule = clonePtr(j.Reschedule)
 	c.Migrate = clonePtr(j.Migrate)
-	c.Meta = copyMap(j.Meta)
+	c.Meta = maps.Clone(j.Meta)
 	return &c
 }
 
@@ -63,7 +63,7 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 	c.Migrate = clonePtr(tg.Migrate)
 	c.Networks = copyNetworks(tg.Networks)
 	c.Services = copyServices(tg.Services)
-	c.Meta = copyMap(tg.Meta)
+	c.Meta = maps.Clone(tg.Meta)
 	c.ShutdownDelay = clonePtr(tg.ShutdownDelay)
 	c.MaxRunDuration = clonePtr(tg.MaxRunDuration)
 	c.Scaling = tg.Scaling.Copy()
@@ -83,7 +83,7 @@ func (t *Task) Copy() *Task {
 	}
 	c := *t
 	c.Config = CopyConfig(t.Config)
-	c.Env = copyMap(t.Env)
+	c.Env = maps.Clone(t.Env)
 	c.Services = copyServices(t.Services)
 	c.Constraints = copyConstraints(t.Constraints)
 	c.Affinities = copyAffinities(t.Affinities)
@@ -91,7 +91,7 @@ func (t *Task) Copy() *Task {
 	c.RestartPolicy = clonePtr(t.RestartPolicy)
 	c.DispatchPayload = clonePtr(t.DispatchPayload)
 	c.Lifecycle = clonePtr(t.Lifecycle)
-	c.Meta = copyMap(t.Meta)
+	c.Meta = maps.Clone(t.Meta)
 	c.LogConfig = clonePtr(t.LogConfig)
 	c.Identity = t.Identity.Copy()
 	c.VolumeMounts = copyEach(t.VolumeMounts, nil)
@@ -100,8 +100,8 @@ func (t *Task) Copy() *Task {
 		for i, a := range t.Artifacts {
 			if a != nil {
 				ac := *a
-				ac.GetterOptions = copyMap(a.GetterOptions)
-				ac.GetterHeaders = copyMap(a.GetterHeaders)
+				ac.GetterOptions = maps.Clone(a.GetterOptions)
+				ac.GetterHeaders = maps.Clone(a.GetterHeaders)
 				c.Artifacts[i] = &ac
 			}
 		}
@@ -123,7 +123,7 @@ func (t *Template) Copy() *Template {
 	c := *t
 	if t.ChangeScript != nil {
 		cs := *t.ChangeScript
-		cs.Args = cloneSlice(t.ChangeScript.Args)
+		cs.Args = slices.Clone(t.ChangeScript.Args)
 		c.ChangeScript = &cs
 	}
 	c.Uid = clonePtr(t.Uid)
@@ -150,17 +150,17 @@ func (n *NetworkResource) Copy() *NetworkResource {
 		return nil
 	}
 	c := *n
-	c.ReservedPorts = cloneSlice(n.ReservedPorts)
-	c.DynamicPorts = cloneSlice(n.DynamicPorts)
+	c.ReservedPorts = slices.Clone(n.ReservedPorts)
+	c.DynamicPorts = slices.Clone(n.DynamicPorts)
 	if n.DNS != nil {
 		c.DNS = &DNSConfig{
-			Servers:  cloneSlice(n.DNS.Servers),
-			Searches: cloneSlice(n.DNS.Searches),
-			Options:  cloneSlice(n.DNS.Options),
+			Servers:  slices.Clone(n.DNS.Servers),
+			Searches: slices.Clone(n.DNS.Searches),
+			Options:  slices.Clone(n.DNS.Options),
 		}
 	}
 	if n.CNI != nil {
-		c.CNI = &CNIConfig{Args: copyMap(n.CNI.Args)}
+		c.CNI = &CNIConfig{Args: maps.Clone(n.CNI.Args)}
 	}
 	return &c
 }
@@ -171,11 +171,11 @@ func (s *Service) Copy() *Service {
 		return nil
 	}
 	c := *s
-	c.Tags = cloneSlice(s.Tags)
-	c.CanaryTags = cloneSlice(s.CanaryTags)
-	c.Meta = copyMap(s.Meta)
-	c.CanaryMeta = copyMap(s.CanaryMeta)
-	c.TaggedAddresses = copyMap(s.TaggedAddresses)
+	c.Tags = slices.Clone(s.Tags)
+	c.CanaryTags = slices.Clone(s.CanaryTags)
+	c.Meta = maps.Clone(s.Meta)
+	c.CanaryMeta = maps.Clone(s.CanaryMeta)
+	c.TaggedAddresses = maps.Clone(s.TaggedAddresses)
 	return &c
 }
 
@@ -253,7 +253,7 @@ func (a *Allocation) Copy() *Allocation {
 	if a.RescheduleTracker != nil {
 		c.RescheduleTracker = &RescheduleTracker{Events: copyEach(a.RescheduleTracker.Events, nil)}
 	}
-	c.SignedIdentities = copyMap(a.SignedIdentities)
+	c.SignedIdentities = maps.Clone(a.SignedIdentities)
 	return &c
 }
 
@@ -271,13 +271,13 @@ func (a *AllocatedResources) Copy() *AllocatedResources {
 				continue
 			}
 			tc := *t
-			tc.Cpu.ReservedCores = cloneSlice(t.Cpu.ReservedCores)
+			tc.Cpu.ReservedCores = slices.Clone(t.Cpu.ReservedCores)
 			tc.Networks = copyNetworks(t.Networks)
 			c.Tasks[k] = &tc
 		}
 	}
 	c.Shared.Networks = copyNetworks(a.Shared.Networks)
-	c.Shared.Ports = cloneSlice(a.Shared.Ports)
+	c.Shared.Ports = slices.Clone(a.Shared.Ports)
 	return &c
 }
 

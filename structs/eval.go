@@ -1,6 +1,7 @@
 package structs
 
 import (
+	"maps"
 	"slices"
 	"time"
 )
@@ -112,8 +113,8 @@ func (e *Evaluation) Copy() *Evaluation {
 			c.FailedTGAllocs[k] = m.Copy()
 		}
 	}
-	c.ClassEligibility = copyMap(e.ClassEligibility)
-	c.QueuedAllocations = copyMap(e.QueuedAllocations)
+	c.ClassEligibility = maps.Clone(e.ClassEligibility)
+	c.QueuedAllocations = maps.Clone(e.QueuedAllocations)
 	return &c
 }
 
@@ -152,12 +153,12 @@ func (m *AllocMetric) Copy() *AllocMetric {
 		return nil
 	}
 	c := *m
-	c.NodesAvailable = copyMap(m.NodesAvailable)
-	c.ClassFiltered = copyMap(m.ClassFiltered)
-	c.ConstraintFiltered = copyMap(m.ConstraintFiltered)
-	c.ClassExhausted = copyMap(m.ClassExhausted)
-	c.DimensionExhausted = copyMap(m.DimensionExhausted)
-	c.Scores = copyMap(m.Scores)
+	c.NodesAvailable = maps.Clone(m.NodesAvailable)
+	c.ClassFiltered = maps.Clone(m.ClassFiltered)
+	c.ConstraintFiltered = maps.Clone(m.ConstraintFiltered)
+	c.ClassExhausted = maps.Clone(m.ClassExhausted)
+	c.DimensionExhausted = maps.Clone(m.DimensionExhausted)
+	c.Scores = maps.Clone(m.Scores)
 	c.QuotaExhausted = append([]string(nil), m.QuotaExhausted...)
 	if m.ScoreMetaData != nil {
 		c.ScoreMetaData = make([]*NodeScoreMeta, len(m.ScoreMetaData))
@@ -175,15 +176,4 @@ type NodeScoreMeta struct {
 	NodeID    string
 	Scores    NodeScores
 	NormScore float64
-}
-
-func copyMap[K comparable, V any](m map[K]V) map[K]V {
-	if m == nil {
-		return nil
-	}
-	c := make(map[K]V, len(m))
-	for k, v := range m {
-		c[k] = v
-	}
-	return c
 }

@@ -1,6 +1,10 @@
 package structs
 
-import "time"
+import (
+	"maps"
+	"slices"
+	"time"
+)
 
 // Node statuses.
 const (
@@ -96,11 +100,11 @@ func (n *Node) Copy() *Node {
 		return nil
 	}
 	c := *n
-	c.Attributes = copyMap(n.Attributes)
-	c.Meta = copyMap(n.Meta)
+	c.Attributes = maps.Clone(n.Attributes)
+	c.Meta = maps.Clone(n.Meta)
 	if n.NodeResources != nil {
 		r := *n.NodeResources
-		r.Cpu.ReservableCpuCores = cloneSlice(n.NodeResources.Cpu.ReservableCpuCores)
+		r.Cpu.ReservableCpuCores = slices.Clone(n.NodeResources.Cpu.ReservableCpuCores)
 		r.Networks = copyNetworks(n.NodeResources.Networks)
 		c.NodeResources = &r
 	}
@@ -118,13 +122,13 @@ func (n *Node) Copy() *Node {
 		c.Drivers = make(map[string]*DriverInfo, len(n.Drivers))
 		for k, d := range n.Drivers {
 			dc := *d
-			dc.Attributes = copyMap(d.Attributes)
+			dc.Attributes = maps.Clone(d.Attributes)
 			c.Drivers[k] = &dc
 		}
 	}
 	n.copyDrain(&c)
 	c.Events = copyEach(n.Events, func(e *NodeEvent) {
-		e.Details = copyMap(e.Details)
+		e.Details = maps.Clone(e.Details)
 	})
 	return &c
 }

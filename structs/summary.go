@@ -1,5 +1,7 @@
 package structs
 
+import "maps"
+
 // JobSummary counts a job's allocations per task group by client status.
 type JobSummary struct {
 	JobID     string
@@ -17,7 +19,7 @@ func (s *JobSummary) Copy() *JobSummary {
 		return nil
 	}
 	c := *s
-	c.Summary = copyMap(s.Summary)
+	c.Summary = maps.Clone(s.Summary)
 	if s.Children != nil {
 		ch := *s.Children
 		c.Children = &ch

@@ -42,7 +42,7 @@ type ClientHostVolumeConfig struct {
 const NetworkModeHost = "host"
 
 func validateVolumes(errs *MultiError, ctx string, vols map[string]*VolumeRequest) {
-	for _, name := range sortedNames(vols) {
+	for _, name := range slices.Sorted(maps.Keys(vols)) {
 		v := vols[name]
 		if v == nil {
 			continue
@@ -70,14 +70,10 @@ func validateVolumeMounts(errs *MultiError, ctx string, mounts []*VolumeMount, v
 			errs.Add(fmt.Errorf("%s: volume_mount %d "+format, append([]any{ctx, i + 1}, a...)...))
 		}
 		if _, ok := vols[m.Volume]; !ok {
-			add("volume %q is not allowed: it must name a volume block of the group (have %s)", m.Volume, strings.Join(quoteAll(sortedNames(vols)), ", "))
+			add("volume %q is not allowed: it must name a volume block of the group (have %s)", m.Volume, strings.Join(quoteAll(slices.Sorted(maps.Keys(vols))), ", "))
 		}
 		if m.Destination == "" {
 			add("destination must not be empty")
 		}
 	}
-}
-
-func sortedNames[V any](m map[string]V) []string {
-	return slices.Sorted(maps.Keys(m))
 }

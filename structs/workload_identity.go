@@ -1,6 +1,7 @@
 package structs
 
 import (
+	"slices"
 	"strings"
 )
 
@@ -35,7 +36,7 @@ func (w *WorkloadIdentity) Copy() *WorkloadIdentity {
 		return nil
 	}
 	c := *w
-	c.Audience = cloneSlice(w.Audience)
+	c.Audience = slices.Clone(w.Audience)
 	return &c
 }
 
