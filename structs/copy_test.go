@@ -10,6 +10,28 @@ import (
 	"github.com/shoenig/test/must"
 )
 
+// A copy keeps nil collections nil and empty ones empty: the encodings
+// tell them apart (null against {} or []), and so do readers of the
+// state store that compare a job with its copy.
+func TestJobCopy_NilAndEmpty(t *testing.T) {
+	orig := testJob()
+	orig.Meta, orig.Datacenters, orig.Payload = nil, nil, nil
+	orig.TaskGroups[0].Meta = map[string]string{}
+	orig.TaskGroups[0].Tasks[0].Env = nil
+	orig.TaskGroups[0].Tasks[0].Meta = map[string]string{}
+	c := orig.Copy()
+	must.Nil(t, c.Meta)
+	must.Nil(t, c.Datacenters)
+	must.Nil(t, c.Payload)
+	must.Nil(t, c.TaskGroups[0].Tasks[0].Env)
+	must.NotNil(t, c.TaskGroups[0].Meta)
+	must.MapEmpty(t, c.TaskGroups[0].Meta)
+	must.NotNil(t, c.TaskGroups[0].Tasks[0].Meta)
+
+	orig.Datacenters = []string{}
+	must.NotNil(t, orig.Copy().Datacenters)
+}
+
 func TestJobCopy_Independent(t *testing.T) {
 	orig := testJob()
 	orig.Periodic = &PeriodicConfig{Enabled: true, Specs: []string{"@daily"}}
