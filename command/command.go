@@ -1,14 +1,12 @@
 // Package command implements the nomad CLI. Each command is a function
 // from its arguments to an exit code; output goes to the given streams so
-// tests can run commands in-process.
+// tests can run commands in-process. hashicorp/cli dispatches them, prints
+// help and serves shell completion (dispatch.go).
 package command
 
 import (
-	"fmt"
 	"io"
 	"os"
-	"sort"
-	"strings"
 )
 
 // Streams are the standard streams a command reads and writes.
@@ -130,61 +128,4 @@ var commands = map[string]commandInfo{
 	"tls cert create":                  {runTLSCertCreate, "Create a new TLS certificate"},
 	"tls ca info":                      {runTLSCAInfo, "Show certificate authority information"},
 	"tls cert info":                    {runTLSCertInfo, "Show certificate information"},
-}
-
-// Run dispatches args to the matching command and returns its exit code.
-func Run(args []string, s Streams) int {
-	if len(args) == 0 || isHelp(args[0]) {
-		printUsage(s.Stderr, "")
-		return 1
-	}
-	if args[0] == "-v" || args[0] == "--version" || args[0] == "-version" {
-		return runVersion(nil, s)
-	}
-	// The longest command path that matches wins: "job run" before "job".
-	for n := min(len(args), 4); n > 0; n-- {
-		name := strings.Join(args[:n], " ")
-		if c, ok := commands[name]; ok {
-			return c.run(args[n:], s)
-		}
-	}
-	if hasSubcommands(args[0]) {
-		printUsage(s.Stderr, args[0])
-		return 1
-	}
-	fmt.Fprintf(s.Stderr, "Unknown command %q\n\n", strings.Join(args, " "))
-	printUsage(s.Stderr, "")
-	return 1
-}
-
-func isHelp(a string) bool {
-	return a == "-h" || a == "-help" || a == "--help" || a == "help"
-}
-
-func hasSubcommands(prefix string) bool {
-	for name := range commands {
-		if strings.HasPrefix(name, prefix+" ") {
-			return true
-		}
-	}
-	return false
-}
-
-func printUsage(w io.Writer, prefix string) {
-	if prefix == "" {
-		fmt.Fprintln(w, "Usage: nomad [-version] [-help] <command> [args]")
-	} else {
-		fmt.Fprintf(w, "Usage: nomad %s <subcommand> [options] [args]\n", prefix)
-	}
-	fmt.Fprintln(w, "\nAvailable commands are:")
-	var names []string
-	for name := range commands {
-		if prefix == "" || strings.HasPrefix(name, prefix+" ") {
-			names = append(names, name)
-		}
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		fmt.Fprintf(w, "    %-16s %s\n", name, commands[name].synopsis)
-	}
 }

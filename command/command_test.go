@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -28,17 +29,20 @@ func TestVersion(t *testing.T) {
 }
 
 func TestUnknownCommand(t *testing.T) {
-	code, _, errOut := run(t, "", "jbo", "run")
-	must.Eq(t, 1, code)
-	must.StrContains(t, errOut, `Unknown command "jbo run"`)
+	// As in Nomad: the list of commands on stderr and exit code 127.
+	code, out, errOut := run(t, "", "jbo", "run")
+	must.Eq(t, 127, code)
+	must.Eq(t, "", out)
+	must.StrContains(t, errOut, "Usage: nomad [-version] [-help]")
+	must.StrContains(t, errOut, "Common commands:")
 }
 
 func TestJobGroupWithoutSubcommandPrintsUsage(t *testing.T) {
 	code, _, errOut := run(t, "", "job")
 	must.Eq(t, 1, code)
 	must.StrContains(t, errOut, "Usage: nomad job <subcommand>")
-	must.StrContains(t, errOut, "job run")
-	must.StrContains(t, errOut, "job validate")
+	must.RegexMatch(t, regexp.MustCompile(`(?m)^ +run +Run a new job`), errOut)
+	must.RegexMatch(t, regexp.MustCompile(`(?m)^ +validate +Check a job specification`), errOut)
 }
 
 func TestJobRunOutputPrintsWireJSON(t *testing.T) {

@@ -1,6 +1,7 @@
 package command
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"io"
@@ -87,6 +88,8 @@ func (f *apiFlags) config() *api.Config {
 }
 
 // newFlagSet returns a flag set that reports errors to w and does not exit.
+// When w is a description being taken (describe), the flag set is
+// recorded in it too.
 func newFlagSet(name string, w io.Writer, usage string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(w)
@@ -95,7 +98,30 @@ func newFlagSet(name string, w io.Writer, usage string) *flag.FlagSet {
 		fmt.Fprintln(w, "\nOptions:")
 		fs.PrintDefaults()
 	}
+	if d, ok := w.(*description); ok {
+		d.sets = append(d.sets, fs)
+	}
 	return fs
+}
+
+// description collects what a command prints for -help and the flag sets
+// it builds on the way.
+type description struct {
+	bytes.Buffer
+	sets []*flag.FlagSet
+}
+
+// describe runs a command with -help to learn its help text and flags:
+// every command builds its flag set and parses it before anything else,
+// and -help stops it at the parse. The text is the one the command prints
+// for -help itself, so help reads the same whoever prints it.
+func describe(run commandFunc, stdin io.Reader) (string, []*flag.FlagSet) {
+	if stdin == nil {
+		stdin = strings.NewReader("")
+	}
+	d := &description{}
+	run([]string{"-help"}, Streams{Stdin: stdin, Stdout: io.Discard, Stderr: d})
+	return strings.TrimRight(d.String(), "\n"), d.sets
 }
 
 // isSet reports whether the flag was given on the command line.

@@ -7,6 +7,6 @@ import "fmt"
 var Version = "0.1.0-dev"
 
 func runVersion(_ []string, s Streams) int {
-	fmt.Fprintf(s.Stdout, "Nomad v%s (nomadq)\n", Version)
+	fmt.Fprintln(s.Stdout, versionString())
 	return 0
 }
