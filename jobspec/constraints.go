@@ -2,17 +2,11 @@ package jobspec
 
 import (
 	"fmt"
-	"reflect"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/nomad/api"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
-)
-
-type (
-	constraintT = api.Constraint
-	affinityT   = api.Affinity
 )
 
 // shorthand is a key such as `regexp = "x"` that stands for an operator and
@@ -70,34 +64,36 @@ type targets struct {
 	ltarget, rtarget, operand *string
 }
 
-func decodeConstraint(d *decoder, body hcl.Body, rv reflect.Value) hcl.Diagnostics {
-	c := rv.Addr().Interface().(*api.Constraint)
+// decodeConstraint is the gohcl block decoder for api.Constraint.
+func decodeConstraint(body hcl.Body, ctx *hcl.EvalContext, val any) hcl.Diagnostics {
+	c := val.(*api.Constraint)
 	content, diags := body.Content(constraintSchema)
 	if content == nil {
 		return diags
 	}
-	return append(diags, d.decodeTargets(content, targets{&c.LTarget, &c.RTarget, &c.Operand}, constraintShorthands)...)
+	return append(diags, decodeTargets(content, ctx, targets{&c.LTarget, &c.RTarget, &c.Operand}, constraintShorthands)...)
 }
 
-func decodeAffinity(d *decoder, body hcl.Body, rv reflect.Value) hcl.Diagnostics {
-	a := rv.Addr().Interface().(*api.Affinity)
+// decodeAffinity is the gohcl block decoder for api.Affinity.
+func decodeAffinity(body hcl.Body, ctx *hcl.EvalContext, val any) hcl.Diagnostics {
+	a := val.(*api.Affinity)
 	content, diags := body.Content(affinitySchema)
 	if content == nil {
 		return diags
 	}
 	if w := content.Attributes["weight"]; w != nil {
-		diags = append(diags, d.decodeAttr("weight", w.Expr, reflect.ValueOf(&a.Weight).Elem())...)
+		diags = append(diags, decodeValue(w.Expr, ctx, &a.Weight)...)
 	}
-	return append(diags, d.decodeTargets(content, targets{&a.LTarget, &a.RTarget, &a.Operand}, affinityShorthands)...)
+	return append(diags, decodeTargets(content, ctx, targets{&a.LTarget, &a.RTarget, &a.Operand}, affinityShorthands)...)
 }
 
 // decodeTargets fills attribute/value/operator and applies at most one
 // operator shorthand, the way Nomad's job language defines them.
-func (d *decoder) decodeTargets(content *hcl.BodyContent, t targets, shorthands []shorthand) hcl.Diagnostics {
+func decodeTargets(content *hcl.BodyContent, ctx *hcl.EvalContext, t targets, shorthands []shorthand) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	str := func(name string, dst *string) {
 		if a := content.Attributes[name]; a != nil {
-			diags = append(diags, d.decodeAttr(name, a.Expr, reflect.ValueOf(dst).Elem())...)
+			diags = append(diags, decodeValue(a.Expr, ctx, dst)...)
 		}
 	}
 	str("attribute", t.ltarget)
@@ -123,7 +119,7 @@ func (d *decoder) decodeTargets(content *hcl.BodyContent, t targets, shorthands 
 			continue
 		}
 		opAttr = a
-		val, ds := a.Expr.Value(d.ctx)
+		val, ds := a.Expr.Value(ctx)
 		diags = append(diags, ds...)
 		if ds.HasErrors() || val.IsNull() {
 			continue

@@ -3,34 +3,34 @@ package jobspec
 import (
 	"fmt"
 	"math/big"
-	"reflect"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 )
 
-// decodeDuration stores a duration attribute into a time.Duration or
-// *time.Duration field. A string is a Go duration ("10m", "1h30m"); a number
-// is nanoseconds, which is how HCL-JSON and the HTTP API write durations.
-func (d *decoder) decodeDuration(name string, expr hcl.Expression, fv reflect.Value) hcl.Diagnostics {
-	val, diags := expr.Value(d.ctx)
-	if diags.HasErrors() || val.IsNull() {
+// decodeDuration is the gohcl expression decoder for time.Duration and
+// *time.Duration. A string is a Go duration ("10m", "1h30m"); a number is
+// nanoseconds, which is how HCL-JSON and the HTTP API write durations.
+func decodeDuration(expr hcl.Expression, ctx *hcl.EvalContext, val any) hcl.Diagnostics {
+	v, diags := expr.Value(ctx)
+	if diags.HasErrors() || v.IsNull() {
 		return diags
 	}
-	dur, err := ctyDuration(val)
+	dur, err := ctyDuration(v)
 	if err != nil {
 		return append(diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Invalid duration",
-			Detail:   fmt.Sprintf("%s: %s", name, err),
+			Detail:   fmt.Sprintf("%s: %s", exprName(expr), err),
 			Subject:  expr.Range().Ptr(),
 		})
 	}
-	if fv.Kind() == reflect.Pointer {
-		fv.Set(reflect.ValueOf(&dur))
-	} else {
-		fv.SetInt(int64(dur))
+	switch p := val.(type) {
+	case *time.Duration:
+		*p = dur
+	case **time.Duration:
+		*p = &dur
 	}
 	return diags
 }
@@ -38,7 +38,7 @@ func (d *decoder) decodeDuration(name string, expr hcl.Expression, fv reflect.Va
 // ctyDuration converts a string or number value to a duration.
 func ctyDuration(val cty.Value) (time.Duration, error) {
 	if !val.IsKnown() {
-		return 0, fmt.Errorf("the value is not known when the job is parsed")
+		return 0, errNotKnown
 	}
 	switch val.Type() {
 	case cty.String:

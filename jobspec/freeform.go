@@ -3,7 +3,6 @@ package jobspec
 import (
 	"fmt"
 	"math/big"
-	"reflect"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
@@ -13,14 +12,14 @@ import (
 // config, into a map. Attributes become entries; nested blocks become lists
 // of maps under their type name (a labeled block nests one map level per
 // label), which is what task drivers expect.
-func (d *decoder) decodeFreeform(body hcl.Body, def hcl.Range) (map[string]any, hcl.Diagnostics) {
-	sb := d.syntaxBodies[def.Start.Byte]
+func (st *decodeState) decodeFreeform(body hcl.Body, def hcl.Range) (map[string]any, hcl.Diagnostics) {
+	sb := st.syntaxBodies[def.Start.Byte]
 	if sb == nil {
 		// HCL-JSON: nested objects are plain attribute values.
 		attrs, diags := body.JustAttributes()
 		out := make(map[string]any, len(attrs))
 		for _, a := range sortedAttrs(attrs) {
-			v, ds := d.freeformValue(a.Name, a.Expr)
+			v, ds := st.freeformValue(a.Name, a.Expr)
 			diags = append(diags, ds...)
 			out[a.Name] = v
 		}
@@ -54,12 +53,12 @@ func (d *decoder) decodeFreeform(body hcl.Body, def hcl.Range) (map[string]any, 
 	}
 	out := make(map[string]any, len(content.Attributes)+len(content.Blocks))
 	for _, a := range sortedAttrs(content.Attributes) {
-		v, ds := d.freeformValue(a.Name, a.Expr)
+		v, ds := st.freeformValue(a.Name, a.Expr)
 		diags = append(diags, ds...)
 		out[a.Name] = v
 	}
 	for _, b := range content.Blocks {
-		m, ds := d.decodeFreeform(b.Body, b.DefRange)
+		m, ds := st.decodeFreeform(b.Body, b.DefRange)
 		diags = append(diags, ds...)
 		var entry any = m
 		for i := len(b.Labels) - 1; i >= 0; i-- {
@@ -81,27 +80,8 @@ func (d *decoder) decodeFreeform(body hcl.Body, def hcl.Range) (map[string]any, 
 	return out, diags
 }
 
-// decodeFreeformAttr handles `config = { ... }` written as an attribute.
-func (d *decoder) decodeFreeformAttr(name string, expr hcl.Expression, fv reflect.Value) hcl.Diagnostics {
-	v, diags := d.freeformValue(name, expr)
-	if diags.HasErrors() || v == nil {
-		return diags
-	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		return append(diags, valueDiag(name, expr, fmt.Errorf("an object is required")))
-	}
-	if fv.IsNil() {
-		fv.Set(reflect.MakeMap(fv.Type()))
-	}
-	for k, v := range m {
-		fv.SetMapIndex(reflect.ValueOf(k), reflect.ValueOf(&v).Elem())
-	}
-	return diags
-}
-
-func (d *decoder) freeformValue(name string, expr hcl.Expression) (any, hcl.Diagnostics) {
-	val, diags := expr.Value(d.ctx)
+func (st *decodeState) freeformValue(name string, expr hcl.Expression) (any, hcl.Diagnostics) {
+	val, diags := expr.Value(st.ctx)
 	if diags.HasErrors() {
 		return nil, diags
 	}
@@ -119,7 +99,7 @@ func ctyToGo(val cty.Value) (any, error) {
 		return nil, nil
 	}
 	if !val.IsWhollyKnown() {
-		return nil, fmt.Errorf("the value is not known when the job is parsed")
+		return nil, errNotKnown
 	}
 	ty := val.Type()
 	switch {

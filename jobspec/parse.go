@@ -1,7 +1,8 @@
 // Package jobspec parses HCL2 (and HCL-JSON) job files into *api.Job values.
 //
 // The parser decodes straight into the structs of
-// github.com/hashicorp/nomad/api, following their `hcl:"..."` tags. It
+// github.com/hashicorp/nomad/api with gohcl, following their `hcl:"..."`
+// tags. It
 // resolves variables, locals and functions, expands dynamic blocks and keeps
 // references it cannot resolve (such as ${attr.kernel.name} or
 // ${NOMAD_ALLOC_ID}) as literal text for the client to interpolate. It does
@@ -17,6 +18,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 
 	"github.com/hashicorp/hcl/v2"
@@ -183,30 +185,27 @@ func (p *parser) baseDir() string {
 // decodeJob decodes the job block into an api.Job and applies the
 // parser-time normalisations.
 func decodeJob(block *hcl.Block, ctx *hcl.EvalContext, file *hcl.File) (*api.Job, hcl.Diagnostics) {
-	d := newDecoder(ctx, file)
-	job := &api.Job{}
-	body := dynblock.Expand(block.Body, ctx)
+	body := jobBody{dynblock.Expand(block.Body, ctx), newDecodeState(ctx, file)}
 
 	// A task written directly under job stands for a group of one.
-	extra := []hcl.BlockHeaderSchema{{Type: "task", LabelNames: []string{"name"}}}
-	content, diags := d.decodeStructContent(body, reflectValue(job), extra)
-	if content != nil {
-		for _, b := range content.Blocks {
-			if b.Type != "task" {
-				continue
-			}
-			task := &api.Task{}
-			diags = append(diags, d.decodeBlockInto(b, reflectValue(task))...)
-			name := task.Name
-			job.TaskGroups = append(job.TaskGroups, &api.TaskGroup{
-				Name:  &name,
-				Tasks: []*api.Task{task},
-			})
-		}
+	tasks, rest, diags := body.PartialContent(&hcl.BodySchema{
+		Blocks: []hcl.BlockHeaderSchema{{Type: "task", LabelNames: []string{"name"}}},
+	})
+	job := &api.Job{}
+	diags = append(diags, jobDecoder.DecodeBody(rest, ctx, job)...)
+	for _, b := range tasks.Blocks {
+		task := &api.Task{Name: b.Labels[0]}
+		diags = append(diags, jobDecoder.DecodeBody(b.Body, ctx, task)...)
+		name := task.Name
+		job.TaskGroups = append(job.TaskGroups, &api.TaskGroup{
+			Name:  &name,
+			Tasks: []*api.Task{task},
+		})
 	}
 	if diags.HasErrors() {
-		return nil, sortDiags(explainUndefined(diags, nil))
+		return nil, sortDiags(explainUndefined(rewordDuplicates(diags), nil))
 	}
+	resolveFreeform(reflect.ValueOf(job))
 
 	id := block.Labels[0]
 	job.ID = &id
