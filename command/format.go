@@ -10,51 +10,31 @@ import (
 	"text/template"
 	"time"
 	"unicode/utf8"
+
+	"github.com/ryanuber/columnize"
 )
 
 // formatList aligns "a|b|c" rows into columns two spaces apart, as
 // Nomad's tables are.
 func formatList(rows []string) string {
-	return columnize(rows, "  ")
+	return columns(rows, "  ")
 }
 
 // formatKV aligns "key|value" rows as "key = value".
 func formatKV(rows []string) string {
-	return columnize(rows, " = ")
+	return columns(rows, " = ")
 }
 
-func columnize(rows []string, glue string) string {
-	var cells [][]string
-	var widths []int
-	for _, r := range rows {
-		parts := strings.Split(r, "|")
-		for i := range parts {
-			parts[i] = strings.TrimSpace(parts[i])
-		}
-		cells = append(cells, parts)
-		for i, p := range parts {
-			if i >= len(widths) {
-				widths = append(widths, 0)
-			}
-			widths[i] = max(widths[i], utf8.RuneCountInString(p))
-		}
+// columns lays the rows out with columnize, without the blanks it leaves
+// at the end of a row whose last cells are empty.
+func columns(rows []string, glue string) string {
+	cfg := columnize.DefaultConfig()
+	cfg.Glue = glue
+	lines := strings.Split(columnize.Format(rows, cfg), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
 	}
-	var b strings.Builder
-	for ri, parts := range cells {
-		var line strings.Builder
-		for i, p := range parts {
-			line.WriteString(p)
-			if i < len(parts)-1 {
-				line.WriteString(strings.Repeat(" ", widths[i]-utf8.RuneCountInString(p)))
-				line.WriteString(glue)
-			}
-		}
-		b.WriteString(strings.TrimRight(line.String(), " "))
-		if ri < len(cells)-1 {
-			b.WriteString("\n")
-		}
-	}
-	return b.String()
+	return strings.Join(lines, "\n")
 }
 
 // shortID returns the first 8 characters of a UUID unless verbose.

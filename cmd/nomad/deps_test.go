@@ -40,14 +40,14 @@ func TestBinaryDeps_NoTesting(t *testing.T) {
 
 // TestBinaryDeps_CLILibraries checks that the binary's CLI is built on the
 // libraries Nomad's is: hashicorp/cli dispatches and prints help,
-// posener/complete answers shell completion.
+// posener/complete answers shell completion, columnize lays out tables.
 func TestBinaryDeps_CLILibraries(t *testing.T) {
 	goTool, err := exec.LookPath("go")
 	must.NoError(t, err)
 	out, err := exec.Command(goTool, "list", "-deps", ".").Output()
 	must.NoError(t, err)
 	deps := strings.Fields(string(out))
-	for _, want := range []string{"github.com/hashicorp/cli", "github.com/posener/complete"} {
+	for _, want := range []string{"github.com/hashicorp/cli", "github.com/posener/complete", "github.com/ryanuber/columnize"} {
 		must.SliceContains(t, deps, want)
 	}
 }
