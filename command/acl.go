@@ -163,16 +163,8 @@ func runACLPolicyList(args []string, s Streams) int {
 	af.register(fs)
 	fs.BoolVar(&json, "json", false, "Output the ACL policies in a JSON format")
 	fs.StringVar(&tmpl, "t", "", "Format and display the ACL policies using a Go template")
-	if err := fs.Parse(args); err != nil {
-		return 1
-	}
-	if fs.NArg() != 0 {
-		fmt.Fprintln(s.Stderr, "This command takes no arguments")
-		return 1
-	}
-	client, err := af.client()
-	if err != nil {
-		fmt.Fprintln(s.Stderr, err)
+	client, ok := parseNoArgs(fs, &af, args, s)
+	if !ok {
 		return 1
 	}
 	policies, _, err := client.ACLPolicies().List(nil)
@@ -209,16 +201,8 @@ func runACLPolicyInfo(args []string, s Streams) int {
 	af.register(fs)
 	fs.BoolVar(&json, "json", false, "Output the ACL policy in a JSON format")
 	fs.StringVar(&tmpl, "t", "", "Format and display the ACL policy using a Go template")
-	if err := fs.Parse(args); err != nil {
-		return 1
-	}
-	if fs.NArg() != 1 {
-		fmt.Fprintln(s.Stderr, "This command takes one argument: <name>")
-		return 1
-	}
-	client, err := af.client()
-	if err != nil {
-		fmt.Fprintln(s.Stderr, err)
+	client, ok := parseOneArg(fs, &af, args, "<name>", s)
+	if !ok {
 		return 1
 	}
 	policy, _, err := client.ACLPolicies().Info(fs.Arg(0), nil)
@@ -248,16 +232,8 @@ func runACLPolicyDelete(args []string, s Streams) int {
 	var af apiFlags
 	fs := newFlagSet("acl policy delete", s.Stderr, aclPolicyDeleteUsage)
 	af.register(fs)
-	if err := fs.Parse(args); err != nil {
-		return 1
-	}
-	if fs.NArg() != 1 {
-		fmt.Fprintln(s.Stderr, "This command takes one argument: <name>")
-		return 1
-	}
-	client, err := af.client()
-	if err != nil {
-		fmt.Fprintln(s.Stderr, err)
+	client, ok := parseOneArg(fs, &af, args, "<name>", s)
+	if !ok {
 		return 1
 	}
 	if _, err := client.ACLPolicies().Delete(fs.Arg(0), nil); err != nil {
@@ -396,16 +372,8 @@ func runACLTokenList(args []string, s Streams) int {
 	af.register(fs)
 	fs.BoolVar(&json, "json", false, "Output the ACL tokens in a JSON format")
 	fs.StringVar(&tmpl, "t", "", "Format and display the ACL tokens using a Go template")
-	if err := fs.Parse(args); err != nil {
-		return 1
-	}
-	if fs.NArg() != 0 {
-		fmt.Fprintln(s.Stderr, "This command takes no arguments")
-		return 1
-	}
-	client, err := af.client()
-	if err != nil {
-		fmt.Fprintln(s.Stderr, err)
+	client, ok := parseNoArgs(fs, &af, args, s)
+	if !ok {
 		return 1
 	}
 	tokens, _, err := client.ACLTokens().List(nil)
@@ -498,16 +466,8 @@ func runACLTokenDelete(args []string, s Streams) int {
 	var af apiFlags
 	fs := newFlagSet("acl token delete", s.Stderr, aclTokenDeleteUsage)
 	af.register(fs)
-	if err := fs.Parse(args); err != nil {
-		return 1
-	}
-	if fs.NArg() != 1 {
-		fmt.Fprintln(s.Stderr, "This command takes one argument: <token_accessor_id>")
-		return 1
-	}
-	client, err := af.client()
-	if err != nil {
-		fmt.Fprintln(s.Stderr, err)
+	client, ok := parseOneArg(fs, &af, args, "<token_accessor_id>", s)
+	if !ok {
 		return 1
 	}
 	if _, err := client.ACLTokens().Delete(fs.Arg(0), nil); err != nil {

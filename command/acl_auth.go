@@ -223,16 +223,8 @@ func runACLAuthMethodList(args []string, s Streams) int {
 	af.register(fs)
 	fs.BoolVar(&js, "json", false, "Output the ACL auth methods in a JSON format")
 	fs.StringVar(&tmpl, "t", "", "Format and display the ACL auth methods using a Go template")
-	if err := fs.Parse(args); err != nil {
-		return 1
-	}
-	if fs.NArg() != 0 {
-		fmt.Fprintln(s.Stderr, "This command takes no arguments")
-		return 1
-	}
-	client, err := af.client()
-	if err != nil {
-		fmt.Fprintln(s.Stderr, err)
+	client, ok := parseNoArgs(fs, &af, args, s)
+	if !ok {
 		return 1
 	}
 	methods, _, err := client.ACLAuthMethods().List(nil)
@@ -270,16 +262,8 @@ func runACLAuthMethodInfo(args []string, s Streams) int {
 	af.register(fs)
 	fs.BoolVar(&js, "json", false, "Output the ACL auth-method in a JSON format")
 	fs.StringVar(&tmpl, "t", "", "Format and display the ACL auth-method using a Go template")
-	if err := fs.Parse(args); err != nil {
-		return 1
-	}
-	if fs.NArg() != 1 {
-		fmt.Fprintln(s.Stderr, "This command takes one argument: <acl_auth_method_name>")
-		return 1
-	}
-	client, err := af.client()
-	if err != nil {
-		fmt.Fprintln(s.Stderr, err)
+	client, ok := parseOneArg(fs, &af, args, "<acl_auth_method_name>", s)
+	if !ok {
 		return 1
 	}
 	method, _, err := client.ACLAuthMethods().Get(fs.Arg(0), nil)
@@ -301,16 +285,8 @@ func runACLAuthMethodDelete(args []string, s Streams) int {
 	var af apiFlags
 	fs := newFlagSet("acl auth-method delete", s.Stderr, aclAuthMethodDeleteUsage)
 	af.register(fs)
-	if err := fs.Parse(args); err != nil {
-		return 1
-	}
-	if fs.NArg() != 1 {
-		fmt.Fprintln(s.Stderr, "This command takes one argument: <acl_auth_method_name>")
-		return 1
-	}
-	client, err := af.client()
-	if err != nil {
-		fmt.Fprintln(s.Stderr, err)
+	client, ok := parseOneArg(fs, &af, args, "<acl_auth_method_name>", s)
+	if !ok {
 		return 1
 	}
 	if _, err := client.ACLAuthMethods().Delete(fs.Arg(0), nil); err != nil {
@@ -510,16 +486,8 @@ func runACLBindingRuleList(args []string, s Streams) int {
 	af.register(fs)
 	fs.BoolVar(&js, "json", false, "Output the ACL binding rules in a JSON format")
 	fs.StringVar(&tmpl, "t", "", "Format and display the ACL binding rules using a Go template")
-	if err := fs.Parse(args); err != nil {
-		return 1
-	}
-	if fs.NArg() != 0 {
-		fmt.Fprintln(s.Stderr, "This command takes no arguments")
-		return 1
-	}
-	client, err := af.client()
-	if err != nil {
-		fmt.Fprintln(s.Stderr, err)
+	client, ok := parseNoArgs(fs, &af, args, s)
+	if !ok {
 		return 1
 	}
 	rules, _, err := client.ACLBindingRules().List(nil)
@@ -557,16 +525,8 @@ func runACLBindingRuleInfo(args []string, s Streams) int {
 	af.register(fs)
 	fs.BoolVar(&js, "json", false, "Output the ACL binding-rule in a JSON format")
 	fs.StringVar(&tmpl, "t", "", "Format and display the ACL binding-rule using a Go template")
-	if err := fs.Parse(args); err != nil {
-		return 1
-	}
-	if fs.NArg() != 1 {
-		fmt.Fprintln(s.Stderr, "This command takes one argument: <acl_binding_rule_id>")
-		return 1
-	}
-	client, err := af.client()
-	if err != nil {
-		fmt.Fprintln(s.Stderr, err)
+	client, ok := parseOneArg(fs, &af, args, "<acl_binding_rule_id>", s)
+	if !ok {
 		return 1
 	}
 	rule, _, err := client.ACLBindingRules().Get(fs.Arg(0), nil)
@@ -588,16 +548,8 @@ func runACLBindingRuleDelete(args []string, s Streams) int {
 	var af apiFlags
 	fs := newFlagSet("acl binding-rule delete", s.Stderr, aclBindingRuleDeleteUsage)
 	af.register(fs)
-	if err := fs.Parse(args); err != nil {
-		return 1
-	}
-	if fs.NArg() != 1 {
-		fmt.Fprintln(s.Stderr, "This command takes one argument: <acl_binding_rule_id>")
-		return 1
-	}
-	client, err := af.client()
-	if err != nil {
-		fmt.Fprintln(s.Stderr, err)
+	client, ok := parseOneArg(fs, &af, args, "<acl_binding_rule_id>", s)
+	if !ok {
 		return 1
 	}
 	if _, err := client.ACLBindingRules().Delete(fs.Arg(0), nil); err != nil {

@@ -161,16 +161,8 @@ func runEvalList(args []string, s Streams) int {
 	fs.IntVar(&perPage, "per-page", 0, "How many results to show per page")
 	fs.StringVar(&token, "page-token", "", "Where to start pagination")
 	fs.StringVar(&filter, "filter", "", "Filter expression (go-bexpr, as on Nomad)")
-	if err := fs.Parse(args); err != nil {
-		return 1
-	}
-	if fs.NArg() != 0 {
-		fmt.Fprintln(s.Stderr, "This command takes no arguments")
-		return 1
-	}
-	client, err := af.client()
-	if err != nil {
-		fmt.Fprintln(s.Stderr, err)
+	client, ok := parseNoArgs(fs, &af, args, s)
+	if !ok {
 		return 1
 	}
 	// -job and -status go to the server with the filter, as Nomad's CLI

@@ -153,3 +153,22 @@ func parseNoArgs(fs *flag.FlagSet, af *apiFlags, args []string, s Streams) (*api
 	}
 	return client, true
 }
+
+// parseOneArg is parseNoArgs for the commands that take one argument
+// (an ID or a name, argName in the message), which they read with
+// fs.Arg(0).
+func parseOneArg(fs *flag.FlagSet, af *apiFlags, args []string, argName string, s Streams) (*api.Client, bool) {
+	if err := fs.Parse(args); err != nil {
+		return nil, false
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintf(s.Stderr, "This command takes one argument: %s\n", argName)
+		return nil, false
+	}
+	client, err := af.client()
+	if err != nil {
+		fmt.Fprintln(s.Stderr, err)
+		return nil, false
+	}
+	return client, true
+}

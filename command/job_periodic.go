@@ -24,16 +24,8 @@ func runJobPeriodicForce(args []string, s Streams) int {
 	af.register(fs)
 	fs.BoolVar(&detach, "detach", false, "Return immediately instead of monitoring the evaluation")
 	fs.BoolVar(&verbose, "verbose", false, "Display full information")
-	if err := fs.Parse(args); err != nil {
-		return 1
-	}
-	if fs.NArg() != 1 {
-		fmt.Fprintln(s.Stderr, "This command takes one argument: <job>")
-		return 1
-	}
-	client, err := af.client()
-	if err != nil {
-		fmt.Fprintln(s.Stderr, err)
+	client, ok := parseOneArg(fs, &af, args, "<job>", s)
+	if !ok {
 		return 1
 	}
 	stub, err := resolveJob(client, fs.Arg(0))

@@ -32,16 +32,8 @@ func runJobStop(args []string, s Streams) int {
 	fs.BoolVar(&detach, "detach", false, "Return immediately instead of monitoring the stop evaluation")
 	fs.BoolVar(&verbose, "verbose", false, "Display full information")
 	fs.BoolVar(&noDelay, "no-shutdown-delay", false, "Ignore the group and task shutdown_delay")
-	if err := fs.Parse(args); err != nil {
-		return 1
-	}
-	if fs.NArg() != 1 {
-		fmt.Fprintln(s.Stderr, "This command takes one argument: <job>")
-		return 1
-	}
-	client, err := af.client()
-	if err != nil {
-		fmt.Fprintln(s.Stderr, err)
+	client, ok := parseOneArg(fs, &af, args, "<job>", s)
+	if !ok {
 		return 1
 	}
 	prefix := fs.Arg(0)

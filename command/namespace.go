@@ -37,16 +37,8 @@ func runNamespaceApply(args []string, s Streams) int {
 	fs.StringVar(&description, "description", "", "An optional description for the namespace")
 	fs.StringVar(&quota, "quota", "", "The quota to attach to the namespace (refused: quotas are a Nomad Enterprise feature)")
 	fs.BoolVar(&jsonInput, "json", false, "Parse the input as a JSON namespace specification")
-	if err := fs.Parse(args); err != nil {
-		return 1
-	}
-	if fs.NArg() != 1 {
-		fmt.Fprintln(s.Stderr, "This command takes one argument: <input>")
-		return 1
-	}
-	client, err := af.client()
-	if err != nil {
-		fmt.Fprintln(s.Stderr, err)
+	client, ok := parseOneArg(fs, &af, args, "<input>", s)
+	if !ok {
 		return 1
 	}
 	input := fs.Arg(0)
@@ -71,6 +63,7 @@ func runNamespaceApply(args []string, s Streams) int {
 			return 1
 		}
 	} else {
+		var err error
 		ns, _, err = client.Namespaces().Info(input, nil)
 		if err != nil && !strings.Contains(err.Error(), "404") {
 			fmt.Fprintf(s.Stderr, "Error looking up namespace: %s\n", err)
@@ -201,16 +194,8 @@ func runNamespaceList(args []string, s Streams) int {
 	af.register(fs)
 	fs.BoolVar(&asJSON, "json", false, "Output the namespaces in a JSON format")
 	fs.StringVar(&tmpl, "t", "", "Format and display the namespaces using a Go template")
-	if err := fs.Parse(args); err != nil {
-		return 1
-	}
-	if fs.NArg() != 0 {
-		fmt.Fprintln(s.Stderr, "This command takes no arguments")
-		return 1
-	}
-	client, err := af.client()
-	if err != nil {
-		fmt.Fprintln(s.Stderr, err)
+	client, ok := parseNoArgs(fs, &af, args, s)
+	if !ok {
 		return 1
 	}
 	list, _, err := client.Namespaces().List(nil)
@@ -255,16 +240,8 @@ func runNamespaceStatus(args []string, s Streams) int {
 	af.register(fs)
 	fs.BoolVar(&asJSON, "json", false, "Output the namespace in a JSON format")
 	fs.StringVar(&tmpl, "t", "", "Format and display the namespace using a Go template")
-	if err := fs.Parse(args); err != nil {
-		return 1
-	}
-	if fs.NArg() != 1 {
-		fmt.Fprintln(s.Stderr, "This command takes one argument: <namespace>")
-		return 1
-	}
-	client, err := af.client()
-	if err != nil {
-		fmt.Fprintln(s.Stderr, err)
+	client, ok := parseOneArg(fs, &af, args, "<namespace>", s)
+	if !ok {
 		return 1
 	}
 	ns, possible, err := namespaceByPrefix(client, fs.Arg(0))
@@ -364,16 +341,8 @@ func runDeleteByName(command, usage, what, argName string, args []string, s Stre
 	var af apiFlags
 	fs := newFlagSet(command, s.Stderr, usage)
 	af.register(fs)
-	if err := fs.Parse(args); err != nil {
-		return 1
-	}
-	if fs.NArg() != 1 {
-		fmt.Fprintf(s.Stderr, "This command takes one argument: %s\n", argName)
-		return 1
-	}
-	client, err := af.client()
-	if err != nil {
-		fmt.Fprintln(s.Stderr, err)
+	client, ok := parseOneArg(fs, &af, args, argName, s)
+	if !ok {
 		return 1
 	}
 	name := fs.Arg(0)

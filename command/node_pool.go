@@ -184,16 +184,8 @@ func runNodePoolList(args []string, s Streams) int {
 	lf.register(fs)
 	fs.BoolVar(&asJSON, "json", false, "Output the node pools in a JSON format")
 	fs.StringVar(&tmpl, "t", "", "Format and display the node pools using a Go template")
-	if err := fs.Parse(args); err != nil {
-		return 1
-	}
-	if fs.NArg() != 0 {
-		fmt.Fprintln(s.Stderr, "This command takes no arguments")
-		return 1
-	}
-	client, err := af.client()
-	if err != nil {
-		fmt.Fprintln(s.Stderr, err)
+	client, ok := parseNoArgs(fs, &af, args, s)
+	if !ok {
 		return 1
 	}
 	pools, qm, err := client.NodePools().List(lf.query())

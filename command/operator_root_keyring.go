@@ -84,16 +84,8 @@ func runRootKeyringList(args []string, s Streams) int {
 	fs := newFlagSet("operator root keyring list", s.Stderr, rootKeyringListUsage)
 	af.register(fs)
 	fs.BoolVar(&verbose, "verbose", false, "Show full key IDs")
-	if err := fs.Parse(args); err != nil {
-		return 1
-	}
-	if fs.NArg() != 0 {
-		fmt.Fprintln(s.Stderr, "This command takes no arguments")
-		return 1
-	}
-	client, err := af.client()
-	if err != nil {
-		fmt.Fprintln(s.Stderr, err)
+	client, ok := parseNoArgs(fs, &af, args, s)
+	if !ok {
 		return 1
 	}
 	keys, _, err := client.Keyring().List(nil)

@@ -71,16 +71,8 @@ func runSchedulerGetConfig(args []string, s Streams) int {
 	af.register(fs)
 	fs.BoolVar(&asJSON, "json", false, "Output the scheduler config in its JSON format")
 	fs.StringVar(&tmpl, "t", "", "Format and display the scheduler config using a Go template")
-	if err := fs.Parse(args); err != nil {
-		return 1
-	}
-	if fs.NArg() != 0 {
-		fmt.Fprintln(s.Stderr, "This command takes no arguments")
-		return 1
-	}
-	client, err := af.client()
-	if err != nil {
-		fmt.Fprintln(s.Stderr, err)
+	client, ok := parseNoArgs(fs, &af, args, s)
+	if !ok {
 		return 1
 	}
 	resp, err := getSchedulerConfig(client)
@@ -166,16 +158,8 @@ func runSchedulerSetConfig(args []string, s Streams) int {
 	fs.IntVar(&bqConcurrent, "batch-queue-concurrent-placements", 0, "How many queued batch jobs may be placing at once (at least 1)")
 	fs.StringVar(&bqTimeout, "batch-queue-workload-timeout", "", `How long the queue waits for a released job to be placed (for example "5m")`)
 	fs.Uint64Var(&checkIndex, "check-index", 0, "Only update if the configuration's modify index matches")
-	if err := fs.Parse(args); err != nil {
-		return 1
-	}
-	if fs.NArg() != 0 {
-		fmt.Fprintln(s.Stderr, "This command takes no arguments")
-		return 1
-	}
-	client, err := af.client()
-	if err != nil {
-		fmt.Fprintln(s.Stderr, err)
+	client, ok := parseNoArgs(fs, &af, args, s)
+	if !ok {
 		return 1
 	}
 	resp, err := getSchedulerConfig(client)

@@ -19,16 +19,8 @@ func queueControl(op, help string) func([]string, Streams) int {
 		var af apiFlags
 		fs := newFlagSet("queue "+op, s.Stderr, fmt.Sprintf(queueControlUsage, op, help))
 		af.register(fs)
-		if err := fs.Parse(args); err != nil {
-			return 1
-		}
-		if fs.NArg() != 1 {
-			fmt.Fprintf(s.Stderr, "This command takes one argument: <job>\n")
-			return 1
-		}
-		client, err := af.client()
-		if err != nil {
-			fmt.Fprintln(s.Stderr, err)
+		client, ok := parseOneArg(fs, &af, args, "<job>", s)
+		if !ok {
 			return 1
 		}
 		job := fs.Arg(0)

@@ -91,16 +91,8 @@ func runAgentInfo(args []string, s Streams) int {
 	af.register(fs)
 	fs.BoolVar(&asJSON, "json", false, "Output the agent info in JSON format")
 	fs.StringVar(&tmpl, "t", "", "Format and display the agent info using a Go template")
-	if err := fs.Parse(args); err != nil {
-		return 1
-	}
-	if fs.NArg() != 0 {
-		fmt.Fprintln(s.Stderr, "This command takes no arguments")
-		return 1
-	}
-	client, err := af.client()
-	if err != nil {
-		fmt.Fprintln(s.Stderr, err)
+	client, ok := parseNoArgs(fs, &af, args, s)
+	if !ok {
 		return 1
 	}
 	info, err := client.Agent().Self()
