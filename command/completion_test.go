@@ -220,7 +220,8 @@ func TestAutocompleteInstall(t *testing.T) {
 	const script = `mount --bind "$1" "$2" && test -f "$2/.nomadq-test-home" && exec "$3" "$4"`
 	inScratchHome := func(arg string) int {
 		cmd := exec.Command("unshare", "-rm", "sh", "-c", script, "sh", home, root.HomeDir, bin, arg)
-		cmd.Env = append(os.Environ(), runAsCLI+"=1")
+		// HOME too, in case os/user falls back to it.
+		cmd.Env = append(os.Environ(), runAsCLI+"=1", "HOME="+home)
 		out, err := cmd.CombinedOutput()
 		t.Logf("%s: %s", arg, out)
 		if ee, ok := err.(*exec.ExitError); ok {
