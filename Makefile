@@ -34,7 +34,8 @@ test: lint
 BENCH_ONCE := -count=1 -run '^$$' -benchtime=1x -timeout 10m
 test-bench:
 	$(GO) test $(BENCH_ONCE) -bench . ./scheduler/ ./state/
-	$(GO) test $(BENCH_ONCE) -bench '^Benchmark(PlanApply|BatchQueue_ReleaseLatency|BatchQueue_EndToEnd|EvalBrokerEnqueueDequeueAck|RaftApplyJobRegister)$$' ./nomad/
+	$(GO) test $(BENCH_ONCE) -bench '^Benchmark(PlanApply|BatchQueue_ReleaseLatency|BatchQueue_EndToEnd|RaftApplyJobRegister)$$' ./nomad/
+	$(GO) test $(BENCH_ONCE) -bench '^BenchmarkEvalBrokerEnqueueDequeueAck$$' ./nomad/evalbroker/
 	$(GO) test $(BENCH_ONCE) -bench '^Benchmark(Queue_Restore|Queue_EnqueueRelease|State_EnqueueRoute|Plan_FairBackfill|ReadCluster)$$/^1000$$' ./nomad/batchqueue/
 	$(GO) test $(BENCH_ONCE) -bench '^BenchmarkHeap_PushPop$$/^fifo$$/^1000$$' ./nomad/batchqueue/
 

@@ -11,17 +11,17 @@ import (
 	"github.com/nomadq/nomadq/structs"
 )
 
-// EvalEnqueuer accepts pending evals; the EvalBroker is one.
+// EvalEnqueuer accepts pending evals; the evalbroker.Broker is one.
 type EvalEnqueuer interface {
 	Enqueue(eval *structs.Evaluation)
 }
 
 // EvalRequeuer is implemented by enqueuers that take a delivery token with
-// each eval, as EvalBroker.EnqueueAll does. BlockedEvals uses it for evals
-// reblocked by a worker that still holds them: with the token the broker
-// enqueues the eval after that worker acks, where a plain Enqueue would
-// drop it as a duplicate of the delivery in flight. A wrapper around the
-// broker should forward it.
+// each eval, as evalbroker.Broker.EnqueueAll does. BlockedEvals uses it
+// for evals reblocked by a worker that still holds them: with the token
+// the broker enqueues the eval after that worker acks, where a plain
+// Enqueue would drop it as a duplicate of the delivery in flight. A
+// wrapper around the broker should forward it.
 type EvalRequeuer interface {
 	EnqueueAll(evals map[*structs.Evaluation]string)
 }

@@ -1,6 +1,8 @@
 package nomad
 
 import (
+	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -9,8 +11,51 @@ import (
 
 	"github.com/shoenig/test/must"
 
+	"github.com/nomadq/nomadq/nomad/evalbroker"
 	"github.com/nomadq/nomadq/structs"
 )
+
+// testEval returns a pending service eval for jobID at priority 50; the
+// eval ID is "<jobID>-<createIndex>".
+func testEval(jobID string, createIndex uint64) *structs.Evaluation {
+	return &structs.Evaluation{
+		ID:          fmt.Sprintf("%s-%d", jobID, createIndex),
+		Namespace:   structs.DefaultNamespace,
+		Priority:    structs.JobDefaultPriority,
+		Type:        structs.JobTypeService,
+		TriggeredBy: structs.EvalTriggerJobRegister,
+		JobID:       jobID,
+		Status:      structs.EvalStatusPending,
+		CreateIndex: createIndex,
+		ModifyIndex: createIndex,
+	}
+}
+
+// testBroker returns an enabled eval broker with Nomad's default settings
+// and no nack delays.
+func testBroker(t *testing.T) *evalbroker.Broker {
+	t.Helper()
+	b, err := evalbroker.New(evalbroker.DefaultNackTimeout, 0, 0, evalbroker.DefaultDeliveryLimit)
+	must.NoError(t, err)
+	b.SetEnabled(true)
+	return b
+}
+
+// dequeueNow dequeues without waiting for an eval to arrive: with its
+// context already canceled, DequeueContext returns at once when no eval
+// is ready.
+func dequeueNow(t *testing.T, b *evalbroker.Broker, schedulers ...string) (*structs.Evaluation, string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	eval, token, err := b.DequeueContext(ctx, schedulers)
+	if eval == nil {
+		must.ErrorIs(t, err, context.Canceled)
+	} else {
+		must.NoError(t, err)
+	}
+	return eval, token
+}
 
 // recordingEnqueuer records the evals handed to it.
 type recordingEnqueuer struct {
@@ -373,7 +418,7 @@ func TestBlockedEvals_ReblockWithBroker(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			broker := testBroker(t, 0, 0)
+			broker := testBroker(t)
 			b := NewBlockedEvals(broker, nil)
 			b.SetEnabled(true)
 
@@ -428,7 +473,7 @@ func TestBlockedEvals_ReblockErrors(t *testing.T) {
 }
 
 func TestBlockedEvals_UnblockIntoBroker(t *testing.T) {
-	broker := testBroker(t, 0, 0)
+	broker := testBroker(t)
 	b := NewBlockedEvals(broker, nil)
 	b.SetEnabled(true)
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	metrics "github.com/hashicorp/go-metrics"
+	"github.com/nomadq/nomadq/nomad/evalbroker"
 	"github.com/nomadq/nomadq/structs"
 	"github.com/nomadq/nomadq/tlsutil"
 )
@@ -174,7 +175,7 @@ func DefaultConfig() *Config {
 		NodeGCInterval:           5 * time.Minute,
 		NodeGCThreshold:          24 * time.Hour,
 		EvalNackTimeout:          60 * time.Second,
-		EvalDeliveryLimit:        DefaultEvalDeliveryLimit,
+		EvalDeliveryLimit:        evalbroker.DefaultDeliveryLimit,
 		EvalNackInitialReenqueue: 1 * time.Second,
 		EvalNackSubsequentDelay:  20 * time.Second,
 		JobMaxCount:              structs.JobDefaultMaxCount,

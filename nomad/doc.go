@@ -1,7 +1,8 @@
 // Package nomad is the nomadq server: the Raft-replicated FSM and its RPC
-// endpoints, and the structures only the leader keeps in memory to turn
-// evaluations into placements — the eval broker, the blocked-eval tracker
-// and the plan queue. The leader-only structures are enabled when
+// endpoints, leadership and the loops the leader runs, the workers and the
+// plan applier. The leader keeps evaluations on their way to placements in
+// memory-only structures — the eval broker (package evalbroker), the
+// blocked-eval tracker and the plan queue — which are enabled when
 // leadership is gained, rebuilt from the state store, and flushed when it
-// is lost.
+// is lost. Those that never touch the Server live in sub-packages.
 package nomad

@@ -11,6 +11,7 @@ import (
 	metrics "github.com/hashicorp/go-metrics"
 	"github.com/hashicorp/raft"
 	"github.com/nomadq/nomadq/nomad/batchqueue"
+	"github.com/nomadq/nomadq/nomad/evalbroker"
 	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
 )
@@ -22,7 +23,7 @@ import (
 type nomadFSM struct {
 	logger  hclog.Logger
 	blocked *BlockedEvals
-	broker  *EvalBroker
+	broker  *evalbroker.Broker
 
 	mu    sync.RWMutex
 	state *state.StateStore
@@ -40,7 +41,7 @@ type nomadFSM struct {
 	fsmEvents
 }
 
-func newFSM(logger hclog.Logger, blocked *BlockedEvals, broker *EvalBroker) (*nomadFSM, error) {
+func newFSM(logger hclog.Logger, blocked *BlockedEvals, broker *evalbroker.Broker) (*nomadFSM, error) {
 	st, err := state.NewStateStore()
 	if err != nil {
 		return nil, err

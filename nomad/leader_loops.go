@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nomadq/nomadq/nomad/evalbroker"
 	"github.com/nomadq/nomadq/structs"
 )
 
@@ -80,7 +81,7 @@ func (s *Server) createCoreEvalIndex(job string) (uint64, error) {
 // failed-follow-up eval that retries the job later.
 func (s *Server) reapFailedEvals(ctx context.Context) {
 	for ctx.Err() == nil {
-		eval, token, err := s.evalBroker.Dequeue([]string{failedQueue}, 500*time.Millisecond)
+		eval, token, err := s.evalBroker.Dequeue([]string{evalbroker.FailedQueue}, 500*time.Millisecond)
 		if err != nil {
 			// The broker is disabled while leadership is being revoked.
 			select {

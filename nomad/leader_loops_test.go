@@ -7,6 +7,7 @@ import (
 
 	"github.com/shoenig/test/must"
 
+	"github.com/nomadq/nomadq/nomad/evalbroker"
 	"github.com/nomadq/nomadq/structs"
 )
 
@@ -14,7 +15,7 @@ import (
 // broker names the delivery limit the server runs with, not the default.
 func TestFailedDelivery_NamesConfiguredLimit(t *testing.T) {
 	now := time.Unix(1700000000, 0)
-	for _, limit := range []int{1, DefaultEvalDeliveryLimit, 7} {
+	for _, limit := range []int{1, evalbroker.DefaultDeliveryLimit, 7} {
 		eval := &structs.Evaluation{ID: structs.GenerateUUID(), Namespace: "default", Priority: 60,
 			Type: structs.JobTypeBatch, JobID: "j", Status: structs.EvalStatusPending}
 		failed, followup := failedDelivery(eval, limit, now)

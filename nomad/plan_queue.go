@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/nomadq/nomadq/nomad/internal/orderedheap"
 	"github.com/nomadq/nomadq/structs"
 )
 
@@ -92,7 +94,7 @@ func (p *PendingPlan) Commit() raft.ApplyFuture {
 type PlanQueue struct {
 	mu      sync.Mutex
 	enabled bool
-	plans   *orderedHeap[*PendingPlan]
+	plans   *orderedheap.Heap[*PendingPlan]
 	seq     uint64
 
 	// epoch changes on every disable so that a Dequeue blocked across a
@@ -111,13 +113,13 @@ func NewPlanQueue() *PlanQueue {
 	return q
 }
 
-func newPlanHeap() *orderedHeap[*PendingPlan] {
-	return &orderedHeap[*PendingPlan]{less: func(a, b *PendingPlan) bool {
+func newPlanHeap() *orderedheap.Heap[*PendingPlan] {
+	return orderedheap.New(func(a, b *PendingPlan) bool {
 		if a.Plan.Priority != b.Plan.Priority {
 			return a.Plan.Priority > b.Plan.Priority
 		}
 		return a.seq < b.seq
-	}}
+	})
 }
 
 // SetEnabled turns the queue on or off. Turning it off answers every
@@ -129,7 +131,7 @@ func (q *PlanQueue) SetEnabled(enabled bool) {
 	if enabled {
 		return
 	}
-	for _, p := range q.plans.items {
+	for _, p := range q.plans.Items() {
 		p.Respond(nil, ErrPlanQueueDisabled)
 	}
 	q.plans = newPlanHeap()
@@ -162,7 +164,7 @@ func (q *PlanQueue) Enqueue(plan *structs.Plan) (PlanFuture, error) {
 		seq:         q.seq,
 		done:        make(chan struct{}),
 	}
-	q.plans.push(p)
+	q.plans.Push(p)
 	q.notifyLocked()
 	return p, nil
 }
@@ -193,7 +195,7 @@ func (q *PlanQueue) Dequeue(timeout time.Duration) (*PendingPlan, error) {
 			return nil, ErrPlanQueueDisabled
 		}
 		if q.plans.Len() > 0 {
-			p := q.plans.pop()
+			p := q.plans.Pop()
 			q.mu.Unlock()
 			return p, nil
 		}

@@ -12,6 +12,13 @@ import (
 	"github.com/nomadq/nomadq/structs"
 )
 
+// advance moves the fake clock of the synctest bubble by d and lets every
+// timer due by then run to completion.
+func advance(d time.Duration) {
+	time.Sleep(d)
+	synctest.Wait()
+}
+
 func testPlanQueue(t *testing.T) *PlanQueue {
 	t.Helper()
 	q := NewPlanQueue()

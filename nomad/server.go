@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/serf/serf"
 	"github.com/nomadq/nomadq/msgpackrpc"
 	"github.com/nomadq/nomadq/nomad/batchqueue"
+	"github.com/nomadq/nomadq/nomad/evalbroker"
 	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
 )
@@ -61,7 +62,7 @@ type Server struct {
 	eventCh chan serf.Event
 
 	// Leader-only structures, enabled while this server leads.
-	evalBroker   *EvalBroker
+	evalBroker   *evalbroker.Broker
 	blockedEvals *BlockedEvals
 	planQueue    *PlanQueue
 	heartbeats   *heartbeater
@@ -117,7 +118,7 @@ func NewServer(config *Config) (*Server, error) {
 		return nil, err
 	}
 
-	s.evalBroker, err = NewEvalBroker(config.EvalNackTimeout, config.EvalNackInitialReenqueue, config.EvalNackSubsequentDelay, config.EvalDeliveryLimit)
+	s.evalBroker, err = evalbroker.New(config.EvalNackTimeout, config.EvalNackInitialReenqueue, config.EvalNackSubsequentDelay, config.EvalDeliveryLimit)
 	if err != nil {
 		return nil, err
 	}

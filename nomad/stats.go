@@ -2,6 +2,8 @@ package nomad
 
 import (
 	metrics "github.com/hashicorp/go-metrics"
+
+	"github.com/nomadq/nomadq/nomad/evalbroker"
 )
 
 // discardMetrics is the handle of a server started without one: its
@@ -22,7 +24,7 @@ func (s *Server) metrics() *metrics.Metrics {
 
 // EvalBrokerStats reports the eval broker's queues. A follower's broker is
 // disabled and reports zeros.
-func (s *Server) EvalBrokerStats() BrokerStats { return s.evalBroker.Stats() }
+func (s *Server) EvalBrokerStats() evalbroker.Stats { return s.evalBroker.Stats() }
 
 // BlockedEvalsStats reports the evals waiting for capacity.
 func (s *Server) BlockedEvalsStats() BlockedStats { return s.blockedEvals.Stats() }

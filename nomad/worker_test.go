@@ -12,6 +12,7 @@ import (
 	"github.com/shoenig/test/must"
 	"github.com/shoenig/test/wait"
 
+	"github.com/nomadq/nomadq/nomad/evalbroker"
 	"github.com/nomadq/nomadq/structs"
 )
 
@@ -21,7 +22,7 @@ import (
 // worker pool and so revokeLeadership and Server.Shutdown from returning.
 func TestWorker_SubmitPlanEndsWithItsContext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		broker, err := NewEvalBroker(time.Minute, time.Second, time.Second, 3)
+		broker, err := evalbroker.New(time.Minute, time.Second, time.Second, 3)
 		must.NoError(t, err)
 		q := NewPlanQueue()
 		q.SetEnabled(true) // enabled, but no applier takes plans

@@ -1,7 +1,6 @@
-package nomad
+package evalbroker
 
 import (
-	"container/heap"
 	"context"
 	"errors"
 	"fmt"
@@ -9,31 +8,32 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nomadq/nomadq/nomad/internal/orderedheap"
 	"github.com/nomadq/nomadq/structs"
 )
 
-// failedQueue is the ready queue that holds evaluations which reached the
+// FailedQueue is the ready queue that holds evaluations which reached the
 // delivery limit. The leader dequeues from it, marks each eval failed and
 // creates a failed-follow-up eval.
-const failedQueue = "_failed"
+const FailedQueue = "_failed"
 
 // Broker settings Nomad ships with.
 const (
-	// DefaultEvalNackTimeout is how long a dequeued eval may stay unacked
+	// DefaultNackTimeout is how long a dequeued eval may stay unacked
 	// before it is nacked on the worker's behalf.
-	DefaultEvalNackTimeout = 60 * time.Second
+	DefaultNackTimeout = 60 * time.Second
 
-	// DefaultEvalNackInitialReenqueueDelay delays the first redelivery of a
+	// DefaultNackInitialReenqueueDelay delays the first redelivery of a
 	// nacked eval.
-	DefaultEvalNackInitialReenqueueDelay = 1 * time.Second
+	DefaultNackInitialReenqueueDelay = 1 * time.Second
 
-	// DefaultEvalNackSubsequentReenqueueDelay is multiplied by the number of
+	// DefaultNackSubsequentReenqueueDelay is multiplied by the number of
 	// earlier redeliveries to delay later ones.
-	DefaultEvalNackSubsequentReenqueueDelay = 20 * time.Second
+	DefaultNackSubsequentReenqueueDelay = 20 * time.Second
 
-	// DefaultEvalDeliveryLimit is how many times an eval is handed to
+	// DefaultDeliveryLimit is how many times an eval is handed to
 	// workers before it goes to the failed queue.
-	DefaultEvalDeliveryLimit = 3
+	DefaultDeliveryLimit = 3
 )
 
 var (
@@ -53,8 +53,8 @@ var (
 	ErrNackTimeoutReached = errors.New("evaluation nack timeout reached")
 )
 
-// BrokerStats is a snapshot of the broker's queues.
-type BrokerStats struct {
+// Stats is a snapshot of the broker's queues.
+type Stats struct {
 	// TotalReady counts evals waiting to be dequeued, the failed queue
 	// included.
 	TotalReady int
@@ -73,16 +73,19 @@ type BrokerStats struct {
 
 // SchedulerStats counts one queue's evals.
 type SchedulerStats struct {
-	Ready   int
+	// Ready counts the queue's evals waiting to be dequeued.
+	Ready int
+	// Unacked counts the queue's evals dequeued and not yet acked or
+	// nacked.
 	Unacked int
 }
 
-// EvalBroker hands pending evaluations to scheduler workers. It keeps a
+// Broker hands pending evaluations to scheduler workers. It keeps a
 // ready queue per scheduler type, lets at most one eval per job be ready
 // or in flight, redelivers evals that are nacked or not acked in time, and
 // parks those that keep failing in the failed queue. It lives only on the
 // leader and in memory; disabling it drops everything.
-type EvalBroker struct {
+type Broker struct {
 	nackTimeout         time.Duration
 	initialNackDelay    time.Duration
 	subsequentNackDelay time.Duration
@@ -102,19 +105,19 @@ type EvalBroker struct {
 	// jobEvals holds, per job, the ID of the one eval that is ready or
 	// unacked; the others wait in pending.
 	jobEvals map[structs.NamespacedID]string
-	pending  map[structs.NamespacedID]*orderedHeap[*structs.Evaluation]
+	pending  map[structs.NamespacedID]*orderedheap.Heap[*structs.Evaluation]
 
 	// cancelable holds evals superseded by a newer eval of their job.
 	cancelable []*structs.Evaluation
 
-	ready map[string]*orderedHeap[*structs.Evaluation]
+	ready map[string]*orderedheap.Heap[*structs.Evaluation]
 	unack map[string]*unackEval
 
 	// requeue holds, per delivery token, an updated copy of the in-flight
 	// eval to enqueue once that delivery is acked.
 	requeue map[string]*structs.Evaluation
 
-	delayed    *orderedHeap[*delayedEval]
+	delayed    *orderedheap.Heap[*delayedEval]
 	delayTimer *time.Timer
 	delayDue   time.Time
 	delayGen   uint64
@@ -145,12 +148,12 @@ type dequeueWaiter struct {
 	signaled   bool
 }
 
-// NewEvalBroker returns a disabled broker. nackTimeout bounds how long a
+// New returns a disabled broker. nackTimeout bounds how long a
 // worker may hold an eval without acking or resetting it; a nacked eval is
 // redelivered after initialNackDelay the first time and after
 // (n-1)*subsequentNackDelay on its n-th redelivery; after deliveryLimit
 // deliveries it goes to the failed queue.
-func NewEvalBroker(nackTimeout, initialNackDelay, subsequentNackDelay time.Duration, deliveryLimit int) (*EvalBroker, error) {
+func New(nackTimeout, initialNackDelay, subsequentNackDelay time.Duration, deliveryLimit int) (*Broker, error) {
 	if nackTimeout <= 0 {
 		return nil, fmt.Errorf("eval broker: nack timeout must be positive, got %s", nackTimeout)
 	}
@@ -160,7 +163,7 @@ func NewEvalBroker(nackTimeout, initialNackDelay, subsequentNackDelay time.Durat
 	if deliveryLimit < 1 {
 		return nil, fmt.Errorf("eval broker: delivery limit must be at least 1, got %d", deliveryLimit)
 	}
-	b := &EvalBroker{
+	b := &Broker{
 		nackTimeout:         nackTimeout,
 		initialNackDelay:    initialNackDelay,
 		subsequentNackDelay: subsequentNackDelay,
@@ -173,7 +176,7 @@ func NewEvalBroker(nackTimeout, initialNackDelay, subsequentNackDelay time.Durat
 // SetEnabled turns the broker on or off. Turning it off drops every eval,
 // stops every timer and makes blocked Dequeue calls return
 // ErrBrokerDisabled.
-func (b *EvalBroker) SetEnabled(enabled bool) {
+func (b *Broker) SetEnabled(enabled bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.enabled = enabled
@@ -183,7 +186,7 @@ func (b *EvalBroker) SetEnabled(enabled bool) {
 }
 
 // Enabled reports whether the broker accepts evals.
-func (b *EvalBroker) Enabled() bool {
+func (b *Broker) Enabled() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.enabled
@@ -193,7 +196,7 @@ func (b *EvalBroker) Enabled() bool {
 // when the eval is not pending, and when an eval with the same ID is
 // already tracked. An eval with Wait is held until CreateTime+Wait (or
 // now+Wait when CreateTime is unset), one with WaitUntil until that time.
-func (b *EvalBroker) Enqueue(eval *structs.Evaluation) {
+func (b *Broker) Enqueue(eval *structs.Evaluation) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.processEnqueueLocked(eval, "")
@@ -204,7 +207,7 @@ func (b *EvalBroker) Enqueue(eval *structs.Evaluation) {
 // very token is an update made by the worker holding it: it is enqueued
 // after that worker acks, and dropped if the worker nacks. Every other eval
 // is enqueued as by Enqueue.
-func (b *EvalBroker) EnqueueAll(evals map[*structs.Evaluation]string) {
+func (b *Broker) EnqueueAll(evals map[*structs.Evaluation]string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for eval, token := range evals {
@@ -212,7 +215,7 @@ func (b *EvalBroker) EnqueueAll(evals map[*structs.Evaluation]string) {
 	}
 }
 
-func (b *EvalBroker) processEnqueueLocked(eval *structs.Evaluation, token string) {
+func (b *Broker) processEnqueueLocked(eval *structs.Evaluation, token string) {
 	if !b.enabled || eval == nil || eval.Status != structs.EvalStatusPending {
 		return
 	}
@@ -254,25 +257,25 @@ func dueTime(eval *structs.Evaluation) (time.Time, bool) {
 
 // enqueueLocked makes eval ready in queue, or parks it behind the eval its
 // job already has ready or in flight.
-func (b *EvalBroker) enqueueLocked(eval *structs.Evaluation, queue string) {
+func (b *Broker) enqueueLocked(eval *structs.Evaluation, queue string) {
 	if key, ok := jobKey(eval); ok {
 		if cur, held := b.jobEvals[key]; held && cur != eval.ID {
 			h := b.pending[key]
 			if h == nil {
-				h = &orderedHeap[*structs.Evaluation]{less: pendingBefore}
+				h = orderedheap.New(pendingBefore)
 				b.pending[key] = h
 			}
-			h.push(eval)
+			h.Push(eval)
 			return
 		}
 		b.jobEvals[key] = eval.ID
 	}
 	h := b.ready[queue]
 	if h == nil {
-		h = &orderedHeap[*structs.Evaluation]{less: readyBefore}
+		h = orderedheap.New(readyBefore)
 		b.ready[queue] = h
 	}
-	h.push(eval)
+	h.Push(eval)
 	b.wakeLocked(queue)
 }
 
@@ -314,17 +317,17 @@ func pendingBefore(a, b *structs.Evaluation) bool {
 // up to timeout for one; a timeout of 0 waits until an eval is ready or
 // the broker is disabled. It returns (nil, "", nil) when the timeout
 // passes and ErrBrokerDisabled when the broker is disabled.
-func (b *EvalBroker) Dequeue(schedulers []string, timeout time.Duration) (*structs.Evaluation, string, error) {
+func (b *Broker) Dequeue(schedulers []string, timeout time.Duration) (*structs.Evaluation, string, error) {
 	return b.dequeue(context.Background(), schedulers, timeout)
 }
 
 // DequeueContext is Dequeue bounded by ctx instead of a timeout; it
 // returns ctx.Err() when ctx ends first.
-func (b *EvalBroker) DequeueContext(ctx context.Context, schedulers []string) (*structs.Evaluation, string, error) {
+func (b *Broker) DequeueContext(ctx context.Context, schedulers []string) (*structs.Evaluation, string, error) {
 	return b.dequeue(ctx, schedulers, 0)
 }
 
-func (b *EvalBroker) dequeue(ctx context.Context, schedulers []string, timeout time.Duration) (*structs.Evaluation, string, error) {
+func (b *Broker) dequeue(ctx context.Context, schedulers []string, timeout time.Duration) (*structs.Evaluation, string, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !b.enabled {
@@ -377,15 +380,15 @@ func (b *EvalBroker) dequeue(ctx context.Context, schedulers []string, timeout t
 
 // dequeueLocked pops the best ready eval of the schedulers, if any, and
 // makes it unacked under a new token.
-func (b *EvalBroker) dequeueLocked(schedulers []string) (*structs.Evaluation, string) {
-	var best *orderedHeap[*structs.Evaluation]
+func (b *Broker) dequeueLocked(schedulers []string) (*structs.Evaluation, string) {
+	var best *orderedheap.Heap[*structs.Evaluation]
 	var queue string
 	for _, s := range schedulers {
 		h := b.ready[s]
 		if h == nil || h.Len() == 0 {
 			continue
 		}
-		if best == nil || readyBefore(h.peek(), best.peek()) {
+		if best == nil || readyBefore(h.Peek(), best.Peek()) {
 			best, queue = h, s
 		}
 	}
@@ -393,7 +396,7 @@ func (b *EvalBroker) dequeueLocked(schedulers []string) (*structs.Evaluation, st
 		return nil, ""
 	}
 	token := structs.GenerateUUID()
-	eval := best.pop()
+	eval := best.Pop()
 	b.evals[eval.ID]++
 	u := &unackEval{eval: eval, token: token, queue: queue}
 	id := eval.ID
@@ -403,7 +406,7 @@ func (b *EvalBroker) dequeueLocked(schedulers []string) (*structs.Evaluation, st
 }
 
 // wakeLocked signals the longest-waiting Dequeue call that wants queue.
-func (b *EvalBroker) wakeLocked(queue string) {
+func (b *Broker) wakeLocked(queue string) {
 	for i, w := range b.waiters {
 		if slices.Contains(w.schedulers, queue) {
 			b.waiters = slices.Delete(b.waiters, i, i+1)
@@ -416,7 +419,7 @@ func (b *EvalBroker) wakeLocked(queue string) {
 
 // Outstanding returns the token an eval was dequeued with, if it is
 // unacked.
-func (b *EvalBroker) Outstanding(evalID string) (string, bool) {
+func (b *Broker) Outstanding(evalID string) (string, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	u, ok := b.unack[evalID]
@@ -428,7 +431,7 @@ func (b *EvalBroker) Outstanding(evalID string) (string, bool) {
 
 // outstandingLocked returns the unacked eval for evalID if token is its
 // delivery token.
-func (b *EvalBroker) outstandingLocked(op, evalID, token string) (*unackEval, error) {
+func (b *Broker) outstandingLocked(op, evalID, token string) (*unackEval, error) {
 	u, ok := b.unack[evalID]
 	if !ok {
 		return nil, fmt.Errorf("%s evaluation %q: %w", op, evalID, ErrNotOutstanding)
@@ -441,7 +444,7 @@ func (b *EvalBroker) outstandingLocked(op, evalID, token string) (*unackEval, er
 
 // OutstandingReset restarts the nack timer of an unacked eval; workers
 // call it while they are still working on the eval.
-func (b *EvalBroker) OutstandingReset(evalID, token string) error {
+func (b *Broker) OutstandingReset(evalID, token string) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	u, err := b.outstandingLocked("reset", evalID, token)
@@ -460,7 +463,7 @@ func (b *EvalBroker) OutstandingReset(evalID, token string) error {
 
 // PauseNackTimeout stops the nack timer of an unacked eval while its plan
 // waits in the plan queue, where the worker cannot make progress.
-func (b *EvalBroker) PauseNackTimeout(evalID, token string) error {
+func (b *Broker) PauseNackTimeout(evalID, token string) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	u, err := b.outstandingLocked("pause", evalID, token)
@@ -476,7 +479,7 @@ func (b *EvalBroker) PauseNackTimeout(evalID, token string) error {
 
 // ResumeNackTimeout restarts a nack timer stopped by PauseNackTimeout with
 // the full timeout.
-func (b *EvalBroker) ResumeNackTimeout(evalID, token string) error {
+func (b *Broker) ResumeNackTimeout(evalID, token string) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	u, err := b.outstandingLocked("resume", evalID, token)
@@ -493,7 +496,7 @@ func (b *EvalBroker) ResumeNackTimeout(evalID, token string) error {
 // Ack completes an unacked eval. The next eval of its job becomes ready,
 // the job's other waiting evals become cancelable, and an update the
 // worker enqueued under this token is enqueued.
-func (b *EvalBroker) Ack(evalID, token string) error {
+func (b *Broker) Ack(evalID, token string) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	u, err := b.outstandingLocked("ack", evalID, token)
@@ -515,7 +518,7 @@ func (b *EvalBroker) Ack(evalID, token string) error {
 
 // releaseJobLocked frees the job slot held by eval and promotes the best
 // eval waiting behind it; the others are superseded.
-func (b *EvalBroker) releaseJobLocked(eval *structs.Evaluation) {
+func (b *Broker) releaseJobLocked(eval *structs.Evaluation) {
 	key, ok := jobKey(eval)
 	if !ok {
 		return
@@ -528,8 +531,8 @@ func (b *EvalBroker) releaseJobLocked(eval *structs.Evaluation) {
 		return
 	}
 	delete(b.pending, key)
-	next := h.pop()
-	for _, e := range h.items {
+	next := h.Pop()
+	for _, e := range h.Items() {
 		delete(b.evals, e.ID)
 		b.cancelable = append(b.cancelable, e)
 	}
@@ -539,7 +542,7 @@ func (b *EvalBroker) releaseJobLocked(eval *structs.Evaluation) {
 // Nack returns an unacked eval to the broker: it is redelivered after the
 // nack delay, or goes to the failed queue once it reached the delivery
 // limit.
-func (b *EvalBroker) Nack(evalID, token string) error {
+func (b *Broker) Nack(evalID, token string) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	u, err := b.outstandingLocked("nack", evalID, token)
@@ -553,7 +556,7 @@ func (b *EvalBroker) Nack(evalID, token string) error {
 
 // nackExpired nacks a delivery whose timer fired, unless it was acked or
 // nacked in the meantime.
-func (b *EvalBroker) nackExpired(evalID, token string) {
+func (b *Broker) nackExpired(evalID, token string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if u, ok := b.unack[evalID]; ok && u.token == token {
@@ -561,12 +564,12 @@ func (b *EvalBroker) nackExpired(evalID, token string) {
 	}
 }
 
-func (b *EvalBroker) nackLocked(u *unackEval) {
+func (b *Broker) nackLocked(u *unackEval) {
 	delete(b.unack, u.eval.ID)
 	delete(b.requeue, u.token)
 	deliveries := b.evals[u.eval.ID]
 	if deliveries >= b.deliveryLimit {
-		b.enqueueLocked(u.eval, failedQueue)
+		b.enqueueLocked(u.eval, FailedQueue)
 		return
 	}
 	if d := b.nackDelay(deliveries); d > 0 {
@@ -578,7 +581,7 @@ func (b *EvalBroker) nackLocked(u *unackEval) {
 
 // nackDelay is how long an eval delivered `deliveries` times waits before
 // its next delivery.
-func (b *EvalBroker) nackDelay(deliveries int) time.Duration {
+func (b *Broker) nackDelay(deliveries int) time.Duration {
 	switch {
 	case deliveries <= 0:
 		return 0
@@ -590,18 +593,18 @@ func (b *EvalBroker) nackDelay(deliveries int) time.Duration {
 }
 
 // delayLocked holds eval until due.
-func (b *EvalBroker) delayLocked(eval *structs.Evaluation, due time.Time) {
-	b.delayed.push(&delayedEval{eval: eval, due: due})
+func (b *Broker) delayLocked(eval *structs.Evaluation, due time.Time) {
+	b.delayed.Push(&delayedEval{eval: eval, due: due})
 	b.armDelayLocked()
 }
 
 // armDelayLocked points the one delay timer at the earliest due eval.
-func (b *EvalBroker) armDelayLocked() {
+func (b *Broker) armDelayLocked() {
 	if b.delayed.Len() == 0 {
 		b.stopDelayLocked()
 		return
 	}
-	next := b.delayed.peek().due
+	next := b.delayed.Peek().due
 	if b.delayTimer != nil && b.delayDue.Equal(next) {
 		return
 	}
@@ -611,7 +614,7 @@ func (b *EvalBroker) armDelayLocked() {
 	b.delayTimer = time.AfterFunc(time.Until(next), func() { b.releaseDelayed(gen) })
 }
 
-func (b *EvalBroker) stopDelayLocked() {
+func (b *Broker) stopDelayLocked() {
 	if b.delayTimer != nil {
 		b.delayTimer.Stop()
 		b.delayTimer = nil
@@ -622,7 +625,7 @@ func (b *EvalBroker) stopDelayLocked() {
 }
 
 // releaseDelayed enqueues every delayed eval that is due.
-func (b *EvalBroker) releaseDelayed(gen uint64) {
+func (b *Broker) releaseDelayed(gen uint64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !b.enabled || gen != b.delayGen {
@@ -630,8 +633,8 @@ func (b *EvalBroker) releaseDelayed(gen uint64) {
 	}
 	b.delayTimer = nil
 	now := time.Now()
-	for b.delayed.Len() > 0 && !b.delayed.peek().due.After(now) {
-		d := b.delayed.pop()
+	for b.delayed.Len() > 0 && !b.delayed.Peek().due.After(now) {
+		d := b.delayed.Pop()
 		b.enqueueLocked(d.eval, d.eval.Type)
 	}
 	b.armDelayLocked()
@@ -640,7 +643,7 @@ func (b *EvalBroker) releaseDelayed(gen uint64) {
 // Cancelable removes and returns up to batchSize superseded evals (all of
 // them when batchSize <= 0), oldest first, for the leader to mark
 // canceled.
-func (b *EvalBroker) Cancelable(batchSize int) []*structs.Evaluation {
+func (b *Broker) Cancelable(batchSize int) []*structs.Evaluation {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	n := len(b.cancelable)
@@ -656,10 +659,10 @@ func (b *EvalBroker) Cancelable(batchSize int) []*structs.Evaluation {
 }
 
 // Stats returns the sizes of the broker's queues.
-func (b *EvalBroker) Stats() BrokerStats {
+func (b *Broker) Stats() Stats {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	s := BrokerStats{
+	s := Stats{
 		TotalUnacked:    len(b.unack),
 		TotalWaiting:    b.delayed.Len(),
 		TotalCancelable: len(b.cancelable),
@@ -688,7 +691,7 @@ func (b *EvalBroker) Stats() BrokerStats {
 
 // flushLocked drops every eval and timer and releases blocked Dequeue
 // calls.
-func (b *EvalBroker) flushLocked() {
+func (b *Broker) flushLocked() {
 	for _, u := range b.unack {
 		u.timer.Stop()
 	}
@@ -701,43 +704,19 @@ func (b *EvalBroker) flushLocked() {
 	b.resetLocked()
 }
 
-func (b *EvalBroker) resetLocked() {
+func (b *Broker) resetLocked() {
 	b.evals = make(map[string]int)
 	b.jobEvals = make(map[structs.NamespacedID]string)
-	b.pending = make(map[structs.NamespacedID]*orderedHeap[*structs.Evaluation])
+	b.pending = make(map[structs.NamespacedID]*orderedheap.Heap[*structs.Evaluation])
 	b.cancelable = nil
-	b.ready = make(map[string]*orderedHeap[*structs.Evaluation])
+	b.ready = make(map[string]*orderedheap.Heap[*structs.Evaluation])
 	b.unack = make(map[string]*unackEval)
 	b.requeue = make(map[string]*structs.Evaluation)
-	b.delayed = &orderedHeap[*delayedEval]{less: func(x, y *delayedEval) bool {
+	b.delayed = orderedheap.New(func(x, y *delayedEval) bool {
 		if !x.due.Equal(y.due) {
 			return x.due.Before(y.due)
 		}
 		return readyBefore(x.eval, y.eval)
-	}}
+	})
 	b.waiters = nil
 }
-
-// orderedHeap is a container/heap of T ordered by less.
-type orderedHeap[T any] struct {
-	items []T
-	less  func(a, b T) bool
-}
-
-func (h *orderedHeap[T]) Len() int           { return len(h.items) }
-func (h *orderedHeap[T]) Less(i, j int) bool { return h.less(h.items[i], h.items[j]) }
-func (h *orderedHeap[T]) Swap(i, j int)      { h.items[i], h.items[j] = h.items[j], h.items[i] }
-func (h *orderedHeap[T]) Push(x any)         { h.items = append(h.items, x.(T)) }
-
-func (h *orderedHeap[T]) Pop() any {
-	n := len(h.items) - 1
-	x := h.items[n]
-	var zero T
-	h.items[n] = zero
-	h.items = h.items[:n]
-	return x
-}
-
-func (h *orderedHeap[T]) push(x T) { heap.Push(h, x) }
-func (h *orderedHeap[T]) pop() T   { return heap.Pop(h).(T) }
-func (h *orderedHeap[T]) peek() T  { return h.items[0] }

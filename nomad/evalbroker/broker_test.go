@@ -1,4 +1,4 @@
-package nomad
+package evalbroker
 
 import (
 	"context"
@@ -40,16 +40,16 @@ func advance(d time.Duration) {
 
 // testBroker returns an enabled broker with Nomad's default settings
 // except for the given nack delays.
-func testBroker(t *testing.T, initialDelay, subsequentDelay time.Duration) *EvalBroker {
+func testBroker(t *testing.T, initialDelay, subsequentDelay time.Duration) *Broker {
 	t.Helper()
-	b, err := NewEvalBroker(DefaultEvalNackTimeout, initialDelay, subsequentDelay, DefaultEvalDeliveryLimit)
+	b, err := New(DefaultNackTimeout, initialDelay, subsequentDelay, DefaultDeliveryLimit)
 	must.NoError(t, err)
 	b.SetEnabled(true)
 	return b
 }
 
 // dequeueNow dequeues without waiting for an eval to arrive.
-func dequeueNow(t *testing.T, b *EvalBroker, schedulers ...string) (*structs.Evaluation, string) {
+func dequeueNow(t *testing.T, b *Broker, schedulers ...string) (*structs.Evaluation, string) {
 	t.Helper()
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -57,7 +57,7 @@ func dequeueNow(t *testing.T, b *EvalBroker, schedulers ...string) (*structs.Eva
 }
 
 // outstandingEval enqueues and dequeues a service eval for job "job".
-func outstandingEval(t *testing.T, b *EvalBroker) (*structs.Evaluation, string) {
+func outstandingEval(t *testing.T, b *Broker) (*structs.Evaluation, string) {
 	t.Helper()
 	b.Enqueue(testEval("job", 1))
 	eval, token := dequeueNow(t, b, structs.JobTypeService)
@@ -78,7 +78,7 @@ func TestNewEvalBroker_InvalidSettings(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			b, err := NewEvalBroker(tc.nackTimeout, tc.initial, tc.subseq, tc.limit)
+			b, err := New(tc.nackTimeout, tc.initial, tc.subseq, tc.limit)
 			must.Nil(t, b)
 			must.ErrorContains(t, err, tc.wantErr)
 		})
@@ -306,22 +306,22 @@ func TestEvalBroker_NackRedelivery(t *testing.T) {
 		must.NoError(t, b.Nack(eval.ID, token))
 		s := b.Stats()
 		must.Eq(t, 0, s.TotalWaiting)
-		must.Eq(t, 1, s.ByScheduler[failedQueue].Ready)
+		must.Eq(t, 1, s.ByScheduler[FailedQueue].Ready)
 
 		got, _, err := b.Dequeue([]string{structs.JobTypeService}, time.Second)
 		must.NoError(t, err)
 		must.Nil(t, got, must.Sprint("a failed eval is not handed to schedulers"))
 
-		failed, token, err := b.Dequeue([]string{failedQueue}, time.Second)
+		failed, token, err := b.Dequeue([]string{FailedQueue}, time.Second)
 		must.NoError(t, err)
 		must.Eq(t, eval.ID, failed.ID)
 		must.NoError(t, b.Ack(failed.ID, token))
-		must.Eq(t, BrokerStats{ByScheduler: map[string]*SchedulerStats{}}, b.Stats())
+		must.Eq(t, Stats{ByScheduler: map[string]*SchedulerStats{}}, b.Stats())
 	})
 }
 
 func TestEvalBroker_FailedEvalHoldsJob(t *testing.T) {
-	b, err := NewEvalBroker(time.Minute, 0, 0, 1)
+	b, err := New(time.Minute, 0, 0, 1)
 	must.NoError(t, err)
 	b.SetEnabled(true)
 	eval, token := outstandingEval(t, b)
@@ -332,7 +332,7 @@ func TestEvalBroker_FailedEvalHoldsJob(t *testing.T) {
 	got, _ := dequeueNow(t, b, structs.JobTypeService)
 	must.Nil(t, got, must.Sprint("the job waits until the leader handles the failed eval"))
 
-	failed, token := dequeueNow(t, b, failedQueue)
+	failed, token := dequeueNow(t, b, FailedQueue)
 	must.NoError(t, b.Ack(failed.ID, token))
 	got, _ = dequeueNow(t, b, structs.JobTypeService)
 	must.Eq(t, later.ID, got.ID)
@@ -343,7 +343,7 @@ func TestEvalBroker_NackTimeout(t *testing.T) {
 		b := testBroker(t, 0, 0)
 		eval, token := outstandingEval(t, b)
 
-		advance(DefaultEvalNackTimeout - time.Nanosecond)
+		advance(DefaultNackTimeout - time.Nanosecond)
 		got, ok := b.Outstanding(eval.ID)
 		must.True(t, ok)
 		must.Eq(t, token, got)
@@ -361,10 +361,10 @@ func TestEvalBroker_OutstandingReset(t *testing.T) {
 		b := testBroker(t, 0, 0)
 		eval, token := outstandingEval(t, b)
 
-		time.Sleep(DefaultEvalNackTimeout / 2)
+		time.Sleep(DefaultNackTimeout / 2)
 		must.NoError(t, b.OutstandingReset(eval.ID, token))
 
-		advance(DefaultEvalNackTimeout - time.Nanosecond)
+		advance(DefaultNackTimeout - time.Nanosecond)
 		_, ok := b.Outstanding(eval.ID)
 		must.True(t, ok, must.Sprint("the reset restarts the full timeout"))
 
@@ -381,13 +381,13 @@ func TestEvalBroker_PauseNackTimeout(t *testing.T) {
 		eval, token := outstandingEval(t, b)
 
 		must.NoError(t, b.PauseNackTimeout(eval.ID, token))
-		advance(3 * DefaultEvalNackTimeout)
+		advance(3 * DefaultNackTimeout)
 		_, ok := b.Outstanding(eval.ID)
 		must.True(t, ok, must.Sprint("a paused eval is not nacked"))
 		must.NoError(t, b.OutstandingReset(eval.ID, token))
 
 		must.NoError(t, b.ResumeNackTimeout(eval.ID, token))
-		advance(DefaultEvalNackTimeout)
+		advance(DefaultNackTimeout)
 		_, ok = b.Outstanding(eval.ID)
 		must.False(t, ok)
 	})
@@ -402,7 +402,7 @@ func TestEvalBroker_AckAfterNackTimeoutFired(t *testing.T) {
 		// may still race its nack for the lock. Whichever wins, the ack
 		// is refused: the timer fired first.
 		b.mu.Lock()
-		time.Sleep(DefaultEvalNackTimeout)
+		time.Sleep(DefaultNackTimeout)
 		b.mu.Unlock()
 		err := b.Ack(eval.ID, token)
 		if !errors.Is(err, ErrNackTimeoutReached) {
@@ -618,7 +618,7 @@ func TestEvalBroker_Disable(t *testing.T) {
 		b.SetEnabled(false)
 		must.False(t, b.Enabled())
 		must.ErrorIs(t, <-waiting, ErrBrokerDisabled)
-		must.Eq(t, BrokerStats{ByScheduler: map[string]*SchedulerStats{}}, b.Stats())
+		must.Eq(t, Stats{ByScheduler: map[string]*SchedulerStats{}}, b.Stats())
 		must.ErrorIs(t, b.Ack(unacked.ID, token), ErrNotOutstanding)
 		_, _, err := b.Dequeue([]string{structs.JobTypeService}, 0)
 		must.ErrorIs(t, err, ErrBrokerDisabled)
@@ -626,7 +626,7 @@ func TestEvalBroker_Disable(t *testing.T) {
 		// Timers of the old term do nothing to the next one.
 		b.SetEnabled(true)
 		advance(2 * time.Hour)
-		must.Eq(t, BrokerStats{ByScheduler: map[string]*SchedulerStats{}}, b.Stats())
+		must.Eq(t, Stats{ByScheduler: map[string]*SchedulerStats{}}, b.Stats())
 		b.Enqueue(unacked)
 		must.Eq(t, 1, b.Stats().TotalReady, must.Sprint("enabled again with nothing tracked"))
 	})
@@ -727,7 +727,7 @@ func TestEvalBroker_Stats(t *testing.T) {
 	must.NoError(t, b.Nack(nacked.ID, token))
 	dequeueNow(t, b, "batch")
 
-	must.Eq(t, BrokerStats{
+	must.Eq(t, Stats{
 		TotalReady:   4,
 		TotalUnacked: 1,
 		TotalBlocked: 1,
@@ -793,8 +793,8 @@ func TestEvalBroker_ConcurrentWorkers(t *testing.T) {
 
 // benchBroker returns an enabled broker and b.N evals of distinct jobs,
 // and starts the benchmark's clock.
-func benchBroker(b *testing.B) (*EvalBroker, []*structs.Evaluation) {
-	broker, err := NewEvalBroker(DefaultEvalNackTimeout, 0, 0, DefaultEvalDeliveryLimit)
+func benchBroker(b *testing.B) (*Broker, []*structs.Evaluation) {
+	broker, err := New(DefaultNackTimeout, 0, 0, DefaultDeliveryLimit)
 	must.NoError(b, err)
 	broker.SetEnabled(true)
 	evals := make([]*structs.Evaluation, b.N)
