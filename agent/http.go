@@ -307,12 +307,16 @@ func acceptsGzip(r *http.Request) bool {
 // request's Content-Length; a larger body grows as it is read.
 const maxPresizedBody = 1 << 20
 
+// errEmptyBody is decodeBody's answer to a request without a body, which
+// the handlers whose body is optional let through.
+var errEmptyBody error = &CodedError{Code: http.StatusBadRequest, Msg: "Request body is empty"}
+
 // decodeBody decodes a JSON request body into out, ignoring fields it
 // does not know. An empty, malformed or mistyped body is a 400 naming the
-// problem; an oversized one is a 413.
+// problem (errEmptyBody when there is none); an oversized one is a 413.
 func decodeBody(r *http.Request, out any) error {
 	if r.Body == nil {
-		return codedErr(http.StatusBadRequest, "Request body is empty")
+		return errEmptyBody
 	}
 	// Sized from Content-Length when the client sent one, so a job of a
 	// few KB is read into one buffer instead of growing one from 512
@@ -331,7 +335,7 @@ func decodeBody(r *http.Request, out any) error {
 		return codedErr(http.StatusBadRequest, "Failed to read request body: %v", err)
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
-		return codedErr(http.StatusBadRequest, "Request body is empty")
+		return errEmptyBody
 	}
 	if bytes.Equal(bytes.TrimSpace(body), []byte("null")) {
 		// JSON null leaves the value as it is; some api types' own

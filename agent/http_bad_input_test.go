@@ -214,3 +214,42 @@ func BenchmarkHTTPJobRegister(b *testing.B) {
 	b.ReportMetric(float64(pct(0.99).Microseconds())/1000, "p99-ms")
 	_ = api.JobRegisterRequest{}
 }
+
+// Refusals the server makes cross RPC as coded errors and keep their
+// status: a lost check-index race, a force launch of a job that is not
+// periodic, a search context that does not exist are 400s; stopping a
+// job that does not exist answers with empty fields, as Nomad does.
+func TestHTTP_ServerRefusals(t *testing.T) {
+	a := NewTestAgent(t, nil)
+	base := a.HTTPAddr()
+	code, _, body := httpPut(t, base+"/v1/jobs", map[string]any{"Job": mockJob("plain", 1)})
+	must.Eq(t, http.StatusOK, code, must.Sprint(body))
+
+	cases := []struct {
+		name, path string
+		body       any
+		code       int
+		msg        string
+	}{
+		{"check-index on a new job", "/v1/jobs", map[string]any{"Job": mockJob("fresh", 1), "EnforceIndex": true, "JobModifyIndex": 5},
+			400, "Enforcing job modify index 5: job does not exist"},
+		{"check-index on an existing job", "/v1/jobs", map[string]any{"Job": mockJob("plain", 1), "EnforceIndex": true},
+			400, "Enforcing job modify index 0: job already exists"},
+		{"force a job that is not periodic", "/v1/job/plain/periodic/force", nil, 400, `can't force launch non-periodic job "plain"`},
+		{"force a job that does not exist", "/v1/job/missing/periodic/force", nil, 404, `job "missing" not found`},
+		{"prefix search context", "/v1/search", map[string]any{"Prefix": "p", "Context": "planets"}, 400, `context must be one of`},
+		{"fuzzy search context", "/v1/search/fuzzy", map[string]any{"Text": "pl", "Context": "planets"}, 400, `context must be one of`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, body := httpPut(t, base+tc.path, tc.body)
+			must.Eq(t, tc.code, code, must.Sprint(body))
+			must.StrContains(t, body, tc.msg)
+			must.StrNotContains(t, body, "RPC Error")
+		})
+	}
+
+	code, body = httpDo(t, http.MethodDelete, base+"/v1/job/missing")
+	must.Eq(t, http.StatusOK, code, must.Sprint(body))
+	must.StrContains(t, body, `"EvalID":""`)
+}

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"errors"
 	"net/http"
 	"os"
 	"strconv"
@@ -120,9 +121,6 @@ func (h *httpHandler) jobRegister(w http.ResponseWriter, r *http.Request, pathJo
 	}
 	var reply structs.JobRegisterResponse
 	if err := h.agent.rpc("Job.Register", &args, &reply); err != nil {
-		if strings.Contains(err.Error(), "Enforcing job modify index") {
-			return nil, codedErr(http.StatusBadRequest, "%s", err.Error())
-		}
 		return nil, rpcError(err)
 	}
 	reply.Warnings = strings.TrimSpace(apiconv.Warnings(warnings, job) + "\n" + reply.Warnings)
@@ -228,7 +226,7 @@ func (h *httpHandler) jobDeregister(w http.ResponseWriter, r *http.Request, jobI
 	var reply structs.JobDeregisterResponse
 	if err := h.agent.rpc("Job.Deregister", &args, &reply); err != nil {
 		// Nomad answers a stop of a missing job with empty fields.
-		if !strings.HasSuffix(err.Error(), "not found") {
+		if code, _, _ := structs.CodeFromRPCCodedErr(err); code != http.StatusNotFound {
 			return nil, rpcError(err)
 		}
 	}
@@ -374,7 +372,7 @@ func (h *httpHandler) jobEvaluate(w http.ResponseWriter, r *http.Request, jobID 
 	args := structs.JobEvaluateRequest{JobID: jobID}
 	if r.ContentLength != 0 {
 		var body api.JobEvaluateRequest
-		if err := decodeBody(r, &body); err != nil && !strings.Contains(err.Error(), "Request body is empty") {
+		if err := decodeBody(r, &body); err != nil && !errors.Is(err, errEmptyBody) {
 			return nil, err
 		}
 		if body.JobID != "" && body.JobID != jobID {

@@ -1,8 +1,8 @@
 package agent
 
 import (
+	"errors"
 	"net/http"
-	"strings"
 
 	"github.com/nomadq/nomadq/structs"
 )
@@ -25,7 +25,7 @@ func (h *httpHandler) jobDispatch(w http.ResponseWriter, r *http.Request, jobID 
 	// A dispatch without payload or meta may come without a body.
 	var body jobDispatchBody
 	if r.ContentLength != 0 {
-		if err := decodeBody(r, &body); err != nil && !strings.Contains(err.Error(), "Request body is empty") {
+		if err := decodeBody(r, &body); err != nil && !errors.Is(err, errEmptyBody) {
 			return nil, err
 		}
 	}
@@ -58,9 +58,6 @@ func (h *httpHandler) jobPeriodicForce(w http.ResponseWriter, r *http.Request, j
 	h.parseWrite(r, &args.WriteRequest)
 	var reply structs.PeriodicForceResponse
 	if err := h.agent.rpc("Job.PeriodicForce", &args, &reply); err != nil {
-		if msg := err.Error(); strings.HasPrefix(msg, "can't force launch") {
-			return nil, codedErr(http.StatusBadRequest, "%s", msg)
-		}
 		return nil, rpcError(err)
 	}
 	setIndex(w, reply.Index)

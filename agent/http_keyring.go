@@ -112,7 +112,7 @@ func (h *httpHandler) keyringRotate(w http.ResponseWriter, r *http.Request) (any
 	}
 	var reply structs.KeyringRotateResponse
 	if err := h.agent.rpc("Keyring.Rotate", &args, &reply); err != nil {
-		return nil, keyringError(err)
+		return nil, rpcError(err)
 	}
 	setIndex(w, reply.Index)
 	return reply, nil
@@ -131,20 +131,8 @@ func (h *httpHandler) keyringDelete(w http.ResponseWriter, r *http.Request, keyI
 	}
 	var reply structs.GenericResponse
 	if err := h.agent.rpc("Keyring.Delete", &args, &reply); err != nil {
-		return nil, keyringError(err)
+		return nil, rpcError(err)
 	}
 	setIndex(w, reply.Index)
 	return reply, nil
-}
-
-// keyringError answers a refused keyring request with a 400; the refusals
-// cross RPC as text, so they are told apart by their wording.
-func keyringError(err error) error {
-	msg := err.Error()
-	for _, refusal := range []string{"is not supported", "invalid algo", "invalid publish_time", "cannot be deleted"} {
-		if strings.Contains(msg, refusal) {
-			return codedErr(http.StatusBadRequest, "%s", msg)
-		}
-	}
-	return rpcError(err)
 }

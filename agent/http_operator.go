@@ -179,9 +179,6 @@ func (h *httpHandler) searchRequest(w http.ResponseWriter, r *http.Request) (any
 	}
 	var reply structs.SearchResponse
 	if err := h.agent.rpc("Search.PrefixSearch", &args, &reply); err != nil {
-		if e := err.Error(); len(e) > 7 && e[:7] == "context" {
-			return nil, codedErr(http.StatusBadRequest, "%s", e)
-		}
 		return nil, rpcError(err)
 	}
 	setMeta(w, &reply.QueryMeta)

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"net/http"
-	"strings"
 
 	"github.com/nomadq/nomadq/structs"
 )
@@ -36,9 +35,6 @@ func (h *httpHandler) fuzzySearchRequest(w http.ResponseWriter, r *http.Request)
 	}
 	var reply structs.FuzzySearchResponse
 	if err := h.agent.rpc("Search.FuzzySearch", &args, &reply); err != nil {
-		if e := err.Error(); strings.HasPrefix(e, "context") || strings.HasPrefix(e, "fuzzy search query") {
-			return nil, codedErr(http.StatusBadRequest, "%s", e)
-		}
 		return nil, rpcError(err)
 	}
 	setMeta(w, &reply.QueryMeta)

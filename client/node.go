@@ -2,7 +2,7 @@ package client
 
 import (
 	"context"
-	"strings"
+	"net/http"
 	"time"
 
 	"github.com/nomadq/nomadq/structs"
@@ -26,7 +26,7 @@ func (c *Client) registerAndHeartbeat() {
 		switch {
 		case err == nil:
 			ttl = next
-		case isUnknownNode(err):
+		case IsUnknownNode(err):
 			c.logger.Warn("servers do not know this node; registering again", "error", err)
 			for !c.register() {
 				if !c.sleep(c.cfg.RetryInterval) {
@@ -53,8 +53,11 @@ func (c *Client) sleep(d time.Duration) bool {
 	}
 }
 
-func isUnknownNode(err error) bool {
-	return strings.Contains(err.Error(), "not found")
+// IsUnknownNode reports the servers' answer to a heartbeat from a node
+// they do not know: a coded 404, which crosses RPC as text.
+func IsUnknownNode(err error) bool {
+	code, _, _ := structs.CodeFromRPCCodedErr(err)
+	return code == http.StatusNotFound
 }
 
 // register sends the node to the servers.

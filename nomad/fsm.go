@@ -273,7 +273,7 @@ func (f *nomadFSM) applyJobDeregister(buf []byte, index uint64) any {
 			return err
 		}
 		if job == nil {
-			return fmt.Errorf("job %q not found", req.JobID)
+			return fmt.Errorf("job %q %w", req.JobID, state.ErrNotFound)
 		}
 		stopped := job.Copy()
 		stopped.Stop = true

@@ -195,16 +195,17 @@ func (j *Job) checkMemoryMax(job *structs.Job) error {
 	return errs.ErrorOrNil()
 }
 
-// checkEnforceIndex answers a check-index register with Nomad's wording.
+// checkEnforceIndex answers a check-index register with Nomad's wording,
+// as a 400: the request lost a race, the server did not fail.
 func checkEnforceIndex(existing *structs.Job, want uint64) error {
 	const prefix = "Enforcing job modify index"
 	switch {
 	case want == 0 && existing != nil:
-		return fmt.Errorf("%s 0: job already exists", prefix)
+		return structs.NewErrRPCCodedf(http.StatusBadRequest, "%s 0: job already exists", prefix)
 	case want != 0 && existing == nil:
-		return fmt.Errorf("%s %d: job does not exist", prefix, want)
+		return structs.NewErrRPCCodedf(http.StatusBadRequest, "%s %d: job does not exist", prefix, want)
 	case existing != nil && existing.JobModifyIndex != want:
-		return fmt.Errorf("%s %d: job exists with conflicting job modify index: %d", prefix, want, existing.JobModifyIndex)
+		return structs.NewErrRPCCodedf(http.StatusBadRequest, "%s %d: job exists with conflicting job modify index: %d", prefix, want, existing.JobModifyIndex)
 	}
 	return nil
 }
@@ -252,6 +253,10 @@ func (j *Job) Deregister(args *structs.JobDeregisterRequest, reply *structs.JobD
 		}
 	}
 	_, index, err := j.srv.raftApply(structs.JobDeregisterRequestType, req)
+	if errors.Is(err, state.ErrNotFound) {
+		// Purged or deleted since the lookup above.
+		return structs.NewErrRPCCoded(http.StatusNotFound, err.Error())
+	}
 	if err != nil {
 		return err
 	}
@@ -414,7 +419,7 @@ func (j *Job) lookup(namespace, id string) (*structs.Job, error) {
 		return nil, err
 	}
 	if job == nil {
-		return nil, fmt.Errorf("job %q not found", id)
+		return nil, structs.NewErrRPCCodedf(http.StatusNotFound, "job %q not found", id)
 	}
 	return job, nil
 }

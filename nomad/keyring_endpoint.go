@@ -57,13 +57,13 @@ func (k *Keyring) Rotate(args *structs.KeyringRotateRequest, reply *structs.Keyr
 // nomadq does not implement.
 func checkRotateRequest(args *structs.KeyringRotateRequest) error {
 	if args.Algorithm != "" && args.Algorithm != structs.EncryptionAlgorithmAES256GCM {
-		return fmt.Errorf("invalid algo %q: the only algorithm is %q", args.Algorithm, structs.EncryptionAlgorithmAES256GCM)
+		return structs.NewErrRPCCodedf(http.StatusBadRequest, "invalid algo %q: the only algorithm is %q", args.Algorithm, structs.EncryptionAlgorithmAES256GCM)
 	}
 	if args.Full {
-		return errors.New("full rotation is not supported: it re-encrypts Variables, which nomadq does not store; rotate without full")
+		return structs.NewErrRPCCoded(http.StatusBadRequest, "full rotation is not supported: it re-encrypts Variables, which nomadq does not store; rotate without full")
 	}
 	if args.PublishTime < 0 {
-		return fmt.Errorf("invalid publish_time %d: must be a Unix time in nanoseconds", args.PublishTime)
+		return structs.NewErrRPCCodedf(http.StatusBadRequest, "invalid publish_time %d: must be a Unix time in nanoseconds", args.PublishTime)
 	}
 	return nil
 }
@@ -131,7 +131,7 @@ func (k *Keyring) Delete(args *structs.RootKeyDeleteRequest, reply *structs.Gene
 		return fmt.Errorf("root key %q not found", args.KeyID)
 	}
 	if key.IsActive() {
-		return fmt.Errorf("root key %q is active and cannot be deleted: rotate first", args.KeyID)
+		return structs.NewErrRPCCodedf(http.StatusBadRequest, "root key %q is active and cannot be deleted: rotate first", args.KeyID)
 	}
 	// Variables sealed with the key could never be read again; force
 	// does not override that (the FSM refuses too).
@@ -147,11 +147,15 @@ func (k *Keyring) Delete(args *structs.RootKeyDeleteRequest, reply *structs.Gene
 		}
 		for _, a := range allocs {
 			if a.SigningKeyID == args.KeyID && !a.TerminalStatus() {
-				return fmt.Errorf("root key %q is in use and cannot be deleted: allocation %s runs with an identity it signed; use force to delete it anyway", args.KeyID, a.ID)
+				return structs.NewErrRPCCodedf(http.StatusBadRequest, "root key %q is in use and cannot be deleted: allocation %s runs with an identity it signed; use force to delete it anyway", args.KeyID, a.ID)
 			}
 		}
 	}
 	_, index, err := k.srv.raftApply(structs.RootKeyDeleteRequestType, args)
+	if errors.Is(err, state.ErrRootKeyKept) {
+		// Activated or used to seal a variable since the checks above.
+		return structs.NewErrRPCCoded(http.StatusBadRequest, err.Error())
+	}
 	if err != nil {
 		return err
 	}

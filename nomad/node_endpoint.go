@@ -3,6 +3,7 @@ package nomad
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	memdb "github.com/hashicorp/go-memdb"
@@ -111,7 +112,8 @@ func (n *Node) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *struct
 		return err
 	}
 	if node == nil {
-		return fmt.Errorf("node %s not found", args.NodeID)
+		// A 404 tells the client to register again.
+		return structs.NewErrRPCCodedf(http.StatusNotFound, "node %s not found", args.NodeID)
 	}
 	reply.NodeModifyIndex = node.ModifyIndex
 	if node.Status != args.Status {

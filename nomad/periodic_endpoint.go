@@ -2,6 +2,7 @@ package nomad
 
 import (
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/nomadq/nomadq/structs"
@@ -24,10 +25,10 @@ func (j *Job) PeriodicForce(args *structs.PeriodicForceRequest, reply *structs.P
 		return err
 	}
 	if !job.IsPeriodic() {
-		return fmt.Errorf("can't force launch non-periodic job %q", args.JobID)
+		return structs.NewErrRPCCodedf(http.StatusBadRequest, "can't force launch non-periodic job %q", args.JobID)
 	}
 	if job.Stop {
-		return fmt.Errorf("can't force launch stopped job %q", args.JobID)
+		return structs.NewErrRPCCodedf(http.StatusBadRequest, "can't force launch stopped job %q", args.JobID)
 	}
 	now := time.Now()
 	req := newPeriodicLaunch(job, now, now)

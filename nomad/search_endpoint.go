@@ -1,7 +1,7 @@
 package nomad
 
 import (
-	"fmt"
+	"net/http"
 	"slices"
 	"sort"
 	"strings"
@@ -39,7 +39,7 @@ func (s *Search) PrefixSearch(args *structs.SearchRequest, reply *structs.Search
 		structs.SearchContextDeployments, structs.SearchContextNodePools, structs.SearchContextNamespaces,
 		"quotas", "scaling_policy", "plugins", "vars", "volumes", "host_volumes":
 	default:
-		return fmt.Errorf("context must be one of %s or \"all\"; got %q", strings.Join(searchContexts, ", "), args.Context)
+		return structs.NewErrRPCCodedf(http.StatusBadRequest, "context must be one of %s or \"all\"; got %q", strings.Join(searchContexts, ", "), args.Context)
 	}
 	ns := namespaceOf(args.Namespace)
 	a, contexts, err := s.searchACL(args.AuthToken, ns, args.Context, contexts)

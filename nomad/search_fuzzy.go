@@ -1,7 +1,7 @@
 package nomad
 
 import (
-	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 
@@ -37,7 +37,7 @@ func (s *Search) FuzzySearch(args *structs.FuzzySearchRequest, reply *structs.Fu
 		return err
 	}
 	if n := len(args.Text); n < structs.FuzzyMinTermLength {
-		return fmt.Errorf("fuzzy search query must be at least %d characters, got %d", structs.FuzzyMinTermLength, n)
+		return structs.NewErrRPCCodedf(http.StatusBadRequest, "fuzzy search query must be at least %d characters, got %d", structs.FuzzyMinTermLength, n)
 	}
 	var fuzzy, prefix []string
 	switch args.Context {
@@ -50,7 +50,7 @@ func (s *Search) FuzzySearch(args *structs.FuzzySearchRequest, reply *structs.Fu
 	case structs.SearchContextEvals, structs.SearchContextDeployments:
 		prefix = []string{args.Context}
 	default:
-		return fmt.Errorf("context must be one of %s, %s, %s or \"all\"; got %q",
+		return structs.NewErrRPCCodedf(http.StatusBadRequest, "context must be one of %s, %s, %s or \"all\"; got %q",
 			strings.Join(fuzzyContexts, ", "), structs.SearchContextEvals, structs.SearchContextDeployments, args.Context)
 	}
 	text := strings.ToLower(args.Text)

@@ -260,14 +260,14 @@ func TestJobRegister_EnforceIndexWording(t *testing.T) {
 
 	var resp structs.JobRegisterResponse
 	err := s.RPC("Job.Register", &structs.JobRegisterRequest{Job: mockJob("x"), EnforceIndex: true, JobModifyIndex: 5}, &resp)
-	must.EqError(t, err, "Enforcing job modify index 5: job does not exist")
+	mustRefuse(t, err, "Enforcing job modify index 5: job does not exist")
 
 	first := registerJob(t, s, mockJob("x"))
 	err = s.RPC("Job.Register", &structs.JobRegisterRequest{Job: mockJob("x"), EnforceIndex: true}, &resp)
-	must.EqError(t, err, "Enforcing job modify index 0: job already exists")
+	mustRefuse(t, err, "Enforcing job modify index 0: job already exists")
 
 	err = s.RPC("Job.Register", &structs.JobRegisterRequest{Job: mockJob("x"), EnforceIndex: true, JobModifyIndex: first.JobModifyIndex + 100}, &resp)
-	must.EqError(t, err, fmt.Sprintf("Enforcing job modify index %d: job exists with conflicting job modify index: %d", first.JobModifyIndex+100, first.JobModifyIndex))
+	mustRefuse(t, err, fmt.Sprintf("Enforcing job modify index %d: job exists with conflicting job modify index: %d", first.JobModifyIndex+100, first.JobModifyIndex))
 
 	changed := mockJob("x")
 	changed.Priority = 70

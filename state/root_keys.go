@@ -110,6 +110,10 @@ func (s *StateStore) UpsertRootKey(index uint64, key *structs.RootKey) error {
 	})
 }
 
+// ErrRootKeyKept is wrapped by DeleteRootKey's refusals: the key is the
+// active one, or variables are sealed with it.
+var ErrRootKeyKept = errors.New("cannot be deleted")
+
 // DeleteRootKey removes a root key. The active key cannot be deleted:
 // identities would have nothing to be signed with; nor can a key that
 // variables are sealed with, force or not: they could never be read
@@ -124,7 +128,7 @@ func (s *StateStore) DeleteRootKey(index uint64, id string) error {
 			return fmt.Errorf("root key %q not found", id)
 		}
 		if raw.(*structs.RootKey).IsActive() {
-			return fmt.Errorf("root key %q is active and cannot be deleted: rotate first", id)
+			return fmt.Errorf("root key %q is active and %w: rotate first", id, ErrRootKeyKept)
 		}
 		if err := tx.rootKeySealsVariables(id); err != nil {
 			return err

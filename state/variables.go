@@ -212,7 +212,7 @@ func (tx *writeTxn) rootKeySealsVariables(keyID string) error {
 		n++
 	}
 	if n > 0 {
-		return fmt.Errorf("root key %q is in use and cannot be deleted: %d variable(s) are encrypted with it, the first %s in namespace %s", keyID, n, first.Path, first.Namespace)
+		return fmt.Errorf("root key %q is in use and %w: %d variable(s) are encrypted with it, the first %s in namespace %s", keyID, ErrRootKeyKept, n, first.Path, first.Namespace)
 	}
 	return nil
 }

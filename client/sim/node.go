@@ -4,7 +4,6 @@ import (
 	"maps"
 	"runtime"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/nomadq/nomadq/client"
@@ -126,7 +125,7 @@ func (s *Sim) heartbeat(n *node) {
 	case err == nil:
 		s.learn(&resp)
 		s.sched.after(ttlOrDefault(resp.HeartbeatTTL), func() { s.submit(func() { s.heartbeat(n) }) })
-	case strings.Contains(err.Error(), "not found"):
+	case client.IsUnknownNode(err):
 		s.logger.Warn("servers do not know this node; registering again", "node", n.name)
 		s.submit(func() { s.reregister(n) })
 	default:
