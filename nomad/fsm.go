@@ -11,6 +11,7 @@ import (
 	metrics "github.com/hashicorp/go-metrics"
 	"github.com/hashicorp/raft"
 	"github.com/nomadq/nomadq/nomad/batchqueue"
+	"github.com/nomadq/nomadq/nomad/blockedevals"
 	"github.com/nomadq/nomadq/nomad/evalbroker"
 	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
@@ -22,7 +23,7 @@ import (
 // followers; those hand-offs never block.
 type nomadFSM struct {
 	logger  hclog.Logger
-	blocked *BlockedEvals
+	blocked *blockedevals.Tracker
 	broker  *evalbroker.Broker
 
 	mu    sync.RWMutex
@@ -41,7 +42,7 @@ type nomadFSM struct {
 	fsmEvents
 }
 
-func newFSM(logger hclog.Logger, blocked *BlockedEvals, broker *evalbroker.Broker) (*nomadFSM, error) {
+func newFSM(logger hclog.Logger, blocked *blockedevals.Tracker, broker *evalbroker.Broker) (*nomadFSM, error) {
 	st, err := state.NewStateStore()
 	if err != nil {
 		return nil, err

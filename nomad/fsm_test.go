@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
+	"github.com/nomadq/nomadq/nomad/blockedevals"
 	"github.com/nomadq/nomadq/nomad/evalbroker"
 	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
@@ -20,7 +21,7 @@ func testFSM(t testing.TB) *nomadFSM {
 	t.Helper()
 	broker, err := evalbroker.New(time.Minute, time.Second, time.Second, 3)
 	must.NoError(t, err)
-	f, err := newFSM(hclog.NewNullLogger(), NewBlockedEvals(broker, hclog.NewNullLogger()), broker)
+	f, err := newFSM(hclog.NewNullLogger(), blockedevals.New(broker, hclog.NewNullLogger()), broker)
 	must.NoError(t, err)
 	return f
 }

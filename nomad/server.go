@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/serf/serf"
 	"github.com/nomadq/nomadq/msgpackrpc"
 	"github.com/nomadq/nomadq/nomad/batchqueue"
+	"github.com/nomadq/nomadq/nomad/blockedevals"
 	"github.com/nomadq/nomadq/nomad/evalbroker"
 	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
@@ -63,7 +64,7 @@ type Server struct {
 
 	// Leader-only structures, enabled while this server leads.
 	evalBroker   *evalbroker.Broker
-	blockedEvals *BlockedEvals
+	blockedEvals *blockedevals.Tracker
 	planQueue    *PlanQueue
 	heartbeats   *heartbeater
 	batchQueue   *batchqueue.Queue
@@ -122,7 +123,7 @@ func NewServer(config *Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.blockedEvals = NewBlockedEvals(s.evalBroker, s.logger)
+	s.blockedEvals = blockedevals.New(s.evalBroker, s.logger)
 	s.planQueue = NewPlanQueue()
 	s.heartbeats = newHeartbeater(s)
 	s.batchQueue = s.newBatchQueue()

@@ -3,6 +3,7 @@ package nomad
 import (
 	metrics "github.com/hashicorp/go-metrics"
 
+	"github.com/nomadq/nomadq/nomad/blockedevals"
 	"github.com/nomadq/nomadq/nomad/evalbroker"
 )
 
@@ -27,7 +28,7 @@ func (s *Server) metrics() *metrics.Metrics {
 func (s *Server) EvalBrokerStats() evalbroker.Stats { return s.evalBroker.Stats() }
 
 // BlockedEvalsStats reports the evals waiting for capacity.
-func (s *Server) BlockedEvalsStats() BlockedStats { return s.blockedEvals.Stats() }
+func (s *Server) BlockedEvalsStats() blockedevals.Stats { return s.blockedEvals.Stats() }
 
 // PlanQueueStats reports the plans waiting for the applier.
 func (s *Server) PlanQueueStats() PlanQueueStats { return s.planQueue.Stats() }

@@ -1,4 +1,4 @@
-package nomad
+package blockedevals
 
 import (
 	"errors"
@@ -11,27 +11,27 @@ import (
 	"github.com/nomadq/nomadq/structs"
 )
 
-// EvalEnqueuer accepts pending evals; the evalbroker.Broker is one.
-type EvalEnqueuer interface {
+// Enqueuer accepts pending evals; evalbroker.Broker is one.
+type Enqueuer interface {
 	Enqueue(eval *structs.Evaluation)
 }
 
-// EvalRequeuer is implemented by enqueuers that take a delivery token with
-// each eval, as evalbroker.Broker.EnqueueAll does. BlockedEvals uses it
+// Requeuer is implemented by enqueuers that take a delivery token with
+// each eval, as evalbroker.Broker.EnqueueAll does. Tracker uses it
 // for evals reblocked by a worker that still holds them: with the token
 // the broker enqueues the eval after that worker acks, where a plain
 // Enqueue would drop it as a duplicate of the delivery in flight. A
 // wrapper around the broker should forward it.
-type EvalRequeuer interface {
+type Requeuer interface {
 	EnqueueAll(evals map[*structs.Evaluation]string)
 }
 
-// ErrBlockedEvalsDisabled is returned by Reblock when the tracker is
+// ErrDisabled is returned by Reblock when the tracker is
 // disabled because this server is not (or stops being) the leader.
-var ErrBlockedEvalsDisabled = errors.New("blocked evals disabled")
+var ErrDisabled = errors.New("blocked evals disabled")
 
-// BlockedStats is a snapshot of the blocked evals.
-type BlockedStats struct {
+// Stats is a snapshot of the blocked evals.
+type Stats struct {
 	// TotalBlocked counts every tracked eval, escaped and system ones
 	// included.
 	TotalBlocked int
@@ -43,14 +43,14 @@ type BlockedStats struct {
 	ByJob map[structs.NamespacedID]int
 }
 
-// BlockedEvals holds evals that could not place all their allocations
+// Tracker holds evals that could not place all their allocations
 // until the cluster changes in a way that may let them: a node of a class
 // they are eligible for becomes ready or eligible, or capacity is freed.
 // It keeps at most one blocked eval per job (per job and node for system
 // jobs); older ones are handed to the leader as duplicates to cancel. It
 // lives only on the leader and in memory.
-type BlockedEvals struct {
-	broker EvalEnqueuer
+type Tracker struct {
+	broker Enqueuer
 	logger hclog.Logger
 
 	mu      sync.Mutex
@@ -92,20 +92,20 @@ func (old blockedEval) update(be blockedEval) blockedEval {
 	return be
 }
 
-// NewBlockedEvals returns a disabled tracker that re-enqueues unblocked
+// New returns a disabled tracker that re-enqueues unblocked
 // evals into broker.
-func NewBlockedEvals(broker EvalEnqueuer, logger hclog.Logger) *BlockedEvals {
+func New(broker Enqueuer, logger hclog.Logger) *Tracker {
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
-	b := &BlockedEvals{broker: broker, logger: logger.Named("blocked_evals")}
+	b := &Tracker{broker: broker, logger: logger.Named("blocked_evals")}
 	b.resetLocked()
 	return b
 }
 
 // SetEnabled turns tracking on or off. Turning it off forgets every
 // blocked eval, duplicate and unblock index, and releases GetDuplicates.
-func (b *BlockedEvals) SetEnabled(enabled bool) {
+func (b *Tracker) SetEnabled(enabled bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.enabled = enabled
@@ -116,13 +116,13 @@ func (b *BlockedEvals) SetEnabled(enabled bool) {
 }
 
 // Enabled reports whether evals are tracked.
-func (b *BlockedEvals) Enabled() bool {
+func (b *Tracker) Enabled() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.enabled
 }
 
-func (b *BlockedEvals) resetLocked() {
+func (b *Tracker) resetLocked() {
 	b.captured = make(map[string]blockedEval)
 	b.escaped = make(map[string]blockedEval)
 	b.jobs = make(map[structs.NamespacedID]string)
@@ -138,7 +138,7 @@ func (b *BlockedEvals) resetLocked() {
 // place. It replaces an older blocked eval of the same job, which becomes
 // a duplicate; if a newer one is tracked, eval itself is the duplicate.
 // An eval that missed an unblock since its snapshot is enqueued at once.
-func (b *BlockedEvals) Block(eval *structs.Evaluation) {
+func (b *Tracker) Block(eval *structs.Evaluation) {
 	b.block(eval, "")
 }
 
@@ -147,7 +147,7 @@ func (b *BlockedEvals) Block(eval *structs.Evaluation) {
 // worker acks if it is unblocked before then. If the eval is already
 // tracked (the FSM blocked it when the update was applied), the token is
 // added to it.
-func (b *BlockedEvals) Reblock(eval *structs.Evaluation, token string) error {
+func (b *Tracker) Reblock(eval *structs.Evaluation, token string) error {
 	switch {
 	case eval == nil:
 		return errors.New("reblock: evaluation is nil")
@@ -157,14 +157,14 @@ func (b *BlockedEvals) Reblock(eval *structs.Evaluation, token string) error {
 		return fmt.Errorf("reblock evaluation %q: missing delivery token", eval.ID)
 	}
 	if !b.block(eval, token) {
-		return fmt.Errorf("reblock evaluation %q: %w", eval.ID, ErrBlockedEvalsDisabled)
+		return fmt.Errorf("reblock evaluation %q: %w", eval.ID, ErrDisabled)
 	}
 	return nil
 }
 
 // block tracks or enqueues eval and reports whether the tracker was
 // enabled.
-func (b *BlockedEvals) block(eval *structs.Evaluation, token string) bool {
+func (b *Tracker) block(eval *structs.Evaluation, token string) bool {
 	b.mu.Lock()
 	if !b.enabled {
 		b.mu.Unlock()
@@ -200,7 +200,7 @@ func systemNode(eval *structs.Evaluation) string {
 
 // blockJobLocked tracks be by job and class, and reports whether it must
 // be enqueued at once instead.
-func (b *BlockedEvals) blockJobLocked(be blockedEval) bool {
+func (b *Tracker) blockJobLocked(be blockedEval) bool {
 	eval := be.eval
 	for _, set := range []map[string]blockedEval{b.captured, b.escaped} {
 		if old, ok := set[eval.ID]; ok {
@@ -237,7 +237,7 @@ func (b *BlockedEvals) blockJobLocked(be blockedEval) bool {
 
 // blockSystemLocked tracks be on its node, and reports whether it must be
 // enqueued at once instead.
-func (b *BlockedEvals) blockSystemLocked(node string, be blockedEval) bool {
+func (b *Tracker) blockSystemLocked(node string, be blockedEval) bool {
 	eval := be.eval
 	key := structs.NamespacedID{Namespace: eval.Namespace, ID: eval.JobID}
 	byJob := b.system[node]
@@ -272,7 +272,7 @@ func supersedes(a, b *structs.Evaluation) bool {
 
 // missedUnblockLocked reports whether an unblock the eval would have been
 // released by happened after its snapshot.
-func (b *BlockedEvals) missedUnblockLocked(eval *structs.Evaluation) bool {
+func (b *Tracker) missedUnblockLocked(eval *structs.Evaluation) bool {
 	if eval.EscapedComputedClass {
 		return eval.SnapshotIndex < b.maxIndex
 	}
@@ -287,7 +287,7 @@ func (b *BlockedEvals) missedUnblockLocked(eval *structs.Evaluation) bool {
 	return false
 }
 
-func (b *BlockedEvals) addDuplicateLocked(eval *structs.Evaluation) {
+func (b *Tracker) addDuplicateLocked(eval *structs.Evaluation) {
 	b.logger.Debug("blocked eval superseded", "eval_id", eval.ID, "job_id", eval.JobID, "namespace", eval.Namespace)
 	b.duplicates = append(b.duplicates, eval)
 	close(b.dupAdded)
@@ -297,7 +297,7 @@ func (b *BlockedEvals) addDuplicateLocked(eval *structs.Evaluation) {
 // GetDuplicates removes and returns the blocked evals superseded by a
 // newer one of their job, waiting up to timeout for one when there are
 // none. A timeout <= 0 does not wait. The leader cancels them.
-func (b *BlockedEvals) GetDuplicates(timeout time.Duration) []*structs.Evaluation {
+func (b *Tracker) GetDuplicates(timeout time.Duration) []*structs.Evaluation {
 	var deadline <-chan time.Time
 	if timeout > 0 {
 		t := time.NewTimer(timeout)
@@ -330,7 +330,7 @@ func (b *BlockedEvals) GetDuplicates(timeout time.Duration) []*structs.Evaluatio
 // computedClass became ready or eligible, or freed capacity, at the given
 // Raft index: every escaped eval, and every captured eval not marked
 // ineligible for the class.
-func (b *BlockedEvals) Unblock(computedClass string, index uint64) {
+func (b *Tracker) Unblock(computedClass string, index uint64) {
 	b.mu.Lock()
 	if !b.enabled {
 		b.mu.Unlock()
@@ -353,7 +353,7 @@ func (b *BlockedEvals) Unblock(computedClass string, index uint64) {
 
 // UnblockNode releases the system evals blocked on a node that became
 // ready or eligible, or freed capacity, at the given Raft index.
-func (b *BlockedEvals) UnblockNode(nodeID string, index uint64) {
+func (b *Tracker) UnblockNode(nodeID string, index uint64) {
 	b.mu.Lock()
 	if !b.enabled {
 		b.mu.Unlock()
@@ -373,7 +373,7 @@ func (b *BlockedEvals) UnblockNode(nodeID string, index uint64) {
 
 // UnblockFailed releases the evals blocked because the scheduler ran out
 // of plan attempts; the leader calls it periodically.
-func (b *BlockedEvals) UnblockFailed() {
+func (b *Tracker) UnblockFailed() {
 	b.mu.Lock()
 	if !b.enabled {
 		b.mu.Unlock()
@@ -399,7 +399,7 @@ func (b *BlockedEvals) UnblockFailed() {
 
 // releaseLocked stops tracking the captured and escaped evals that match
 // and returns them.
-func (b *BlockedEvals) releaseLocked(match func(be blockedEval, escaped bool) bool) []blockedEval {
+func (b *Tracker) releaseLocked(match func(be blockedEval, escaped bool) bool) []blockedEval {
 	var out []blockedEval
 	for _, set := range []struct {
 		evals   map[string]blockedEval
@@ -420,7 +420,7 @@ func (b *BlockedEvals) releaseLocked(match func(be blockedEval, escaped bool) bo
 // Untrack forgets the blocked evals of a job, without reporting them as
 // duplicates; the leader calls it when an eval for the job completes with
 // every allocation placed.
-func (b *BlockedEvals) Untrack(namespace, jobID string) {
+func (b *Tracker) Untrack(namespace, jobID string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !b.enabled {
@@ -442,13 +442,13 @@ func (b *BlockedEvals) Untrack(namespace, jobID string) {
 
 // enqueue hands released evals to the broker as pending copies, passing
 // the reblock token along when the broker takes one. It runs without the
-// lock so that the broker may call back into BlockedEvals.
-func (b *BlockedEvals) enqueue(released []blockedEval) {
+// lock so that the broker may call back into Tracker.
+func (b *Tracker) enqueue(released []blockedEval) {
 	if len(released) == 0 {
 		return
 	}
 	b.logger.Debug("unblocking evals", "count", len(released))
-	requeuer, canRequeue := b.broker.(EvalRequeuer)
+	requeuer, canRequeue := b.broker.(Requeuer)
 	var withToken map[*structs.Evaluation]string
 	for _, be := range released {
 		eval := be.eval.Copy()
@@ -468,10 +468,10 @@ func (b *BlockedEvals) enqueue(released []blockedEval) {
 }
 
 // Stats returns counts of the tracked evals.
-func (b *BlockedEvals) Stats() BlockedStats {
+func (b *Tracker) Stats() Stats {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	s := BlockedStats{
+	s := Stats{
 		TotalEscaped: len(b.escaped),
 		ByJob:        make(map[structs.NamespacedID]int),
 	}

@@ -1,4 +1,4 @@
-package nomad
+package blockedevals
 
 import (
 	"context"
@@ -92,10 +92,10 @@ func testBlockedEval(jobID string, createIndex, snapshotIndex uint64, eligibilit
 	return eval
 }
 
-func testBlockedEvals(t *testing.T) (*BlockedEvals, *recordingEnqueuer) {
+func testBlockedEvals(t *testing.T) (*Tracker, *recordingEnqueuer) {
 	t.Helper()
 	enq := &recordingEnqueuer{}
-	b := NewBlockedEvals(enq, nil)
+	b := New(enq, nil)
 	b.SetEnabled(true)
 	return b, enq
 }
@@ -162,7 +162,7 @@ func TestBlockedEvals_OnePerJob(t *testing.T) {
 
 			must.Eq(t, tc.wantDuplicate, evalIDs(b.GetDuplicates(0)))
 			must.Nil(t, b.GetDuplicates(0), must.Sprint("duplicates are handed out once"))
-			must.Eq(t, BlockedStats{
+			must.Eq(t, Stats{
 				TotalBlocked: 2,
 				ByJob: map[structs.NamespacedID]int{
 					{Namespace: structs.DefaultNamespace, ID: "job"}:   1,
@@ -391,7 +391,7 @@ func TestBlockedEvals_Disable(t *testing.T) {
 		b.SetEnabled(false)
 		must.False(t, b.Enabled())
 		must.Nil(t, <-got, must.Sprint("a disable releases GetDuplicates"))
-		must.Eq(t, BlockedStats{ByJob: map[structs.NamespacedID]int{}}, b.Stats())
+		must.Eq(t, Stats{ByJob: map[structs.NamespacedID]int{}}, b.Stats())
 
 		b.Unblock("c1", 100)
 		must.Len(t, enqueued, enq.ids(), must.Sprint("nothing is unblocked after a disable"))
@@ -419,7 +419,7 @@ func TestBlockedEvals_ReblockWithBroker(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			broker := testBroker(t)
-			b := NewBlockedEvals(broker, nil)
+			b := New(broker, nil)
 			b.SetEnabled(true)
 
 			eval := testEval("job", 10)
@@ -474,7 +474,7 @@ func TestBlockedEvals_ReblockErrors(t *testing.T) {
 
 func TestBlockedEvals_UnblockIntoBroker(t *testing.T) {
 	broker := testBroker(t)
-	b := NewBlockedEvals(broker, nil)
+	b := New(broker, nil)
 	b.SetEnabled(true)
 
 	b.Block(testBlockedEval("job", 10, 10, map[string]bool{"c1": true}))
