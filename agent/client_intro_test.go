@@ -3,7 +3,6 @@ package agent
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -13,23 +12,6 @@ import (
 
 	"github.com/nomadq/nomadq/structs"
 )
-
-// waitIntroLog waits until the log holds every one of parts on one line.
-func waitIntroLog(t *testing.T, l *logBuffer, parts ...string) {
-	t.Helper()
-	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
-		for _, line := range strings.Split(l.String(), "\n") {
-			all := true
-			for _, p := range parts {
-				all = all && strings.Contains(line, p)
-			}
-			if all {
-				return true
-			}
-		}
-		return false
-	}), wait.Timeout(30*time.Second), wait.Gap(50*time.Millisecond)), must.Sprint(parts, "\n", l.String()))
-}
 
 // introServer starts a server-only agent with ACLs on and the given
 // client_introduction block; it returns the agent, a management client
@@ -136,9 +118,9 @@ func TestClientIntroduction_Strict(t *testing.T) {
 	expiredLog := introClient(t, srv, "intro-expired", expired, "")
 
 	waitIntroNode(t, c, "intro-good")
-	waitIntroLog(t, noneLog, "node registration failed", "enforcement is strict")
-	waitIntroLog(t, otherLog, "node registration failed", "someone-else", "403")
-	waitIntroLog(t, expiredLog, "node registration failed", "expired")
+	waitLogLine(t, noneLog, "node registration failed", "enforcement is strict")
+	waitLogLine(t, otherLog, "node registration failed", "someone-else", "403")
+	waitLogLine(t, expiredLog, "node registration failed", "expired")
 	must.Eq(t, []string{"intro-good"}, introNodeNames(t, c))
 }
 
@@ -153,7 +135,7 @@ func TestClientIntroduction_Warn(t *testing.T) {
 	introClient(t, srv, "intro-plain", "", "")
 	otherLog := introClient(t, srv, "intro-other", other.JWT, "")
 	waitIntroNode(t, c, "intro-plain")
-	waitIntroLog(t, srvLog, "node registration without introduction token", "enforcement_level=warn", "node_name=intro-plain")
-	waitIntroLog(t, otherLog, "node registration failed", "someone-else", "403")
+	waitLogLine(t, srvLog, "node registration without introduction token", "enforcement_level=warn", "node_name=intro-plain")
+	waitLogLine(t, otherLog, "node registration failed", "someone-else", "403")
 	must.Eq(t, []string{"intro-plain"}, introNodeNames(t, c))
 }

@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/shoenig/test/must"
+	"github.com/shoenig/test/wait"
 
 	"github.com/nomadq/nomadq/structs"
 )
@@ -84,4 +88,21 @@ func (l *logBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.buf.String()
+}
+
+// waitLogLine waits until the log holds every one of parts on one line.
+func waitLogLine(t *testing.T, l *logBuffer, parts ...string) {
+	t.Helper()
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
+		for _, line := range strings.Split(l.String(), "\n") {
+			all := true
+			for _, p := range parts {
+				all = all && strings.Contains(line, p)
+			}
+			if all {
+				return true
+			}
+		}
+		return false
+	}), wait.Timeout(30*time.Second), wait.Gap(50*time.Millisecond)), must.Sprint(parts, "\n", l.String()))
 }

@@ -119,7 +119,8 @@ func TestTLS_ClientJoin(t *testing.T) {
 	cliCert, cliKey := ca.Cert(tlsutil.RoleCLI, "global")
 	apic := tlsAPI(t, srv, &api.TLSConfig{CACert: ca.CAFile, ClientCert: cliCert, ClientKey: cliKey})
 
-	startClient := func(name string, tc *tlsutil.Config) {
+	startClient := func(name string, tc *tlsutil.Config) *logBuffer {
+		log := &logBuffer{}
 		cfg := DevConfig()
 		cfg.Name = name
 		cfg.Ports = &Ports{}
@@ -129,15 +130,16 @@ func TestTLS_ClientJoin(t *testing.T) {
 		cfg.DataDir = t.TempDir()
 		cfg.Client.Servers = []string{srv.RPCAddr()}
 		cfg.TLS = tc
-		a, err := New(cfg, io.Discard)
+		a, err := New(cfg, io.MultiWriter(log, testLogOutput()))
 		must.NoError(t, err)
 		t.Cleanup(func() { _ = a.ShutdownKillingTasks() })
+		return log
 	}
 	other := tlstest.NewCA(t)
-	startClient("foreign-ca", other.Config(tlsutil.RoleClient, "global"))
+	foreignLog := startClient("foreign-ca", other.Config(tlsutil.RoleClient, "global"))
 	strict := ca.Config(tlsutil.RoleClient, "global")
 	strict.VerifyServerHostname = true
-	startClient("wrong-server-name", strict)
+	strictLog := startClient("wrong-server-name", strict)
 	startClient("trusted", ca.Config(tlsutil.RoleClient, "global"))
 
 	names := func() map[string]bool {
@@ -151,9 +153,10 @@ func TestTLS_ClientJoin(t *testing.T) {
 	}
 	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool { return names()["trusted"] }),
 		wait.Timeout(20*time.Second), wait.Gap(50*time.Millisecond)))
-	// The others had as long as the trusted client, and more: they keep
-	// failing to register.
-	time.Sleep(2 * time.Second)
+	// The others tried, and were refused: a registration attempt of each
+	// failed (the handshake), and neither is a node.
+	waitLogLine(t, foreignLog, "node registration failed")
+	waitLogLine(t, strictLog, "node registration failed")
 	got := names()
 	must.False(t, got["foreign-ca"], must.Sprint("a client with another CA's certificate registered"))
 	must.False(t, got["wrong-server-name"], must.Sprint("verify_server_hostname accepted server.elsewhere.nomad"))
