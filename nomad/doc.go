@@ -2,8 +2,8 @@
 // endpoints, leadership and the loops the leader runs, the workers and the
 // plan applier. The leader keeps evaluations on their way to placements in
 // memory-only structures — the eval broker (package evalbroker), the
-// blocked-eval tracker (package blockedevals) and the plan queue — which
-// are enabled when leadership is gained, rebuilt from the state store, and
-// flushed when it is lost. Those that never touch the Server live in
-// sub-packages.
+// blocked-eval tracker (package blockedevals) and the plan queue (package
+// planqueue) — which are enabled when leadership is gained, rebuilt from
+// the state store, and flushed when it is lost. Those that never touch the
+// Server live in sub-packages.
 package nomad

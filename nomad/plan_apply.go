@@ -18,7 +18,7 @@ import (
 // both take the same free capacity.
 //
 // A plan that fits in full is answered as soon as its Raft entry is on
-// its way, with the entry's future (PlanResult via PendingPlan.Commit):
+// its way, with the entry's future (PlanResult via planqueue.Pending.Commit):
 // the worker goes on to its next eval and acks this one only once the
 // entry is applied, as it does for its eval status writes. Until then the
 // applier counts the plan's placements against their nodes (inflight), so
@@ -39,7 +39,7 @@ func (s *Server) planApply(ctx context.Context) {
 			continue
 		}
 		result, commit, err := s.applyPlan(pending.Plan, inflight)
-		pending.respond(result, commit, err)
+		pending.RespondCommit(result, commit, err)
 	}
 }
 

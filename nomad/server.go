@@ -20,6 +20,7 @@ import (
 	"github.com/nomadq/nomadq/nomad/batchqueue"
 	"github.com/nomadq/nomadq/nomad/blockedevals"
 	"github.com/nomadq/nomadq/nomad/evalbroker"
+	"github.com/nomadq/nomadq/nomad/planqueue"
 	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
 )
@@ -65,7 +66,7 @@ type Server struct {
 	// Leader-only structures, enabled while this server leads.
 	evalBroker   *evalbroker.Broker
 	blockedEvals *blockedevals.Tracker
-	planQueue    *PlanQueue
+	planQueue    *planqueue.Queue
 	heartbeats   *heartbeater
 	batchQueue   *batchqueue.Queue
 	workerPool   *workerPool
@@ -124,7 +125,7 @@ func NewServer(config *Config) (*Server, error) {
 		return nil, err
 	}
 	s.blockedEvals = blockedevals.New(s.evalBroker, s.logger)
-	s.planQueue = NewPlanQueue()
+	s.planQueue = planqueue.New()
 	s.heartbeats = newHeartbeater(s)
 	s.batchQueue = s.newBatchQueue()
 	s.workerPool = newWorkerPool(s, config.NumSchedulers)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/nomadq/nomadq/nomad/blockedevals"
 	"github.com/nomadq/nomadq/nomad/evalbroker"
+	"github.com/nomadq/nomadq/nomad/planqueue"
 )
 
 // discardMetrics is the handle of a server started without one: its
@@ -31,7 +32,7 @@ func (s *Server) EvalBrokerStats() evalbroker.Stats { return s.evalBroker.Stats(
 func (s *Server) BlockedEvalsStats() blockedevals.Stats { return s.blockedEvals.Stats() }
 
 // PlanQueueStats reports the plans waiting for the applier.
-func (s *Server) PlanQueueStats() PlanQueueStats { return s.planQueue.Stats() }
+func (s *Server) PlanQueueStats() planqueue.Stats { return s.planQueue.Stats() }
 
 // HeartbeatsActive is the number of nodes whose heartbeat this server
 // tracks; only the leader tracks any.

@@ -13,6 +13,7 @@ import (
 	"github.com/shoenig/test/wait"
 
 	"github.com/nomadq/nomadq/nomad/evalbroker"
+	"github.com/nomadq/nomadq/nomad/planqueue"
 	"github.com/nomadq/nomadq/structs"
 )
 
@@ -24,7 +25,7 @@ func TestWorker_SubmitPlanEndsWithItsContext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		broker, err := evalbroker.New(time.Minute, time.Second, time.Second, 3)
 		must.NoError(t, err)
-		q := NewPlanQueue()
+		q := planqueue.New()
 		q.SetEnabled(true) // enabled, but no applier takes plans
 		s := &Server{config: &Config{}, logger: hclog.NewNullLogger(), evalBroker: broker, planQueue: q}
 

@@ -1,4 +1,4 @@
-package nomad
+package planqueue
 
 import (
 	"context"
@@ -19,9 +19,9 @@ func advance(d time.Duration) {
 	synctest.Wait()
 }
 
-func testPlanQueue(t *testing.T) *PlanQueue {
+func testPlanQueue(t *testing.T) *Queue {
 	t.Helper()
-	q := NewPlanQueue()
+	q := New()
 	q.SetEnabled(true)
 	return q
 }
@@ -59,7 +59,7 @@ func TestPlanQueue_Order(t *testing.T) {
 				_, err := q.Enqueue(&structs.Plan{EvalID: p.evalID, Priority: p.priority})
 				must.NoError(t, err)
 			}
-			must.Eq(t, PlanQueueStats{Depth: len(tc.plans)}, q.Stats())
+			must.Eq(t, Stats{Depth: len(tc.plans)}, q.Stats())
 			var got []string
 			for range tc.plans {
 				p, err := q.Dequeue(time.Nanosecond)
@@ -67,7 +67,7 @@ func TestPlanQueue_Order(t *testing.T) {
 				got = append(got, p.Plan.EvalID)
 			}
 			must.Eq(t, tc.want, got)
-			must.Eq(t, PlanQueueStats{}, q.Stats())
+			must.Eq(t, Stats{}, q.Stats())
 		})
 	}
 }
@@ -125,7 +125,7 @@ func TestPlanQueue_Dequeue(t *testing.T) {
 		must.Nil(t, p)
 		must.Eq(t, 5*time.Second, time.Since(start))
 
-		got := make(chan *PendingPlan, 1)
+		got := make(chan *Pending, 1)
 		go func() {
 			p, err := q.Dequeue(0)
 			must.NoError(t, err)
@@ -142,7 +142,7 @@ func TestPlanQueue_Dequeue(t *testing.T) {
 func TestPlanQueue_Disable(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := testPlanQueue(t)
-		var futures []PlanFuture
+		var futures []Future
 		for _, id := range []string{"a", "b"} {
 			f, err := q.Enqueue(&structs.Plan{EvalID: id})
 			must.NoError(t, err)
@@ -154,8 +154,8 @@ func TestPlanQueue_Disable(t *testing.T) {
 		q.SetEnabled(false)
 		must.False(t, q.Enabled())
 		_, err = futures[1].Wait(context.Background())
-		must.ErrorIs(t, err, ErrPlanQueueDisabled)
-		must.Eq(t, PlanQueueStats{}, q.Stats())
+		must.ErrorIs(t, err, ErrDisabled)
+		must.Eq(t, Stats{}, q.Stats())
 
 		// A plan the applier already took is answered by the applier.
 		taken.Respond(&structs.PlanResult{AllocIndex: 7}, nil)
@@ -164,9 +164,9 @@ func TestPlanQueue_Disable(t *testing.T) {
 		must.Eq(t, uint64(7), result.AllocIndex)
 
 		_, err = q.Enqueue(&structs.Plan{EvalID: "c"})
-		must.ErrorIs(t, err, ErrPlanQueueDisabled)
+		must.ErrorIs(t, err, ErrDisabled)
 		_, err = q.Dequeue(0)
-		must.ErrorIs(t, err, ErrPlanQueueDisabled)
+		must.ErrorIs(t, err, ErrDisabled)
 	})
 }
 
@@ -181,7 +181,7 @@ func TestPlanQueue_DisableReleasesDequeue(t *testing.T) {
 		synctest.Wait()
 		q.SetEnabled(false)
 		q.SetEnabled(true)
-		must.ErrorIs(t, <-done, ErrPlanQueueDisabled, must.Sprint("even when enabled again before it ran"))
+		must.ErrorIs(t, <-done, ErrDisabled, must.Sprint("even when enabled again before it ran"))
 	})
 }
 

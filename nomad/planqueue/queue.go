@@ -1,4 +1,4 @@
-package nomad
+package planqueue
 
 import (
 	"context"
@@ -13,13 +13,13 @@ import (
 	"github.com/nomadq/nomadq/structs"
 )
 
-// ErrPlanQueueDisabled is returned by the plan queue, and by the futures
+// ErrDisabled is returned by the plan queue, and by the futures
 // of the plans it held, when it is disabled because this server is not
 // (or stops being) the leader.
-var ErrPlanQueueDisabled = errors.New("plan queue disabled")
+var ErrDisabled = errors.New("plan queue disabled")
 
-// PlanFuture is the answer to a submitted plan.
-type PlanFuture interface {
+// Future is the answer to a submitted plan.
+type Future interface {
 	// Wait blocks until the plan applier responds and returns its answer,
 	// or until ctx ends: a submitter must never outlive its leadership
 	// waiting for an applier that has already stopped.
@@ -30,16 +30,18 @@ type PlanFuture interface {
 	Commit() raft.ApplyFuture
 }
 
-// PlanQueueStats is a snapshot of the plan queue.
-type PlanQueueStats struct {
+// Stats is a snapshot of the plan queue.
+type Stats struct {
 	// Depth counts plans waiting for the applier.
 	Depth int
 }
 
-// PendingPlan is a plan waiting in, or taken from, the plan queue. It is
+// Pending is a plan waiting in, or taken from, the plan queue. It is
 // the future its submitter waits on.
-type PendingPlan struct {
-	Plan        *structs.Plan
+type Pending struct {
+	// Plan is the submitted plan.
+	Plan *structs.Plan
+	// EnqueueTime is when the plan was queued.
 	EnqueueTime time.Time
 
 	seq    uint64
@@ -50,10 +52,10 @@ type PendingPlan struct {
 	err    error
 }
 
-// Wait blocks until Respond is called and returns what it was given, or
-// until ctx ends. A plan abandoned this way may still be applied; the
-// eval's token check and the worker's nack keep that safe.
-func (p *PendingPlan) Wait(ctx context.Context) (*structs.PlanResult, error) {
+// Wait blocks until Respond or RespondCommit is called and returns what
+// it was given, or until ctx ends. A plan abandoned this way may still be
+// applied; the eval's token check and the worker's nack keep that safe.
+func (p *Pending) Wait(ctx context.Context) (*structs.PlanResult, error) {
 	select {
 	case <-p.done:
 		return p.result, p.err
@@ -63,13 +65,14 @@ func (p *PendingPlan) Wait(ctx context.Context) (*structs.PlanResult, error) {
 }
 
 // Respond answers the plan's submitter; only the first answer counts.
-func (p *PendingPlan) Respond(result *structs.PlanResult, err error) {
-	p.respond(result, nil, err)
+func (p *Pending) Respond(result *structs.PlanResult, err error) {
+	p.RespondCommit(result, nil, err)
 }
 
-// respond answers with the future of the plan's Raft entry when it is
-// still being applied.
-func (p *PendingPlan) respond(result *structs.PlanResult, commit raft.ApplyFuture, err error) {
+// RespondCommit is Respond with the future of the plan's Raft entry when
+// the entry is still being applied (nil once it is), which Commit then
+// returns to the submitter.
+func (p *Pending) RespondCommit(result *structs.PlanResult, commit raft.ApplyFuture, err error) {
 	p.once.Do(func() {
 		p.result, p.commit, p.err = result, commit, err
 		close(p.done)
@@ -79,7 +82,7 @@ func (p *PendingPlan) respond(result *structs.PlanResult, commit raft.ApplyFutur
 // Commit is the future of the plan's Raft entry when the applier answered
 // before the entry was applied (a plan that fits in full), nil otherwise.
 // Valid once Wait has returned the answer.
-func (p *PendingPlan) Commit() raft.ApplyFuture {
+func (p *Pending) Commit() raft.ApplyFuture {
 	select {
 	case <-p.done:
 		return p.commit
@@ -88,17 +91,17 @@ func (p *PendingPlan) Commit() raft.ApplyFuture {
 	}
 }
 
-// PlanQueue orders submitted plans for the single plan applier: higher
+// Queue orders submitted plans for the single plan applier: higher
 // plan priority first, then first submitted first. It lives only on the
 // leader and in memory.
-type PlanQueue struct {
+type Queue struct {
 	mu      sync.Mutex
 	enabled bool
-	plans   *orderedheap.Heap[*PendingPlan]
+	plans   *orderedheap.Heap[*Pending]
 	seq     uint64
 
 	// epoch changes on every disable so that a Dequeue blocked across a
-	// disable and re-enable still returns ErrPlanQueueDisabled.
+	// disable and re-enable still returns ErrDisabled.
 	epoch uint64
 
 	// added is closed and replaced whenever a plan is enqueued or the
@@ -106,15 +109,15 @@ type PlanQueue struct {
 	added chan struct{}
 }
 
-// NewPlanQueue returns a disabled plan queue.
-func NewPlanQueue() *PlanQueue {
-	q := &PlanQueue{added: make(chan struct{})}
+// New returns a disabled plan queue.
+func New() *Queue {
+	q := &Queue{added: make(chan struct{})}
 	q.plans = newPlanHeap()
 	return q
 }
 
-func newPlanHeap() *orderedheap.Heap[*PendingPlan] {
-	return orderedheap.New(func(a, b *PendingPlan) bool {
+func newPlanHeap() *orderedheap.Heap[*Pending] {
+	return orderedheap.New(func(a, b *Pending) bool {
 		if a.Plan.Priority != b.Plan.Priority {
 			return a.Plan.Priority > b.Plan.Priority
 		}
@@ -123,8 +126,8 @@ func newPlanHeap() *orderedheap.Heap[*PendingPlan] {
 }
 
 // SetEnabled turns the queue on or off. Turning it off answers every
-// queued plan with ErrPlanQueueDisabled and releases blocked Dequeue calls.
-func (q *PlanQueue) SetEnabled(enabled bool) {
+// queued plan with ErrDisabled and releases blocked Dequeue calls.
+func (q *Queue) SetEnabled(enabled bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.enabled = enabled
@@ -132,7 +135,7 @@ func (q *PlanQueue) SetEnabled(enabled bool) {
 		return
 	}
 	for _, p := range q.plans.Items() {
-		p.Respond(nil, ErrPlanQueueDisabled)
+		p.Respond(nil, ErrDisabled)
 	}
 	q.plans = newPlanHeap()
 	q.epoch++
@@ -140,7 +143,7 @@ func (q *PlanQueue) SetEnabled(enabled bool) {
 }
 
 // Enabled reports whether the queue accepts plans.
-func (q *PlanQueue) Enabled() bool {
+func (q *Queue) Enabled() bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.enabled
@@ -148,17 +151,17 @@ func (q *PlanQueue) Enabled() bool {
 
 // Enqueue queues a plan for the applier and returns the future its answer
 // arrives on.
-func (q *PlanQueue) Enqueue(plan *structs.Plan) (PlanFuture, error) {
+func (q *Queue) Enqueue(plan *structs.Plan) (Future, error) {
 	if plan == nil {
 		return nil, errors.New("enqueue plan: plan is nil")
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if !q.enabled {
-		return nil, ErrPlanQueueDisabled
+		return nil, ErrDisabled
 	}
 	q.seq++
-	p := &PendingPlan{
+	p := &Pending{
 		Plan:        plan,
 		EnqueueTime: time.Now(),
 		seq:         q.seq,
@@ -169,16 +172,16 @@ func (q *PlanQueue) Enqueue(plan *structs.Plan) (PlanFuture, error) {
 	return p, nil
 }
 
-func (q *PlanQueue) notifyLocked() {
+func (q *Queue) notifyLocked() {
 	close(q.added)
 	q.added = make(chan struct{})
 }
 
 // Dequeue takes the next plan, waiting up to timeout for one; a timeout
 // of 0 waits until a plan arrives or the queue is disabled. It returns
-// (nil, nil) when the timeout passes and ErrPlanQueueDisabled when the
+// (nil, nil) when the timeout passes and ErrDisabled when the
 // queue is disabled.
-func (q *PlanQueue) Dequeue(timeout time.Duration) (*PendingPlan, error) {
+func (q *Queue) Dequeue(timeout time.Duration) (*Pending, error) {
 	var deadline <-chan time.Time
 	if timeout > 0 {
 		t := time.NewTimer(timeout)
@@ -192,7 +195,7 @@ func (q *PlanQueue) Dequeue(timeout time.Duration) (*PendingPlan, error) {
 		q.mu.Lock()
 		if !q.enabled || q.epoch != epoch {
 			q.mu.Unlock()
-			return nil, ErrPlanQueueDisabled
+			return nil, ErrDisabled
 		}
 		if q.plans.Len() > 0 {
 			p := q.plans.Pop()
@@ -210,8 +213,8 @@ func (q *PlanQueue) Dequeue(timeout time.Duration) (*PendingPlan, error) {
 }
 
 // Stats returns the queue depth.
-func (q *PlanQueue) Stats() PlanQueueStats {
+func (q *Queue) Stats() Stats {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return PlanQueueStats{Depth: q.plans.Len()}
+	return Stats{Depth: q.plans.Len()}
 }
