@@ -123,7 +123,7 @@ type Config struct {
 	// DisableEventBroker turns the event stream off (Nomad's
 	// enable_event_broker = false); EventBufferSize is how many Raft
 	// entries' events it keeps for slow readers and index= resumes (0:
-	// DefaultEventBufferSize).
+	// eventbroker.DefaultBufferSize).
 	DisableEventBroker bool
 	EventBufferSize    int
 

@@ -4,6 +4,7 @@
 // memory-only structures — the eval broker (package evalbroker), the
 // blocked-eval tracker (package blockedevals) and the plan queue (package
 // planqueue) — which are enabled when leadership is gained, rebuilt from
-// the state store, and flushed when it is lost. Those that never touch the
-// Server live in sub-packages.
+// the state store, and flushed when it is lost. The FSM publishes what
+// each entry committed to the event stream buffer (package eventbroker).
+// Structures that never touch the Server live in such sub-packages.
 package nomad

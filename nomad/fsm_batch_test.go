@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/raft"
 	"github.com/shoenig/test/must"
 
+	"github.com/nomadq/nomadq/nomad/eventbroker"
 	"github.com/nomadq/nomadq/structs"
 )
 
@@ -77,13 +78,13 @@ func batchLogs(t *testing.T, queue bool) []*raft.Log {
 
 // leaderFSM is testFSM with the broker, blocked evals and event stream on,
 // as on the leader.
-func leaderFSM(t *testing.T) (*nomadFSM, *Subscription) {
+func leaderFSM(t *testing.T) (*nomadFSM, *eventbroker.Subscription) {
 	f := testFSM(t)
 	f.broker.SetEnabled(true)
 	f.blocked.SetEnabled(true)
-	b := NewEventBroker(1000)
+	b := eventbroker.New(1000)
 	f.setEventBroker(b)
-	return f, b.Subscribe(SubscribeRequest{Topics: map[structs.Topic][]string{"*": {"*"}}, Namespace: "*"})
+	return f, b.Subscribe(eventbroker.SubscribeRequest{Topics: map[structs.Topic][]string{"*": {"*"}}, Namespace: "*"})
 }
 
 type eventSeen struct {
@@ -92,7 +93,7 @@ type eventSeen struct {
 	Type, Key string
 }
 
-func drainEvents(t *testing.T, sub *Subscription) []eventSeen {
+func drainEvents(t *testing.T, sub *eventbroker.Subscription) []eventSeen {
 	var out []eventSeen
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/hashicorp/go-memdb"
 
+	"github.com/nomadq/nomadq/nomad/eventbroker"
 	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
 )
@@ -15,7 +16,7 @@ import (
 // and Nomad's event type for its message type, published to the broker,
 // which never blocks.
 type fsmEvents struct {
-	events *EventBroker // nil: the event stream is off
+	events *eventbroker.Broker // nil: the event stream is off
 
 	pendingMu sync.Mutex
 	pending   []pendingChanges
@@ -30,23 +31,34 @@ type pendingChanges struct {
 
 // eventBroker returns the broker the config asks for, nil when the event
 // stream is disabled.
-func (c *Config) eventBroker() *EventBroker {
+func (c *Config) eventBroker() *eventbroker.Broker {
 	if c.DisableEventBroker {
 		return nil
 	}
-	return NewEventBroker(c.EventBufferSize)
+	return eventbroker.New(c.EventBufferSize)
 }
 
 // setEventBroker publishes events to b (nil: none). Call it before Raft
 // starts.
-func (f *nomadFSM) setEventBroker(b *EventBroker) {
+func (f *nomadFSM) setEventBroker(b *eventbroker.Broker) {
 	f.events = b
 	f.wireEvents(f.State())
 }
 
 // EventBroker returns the server's event broker, nil when the event
 // stream is disabled.
-func (s *Server) EventBroker() *EventBroker { return s.fsm.events }
+func (s *Server) EventBroker() *eventbroker.Broker { return s.fsm.events }
+
+// The agent's event stream names the broker's types through this
+// package; these aliases keep those names until it imports eventbroker.
+type (
+	// SubscribeRequest is eventbroker.SubscribeRequest.
+	SubscribeRequest = eventbroker.SubscribeRequest
+	// Subscription is eventbroker.Subscription.
+	Subscription = eventbroker.Subscription
+	// SubscriptionDroppedError is eventbroker.SubscriptionDroppedError.
+	SubscriptionDroppedError = eventbroker.SubscriptionDroppedError
+)
 
 // wireEvents makes st report its commits, when there is a broker to
 // publish them to; change tracking costs memory on every write.

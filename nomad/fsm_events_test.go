@@ -8,14 +8,15 @@ import (
 
 	"github.com/shoenig/test/must"
 
+	"github.com/nomadq/nomadq/nomad/eventbroker"
 	"github.com/nomadq/nomadq/structs"
 )
 
 func TestFSM_PublishesCommittedChangesWithTheRaftIndex(t *testing.T) {
 	f := testFSM(t)
-	b := NewEventBroker(10)
+	b := eventbroker.New(10)
 	f.setEventBroker(b)
-	sub := b.Subscribe(SubscribeRequest{Topics: map[structs.Topic][]string{"*": {"*"}}, Namespace: "*"})
+	sub := b.Subscribe(eventbroker.SubscribeRequest{Topics: map[structs.Topic][]string{"*": {"*"}}, Namespace: "*"})
 
 	node := mockNode(structs.GenerateUUID())
 	mustApply(t, f, 7, structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: node})
@@ -40,16 +41,20 @@ func TestFSM_PublishesCommittedChangesWithTheRaftIndex(t *testing.T) {
 		must.Eq(t, 9, ev.Index)
 	}
 	must.Eq(t, map[structs.Topic]string{structs.TopicJob: structs.TypeJobRegistered, structs.TopicEvaluation: structs.TypeJobRegistered}, topics)
-	must.SliceLen(t, 2, b.ring, must.Sprint("the refused entry published nothing"))
+	// With nothing more held, Next returns at once on a canceled context.
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = sub.Next(done)
+	must.ErrorIs(t, err, context.Canceled, must.Sprint("the refused entry published nothing"))
 }
 
 // A subscriber that never reads cannot hold up Raft: every apply returns,
 // and the subscriber is dropped once its unread events leave the buffer.
 func TestFSM_SlowSubscriberDoesNotBlockApplies(t *testing.T) {
 	f := testFSM(t)
-	b := NewEventBroker(4)
+	b := eventbroker.New(4)
 	f.setEventBroker(b)
-	slow := b.Subscribe(SubscribeRequest{Topics: map[structs.Topic][]string{"*": {"*"}}, Namespace: "*"})
+	slow := b.Subscribe(eventbroker.SubscribeRequest{Topics: map[structs.Topic][]string{"*": {"*"}}, Namespace: "*"})
 
 	node := mockNode(structs.GenerateUUID())
 	for i := uint64(1); i <= 50; i++ {
@@ -60,18 +65,18 @@ func TestFSM_SlowSubscriberDoesNotBlockApplies(t *testing.T) {
 	must.Eq(t, 50, n.ModifyIndex, must.Sprint("all 50 entries were applied"))
 
 	_, err = slow.Next(context.Background())
-	var dropped *SubscriptionDroppedError
-	must.ErrorAs[*SubscriptionDroppedError](t, err, &dropped)
+	var dropped *eventbroker.SubscriptionDroppedError
+	must.ErrorAs[*eventbroker.SubscriptionDroppedError](t, err, &dropped)
 	must.Eq(t, 1, dropped.Next)
 	must.Eq(t, 46, dropped.Dropped)
 }
 
 func TestFSM_RestoreDropsBufferedEvents(t *testing.T) {
 	f := testFSM(t)
-	b := NewEventBroker(10)
+	b := eventbroker.New(10)
 	f.setEventBroker(b)
 	mustApply(t, f, 3, structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: mockNode(structs.GenerateUUID())})
-	sub := b.Subscribe(SubscribeRequest{Topics: map[structs.Topic][]string{"*": {"*"}}, Namespace: "*", Index: 4})
+	sub := b.Subscribe(eventbroker.SubscribeRequest{Topics: map[structs.Topic][]string{"*": {"*"}}, Namespace: "*", Index: 4})
 
 	other := testFSM(t)
 	mustApply(t, other, 20, structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: mockNode(structs.GenerateUUID())})
@@ -82,10 +87,10 @@ func TestFSM_RestoreDropsBufferedEvents(t *testing.T) {
 	must.NoError(t, f.Restore(io.NopCloser(bytes.NewReader(sink.Bytes()))))
 
 	_, err = sub.Next(context.Background())
-	must.ErrorAs[*SubscriptionDroppedError](t, err, new(*SubscriptionDroppedError))
+	must.ErrorAs[*eventbroker.SubscriptionDroppedError](t, err, new(*eventbroker.SubscriptionDroppedError))
 
 	// The restored store reports its commits too.
-	fresh := b.Subscribe(SubscribeRequest{Topics: map[structs.Topic][]string{"*": {"*"}}, Namespace: "*"})
+	fresh := b.Subscribe(eventbroker.SubscribeRequest{Topics: map[structs.Topic][]string{"*": {"*"}}, Namespace: "*"})
 	mustApply(t, f, 21, structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: mockNode(structs.GenerateUUID())})
 	ev, err := fresh.Next(context.Background())
 	must.NoError(t, err)
@@ -96,14 +101,14 @@ func TestFSM_RestoreDropsBufferedEvents(t *testing.T) {
 // plan result and the eval as an eval update, as the separate write did.
 func TestFSM_PlanWithVerdictPublishesAnEvalUpdate(t *testing.T) {
 	f := testFSM(t)
-	b := NewEventBroker(10)
+	b := eventbroker.New(10)
 	f.setEventBroker(b)
 	node := mockNode(structs.GenerateUUID())
 	mustApply(t, f, 5, structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: node})
 	job := mockJob("web")
 	eval := mockEval(job)
 	mustApply(t, f, 6, structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: job, Eval: eval})
-	sub := b.Subscribe(SubscribeRequest{Topics: map[structs.Topic][]string{"*": {"*"}}, Namespace: "*", Index: 7})
+	sub := b.Subscribe(eventbroker.SubscribeRequest{Topics: map[structs.Topic][]string{"*": {"*"}}, Namespace: "*", Index: 7})
 
 	done := eval.Copy()
 	done.Status = structs.EvalStatusComplete

@@ -1,4 +1,4 @@
-package nomad
+package eventbroker
 
 import (
 	"context"
@@ -11,12 +11,12 @@ import (
 	"github.com/nomadq/nomadq/structs"
 )
 
-// DefaultEventBufferSize is how many Raft entries' events the broker
+// DefaultBufferSize is how many Raft entries' events the broker
 // keeps, Nomad's default event_buffer_size.
-const DefaultEventBufferSize = 100
+const DefaultBufferSize = 100
 
-// ErrEventBrokerClosed ends subscriptions when the server shuts down.
-var ErrEventBrokerClosed = errors.New("event stream closed: the server is shutting down")
+// ErrClosed ends subscriptions when the server shuts down.
+var ErrClosed = errors.New("event stream closed: the server is shutting down")
 
 // SubscriptionDroppedError ends a subscription that fell behind: events
 // it had not read yet left the bounded buffer (a slow reader, or a
@@ -27,16 +27,18 @@ type SubscriptionDroppedError struct {
 	Next, Dropped uint64
 }
 
+// Error names the indexes the subscriber missed and tells it to
+// resubscribe.
 func (e *SubscriptionDroppedError) Error() string {
 	return fmt.Sprintf("subscription closed by server: the client fell behind and events from index %d to %d left the buffer before it read them; resubscribe", e.Next, e.Dropped)
 }
 
-// EventBroker keeps the events of the last committed Raft entries in a
+// Broker keeps the events of the last committed Raft entries in a
 // bounded ring and hands them to subscribers. Publishing never waits for
 // a subscriber: each subscriber keeps its own position and reads at its
 // own pace; one that falls further behind than the ring holds is dropped
 // with a SubscriptionDroppedError.
-type EventBroker struct {
+type Broker struct {
 	mu      sync.Mutex
 	ring    []*structs.Events // oldest first, at most size
 	size    int
@@ -45,18 +47,18 @@ type EventBroker struct {
 	closed  bool
 }
 
-// NewEventBroker returns a broker that keeps the events of size entries
-// (DefaultEventBufferSize when size <= 0).
-func NewEventBroker(size int) *EventBroker {
+// New returns a broker that keeps the events of size entries
+// (DefaultBufferSize when size <= 0).
+func New(size int) *Broker {
 	if size <= 0 {
-		size = DefaultEventBufferSize
+		size = DefaultBufferSize
 	}
-	return &EventBroker{size: size, notify: make(chan struct{})}
+	return &Broker{size: size, notify: make(chan struct{})}
 }
 
 // Publish adds the events of one committed entry. It never blocks on
 // subscribers.
-func (b *EventBroker) Publish(events *structs.Events) {
+func (b *Broker) Publish(events *structs.Events) {
 	if events == nil || len(events.Events) == 0 {
 		return
 	}
@@ -78,7 +80,7 @@ func (b *EventBroker) Publish(events *structs.Events) {
 // Reset forgets every event up to index: after a snapshot restore the
 // entries before it were never applied here, so no subscriber may assume
 // it saw them.
-func (b *EventBroker) Reset(index uint64) {
+func (b *Broker) Reset(index uint64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.ring = nil
@@ -87,8 +89,8 @@ func (b *EventBroker) Reset(index uint64) {
 	b.notify = make(chan struct{})
 }
 
-// Close ends every subscription with ErrEventBrokerClosed.
-func (b *EventBroker) Close() {
+// Close ends every subscription with ErrClosed.
+func (b *Broker) Close() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !b.closed {
@@ -101,9 +103,12 @@ func (b *EventBroker) Close() {
 // of the topic; topic "*": every topic), the namespace ("*": all; events
 // of objects outside namespaces always pass) and the index to start from.
 type SubscribeRequest struct {
-	Topics    map[structs.Topic][]string
+	// Topics maps each topic wanted to the keys wanted in it.
+	Topics map[structs.Topic][]string
+	// Namespace is the namespace whose events pass.
 	Namespace string
-	Index     uint64
+	// Index is the Raft index to start reading at.
+	Index uint64
 	// Allow, when set, passes each selected event once more: the
 	// subscriber's ACL at the time the event is read.
 	Allow func(*structs.Event) bool
@@ -111,14 +116,14 @@ type SubscribeRequest struct {
 
 // Subscription reads a broker's events in order from its position.
 type Subscription struct {
-	b    *EventBroker
+	b    *Broker
 	req  SubscribeRequest
 	next uint64 // first index not read yet
 }
 
 // Subscribe starts reading at req.Index: the first held entry at or after
 // it, or the oldest held one when it has left the buffer (0: the oldest).
-func (b *EventBroker) Subscribe(req SubscribeRequest) *Subscription {
+func (b *Broker) Subscribe(req SubscribeRequest) *Subscription {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return &Subscription{b: b, req: req, next: max(req.Index, b.dropped+1)}
@@ -133,7 +138,7 @@ func (s *Subscription) Next(ctx context.Context) (*structs.Events, error) {
 		b.mu.Lock()
 		if b.closed {
 			b.mu.Unlock()
-			return nil, ErrEventBrokerClosed
+			return nil, ErrClosed
 		}
 		if s.next <= b.dropped {
 			err := &SubscriptionDroppedError{Next: s.next, Dropped: b.dropped}

@@ -1,4 +1,4 @@
-package nomad
+package eventbroker
 
 import (
 	"context"
@@ -53,7 +53,7 @@ func readAll(t *testing.T, sub *Subscription) ([]uint64, []string) {
 }
 
 func TestEventBroker_Selection(t *testing.T) {
-	b := NewEventBroker(10)
+	b := New(10)
 	b.Publish(batch(3, jobEvent("default", "web"), jobEvent("prod", "api")))
 	b.Publish(batch(5, nodeEvent("n1")))
 	b.Publish(batch(6, allocEvent("default", "a1", "web"), allocEvent("default", "a2", "db")))
@@ -92,7 +92,7 @@ func TestEventBroker_Selection(t *testing.T) {
 }
 
 func TestEventBroker_SlowSubscriberIsDroppedAndPublishNeverWaits(t *testing.T) {
-	b := NewEventBroker(3)
+	b := New(3)
 	all := SubscribeRequest{Topics: map[structs.Topic][]string{"*": {"*"}}, Namespace: "*"}
 	slow := b.Subscribe(all)
 	b.Publish(batch(1, nodeEvent("n1")))
@@ -118,7 +118,7 @@ func TestEventBroker_SlowSubscriberIsDroppedAndPublishNeverWaits(t *testing.T) {
 }
 
 func TestEventBroker_ResetAndClose(t *testing.T) {
-	b := NewEventBroker(10)
+	b := New(10)
 	all := SubscribeRequest{Topics: map[structs.Topic][]string{"*": {"*"}}, Namespace: "*"}
 	sub := b.Subscribe(all)
 	b.Publish(batch(1, nodeEvent("n1")))
@@ -130,12 +130,12 @@ func TestEventBroker_ResetAndClose(t *testing.T) {
 	later := b.Subscribe(all)
 	b.Close()
 	_, err = later.Next(context.Background())
-	must.ErrorIs(t, err, ErrEventBrokerClosed)
+	must.ErrorIs(t, err, ErrClosed)
 }
 
 func TestEventBroker_NextWaitsForPublish(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := NewEventBroker(10)
+		b := New(10)
 		sub := b.Subscribe(SubscribeRequest{Topics: map[structs.Topic][]string{"Job": {"*"}}, Namespace: "default"})
 		got := make(chan *structs.Events, 1)
 		go func() {
