@@ -43,7 +43,7 @@ type Config struct {
 	// OnOOMKill is called each time the kernel kills a task of the alloc
 	// for its memory limit.
 	OnOOMKill func()
-	// ExtraHooks run after the registered early hooks and before the
+	// ExtraHooks run after the max_run_duration hook and before the
 	// alloc dir hook.
 	ExtraHooks []HookFactory
 	// Restored is what an earlier client process persisted; nil for a

@@ -1,8 +1,6 @@
 package allocrunner
 
 import (
-	"sync"
-
 	"github.com/hashicorp/go-hclog"
 	"github.com/nomadq/nomadq/structs"
 )
@@ -75,29 +73,17 @@ type Runner interface {
 // HookFactory builds a hook for one alloc runner.
 type HookFactory func(r Runner) RunnerHook
 
-var (
-	earlyHooksMu sync.Mutex
-	earlyHooks   []HookFactory
-)
-
-// registerEarlyHook adds a hook that every alloc runner puts first in its
-// list, before the alloc dir is built, in registration order. A hook
-// that must see the alloc before any setup work (max_run_duration arms
-// its timer there) registers itself from an init function in its own
-// file.
-func registerEarlyHook(f HookFactory) {
-	earlyHooksMu.Lock()
-	defer earlyHooksMu.Unlock()
-	earlyHooks = append(earlyHooks, f)
-}
-
-// newHooks builds the runner's hooks in order: registered early hooks,
-// then the config's extra hooks, then the alloc dir.
+// newHooks builds the runner's hooks in the order they run, written out
+// here rather than gathered from registrations so the order is read in one
+// place:
+//
+//  1. max_run_duration, first, so its deadline is armed from the alloc's
+//     CreateTime before any setup work (a slow alloc dir or artifact
+//     counts against the deadline, as in Nomad);
+//  2. the config's extra hooks (tests, simulated nodes);
+//  3. the alloc dir, which builds the shared directories the tasks use.
 func (ar *AllocRunner) newHooks() []RunnerHook {
-	earlyHooksMu.Lock()
-	factories := append([]HookFactory(nil), earlyHooks...)
-	earlyHooksMu.Unlock()
-	factories = append(factories, ar.cfg.ExtraHooks...)
+	factories := append([]HookFactory{newMaxRunDurationHook}, ar.cfg.ExtraHooks...)
 	var hooks []RunnerHook
 	for _, f := range factories {
 		if h := f(ar); h != nil {

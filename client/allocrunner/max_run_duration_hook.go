@@ -17,8 +17,6 @@ const MaxRunDurationReason = structs.AllocTimeoutReasonMaxRunDuration
 // disarm do not get it.
 const MaxRunEnvVar = "NOMAD_ALLOC_DEADLINE"
 
-func init() { registerEarlyHook(newMaxRunDurationHook) }
-
 // MaxRunPlan is what max_run_duration means for an alloc at one instant.
 type MaxRunPlan struct {
 	// Armed is false when no deadline applies: the group sets none, the
@@ -57,8 +55,9 @@ func PlanMaxRun(a *structs.Allocation, now time.Time) MaxRunPlan {
 	return MaxRunPlan{Armed: true, Configured: *tg.MaxRunDuration, Deadline: deadline, Remaining: deadline.Sub(now)}
 }
 
-// maxRunState is what the hook has put in place for its alloc.
-type maxRunState struct {
+// MaxRunState is what the hook (or a simulated node, client/sim) has put
+// in place for its alloc; the zero value is nothing yet.
+type MaxRunState struct {
 	// index is the AllocModifyIndex of the newest alloc applied; an
 	// older one arriving late is stale and changes nothing.
 	index uint64
@@ -68,30 +67,31 @@ type maxRunState struct {
 	deadline   time.Time
 }
 
-// maxRunAction is what the hook must do after applying an alloc.
-type maxRunAction int
+// MaxRunAction is what the hook must do after applying an alloc.
+type MaxRunAction int
 
 const (
-	// maxRunKeep changes nothing: a stale alloc, or the same limit.
-	maxRunKeep maxRunAction = iota
-	// maxRunDisarm stops the timer and takes the deadline out of the
+	// MaxRunKeep changes nothing: a stale alloc, or the same limit.
+	MaxRunKeep MaxRunAction = iota
+	// MaxRunDisarm stops the timer and takes the deadline out of the
 	// environment of tasks started from now on.
-	maxRunDisarm
-	// maxRunArm puts the new deadline in the task environment and waits
+	MaxRunDisarm
+	// MaxRunArm puts the new deadline in the task environment and waits
 	// for it.
-	maxRunArm
-	// maxRunKill puts the new deadline in the task environment and kills
+	MaxRunArm
+	// MaxRunKill puts the new deadline in the task environment and kills
 	// the alloc now: the deadline has passed.
-	maxRunKill
+	MaxRunKill
 )
 
-// decideMaxRun is the hook's policy: from what is in place, an alloc and
+// DecideMaxRun is the hook's policy, which simulated nodes share: from
+// what is in place, an alloc and
 // the time, the state to keep and what to do now. It has no clock and no
 // side effects. Only a change of the configured duration moves an armed
 // deadline, so unrelated alloc updates never do.
-func decideMaxRun(cur maxRunState, a *structs.Allocation, now time.Time) (maxRunState, maxRunAction, MaxRunPlan) {
+func DecideMaxRun(cur MaxRunState, a *structs.Allocation, now time.Time) (MaxRunState, MaxRunAction, MaxRunPlan) {
 	if a == nil || a.AllocModifyIndex < cur.index {
-		return cur, maxRunKeep, MaxRunPlan{}
+		return cur, MaxRunKeep, MaxRunPlan{}
 	}
 	next := cur
 	next.index = a.AllocModifyIndex
@@ -99,29 +99,29 @@ func decideMaxRun(cur maxRunState, a *structs.Allocation, now time.Time) (maxRun
 	switch {
 	case !plan.Armed:
 		if !cur.armed {
-			return next, maxRunKeep, plan
+			return next, MaxRunKeep, plan
 		}
 		next.armed, next.configured, next.deadline = false, 0, time.Time{}
-		return next, maxRunDisarm, plan
+		return next, MaxRunDisarm, plan
 	case cur.armed && cur.configured == plan.Configured:
-		return next, maxRunKeep, plan
+		return next, MaxRunKeep, plan
 	}
 	next.armed, next.configured, next.deadline = true, plan.Configured, plan.Deadline
 	if plan.Remaining <= 0 {
-		return next, maxRunKill, plan
+		return next, MaxRunKill, plan
 	}
-	return next, maxRunArm, plan
+	return next, MaxRunArm, plan
 }
 
 // maxRunDurationHook kills the alloc at CreateTime + max_run_duration.
 // It is the first prerun hook, so slow setup counts against the limit.
-// decideMaxRun decides under the lock; the hook only keeps one timer
+// DecideMaxRun decides under the lock; the hook only keeps one timer
 // and the task environment in line with it.
 type maxRunDurationHook struct {
 	r Runner
 
 	mu    sync.Mutex
-	state maxRunState
+	state MaxRunState
 	timer *time.Timer
 	// gen tells a timer that fired late, after a re-arm or a stop, that
 	// it is stale.
@@ -141,7 +141,7 @@ func (h *maxRunDurationHook) Prerun() error {
 	return nil
 }
 
-// Update applies a newer version of the alloc; see decideMaxRun.
+// Update applies a newer version of the alloc; see DecideMaxRun.
 func (h *maxRunDurationHook) Update(a *structs.Allocation) error {
 	h.apply(a)
 	return nil
@@ -181,13 +181,13 @@ func (h *maxRunDurationHook) apply(a *structs.Allocation) {
 		return
 	}
 	prev := h.state
-	next, action, plan := decideMaxRun(prev, a, time.Now())
+	next, action, plan := DecideMaxRun(prev, a, time.Now())
 	h.state = next
 	switch action {
-	case maxRunKeep:
+	case MaxRunKeep:
 		h.mu.Unlock()
 		return
-	case maxRunDisarm:
+	case MaxRunDisarm:
 		h.stopTimerLocked()
 		h.r.UnsetTaskEnv(MaxRunEnvVar)
 		h.mu.Unlock()
@@ -198,7 +198,7 @@ func (h *maxRunDurationHook) apply(a *structs.Allocation) {
 	}
 	h.stopTimerLocked()
 	h.r.SetTaskEnv(MaxRunEnvVar, plan.Deadline.UTC().Format(time.RFC3339))
-	if action == maxRunArm {
+	if action == MaxRunArm {
 		gen := h.gen
 		h.timer = time.AfterFunc(plan.Remaining, func() { h.fire(gen) })
 		h.mu.Unlock()

@@ -182,32 +182,32 @@ func TestDecideMaxRun(t *testing.T) {
 		}
 		return a
 	}
-	armed := func(idx uint64, limit time.Duration) maxRunState {
-		return maxRunState{index: idx, armed: true, configured: limit, deadline: created.Add(limit)}
+	armed := func(idx uint64, limit time.Duration) MaxRunState {
+		return MaxRunState{index: idx, armed: true, configured: limit, deadline: created.Add(limit)}
 	}
 	cases := []struct {
 		name   string
-		cur    maxRunState
+		cur    MaxRunState
 		alloc  *structs.Allocation
-		next   maxRunState
-		action maxRunAction
+		next   MaxRunState
+		action MaxRunAction
 	}{
-		{"first alloc arms", maxRunState{}, alloc(5, 10*time.Second), armed(5, 10*time.Second), maxRunArm},
-		{"first alloc overdue kills", maxRunState{}, alloc(5, 2*time.Second), armed(5, 2*time.Second), maxRunKill},
-		{"first alloc without limit", maxRunState{}, alloc(5, 0), maxRunState{index: 5}, maxRunKeep},
-		{"same limit keeps, index moves", armed(5, 10*time.Second), alloc(6, 10*time.Second), armed(6, 10*time.Second), maxRunKeep},
-		{"raised limit re-arms", armed(5, 10*time.Second), alloc(6, 20*time.Second), armed(6, 20*time.Second), maxRunArm},
-		{"lowered below elapsed kills", armed(5, 10*time.Second), alloc(6, time.Second), armed(6, time.Second), maxRunKill},
-		{"removed limit disarms", armed(5, 10*time.Second), alloc(6, 0), maxRunState{index: 6}, maxRunDisarm},
-		{"disarmed stays so", maxRunState{index: 6}, alloc(7, 0), maxRunState{index: 7}, maxRunKeep},
-		{"older alloc is stale", armed(6, 20*time.Second), alloc(5, 10*time.Second), armed(6, 20*time.Second), maxRunKeep},
-		{"older alloc cannot disarm", armed(6, 20*time.Second), alloc(5, 0), armed(6, 20*time.Second), maxRunKeep},
-		{"older alloc cannot re-arm", maxRunState{index: 6}, alloc(5, 10*time.Second), maxRunState{index: 6}, maxRunKeep},
-		{"nil alloc", armed(6, 20*time.Second), nil, armed(6, 20*time.Second), maxRunKeep},
+		{"first alloc arms", MaxRunState{}, alloc(5, 10*time.Second), armed(5, 10*time.Second), MaxRunArm},
+		{"first alloc overdue kills", MaxRunState{}, alloc(5, 2*time.Second), armed(5, 2*time.Second), MaxRunKill},
+		{"first alloc without limit", MaxRunState{}, alloc(5, 0), MaxRunState{index: 5}, MaxRunKeep},
+		{"same limit keeps, index moves", armed(5, 10*time.Second), alloc(6, 10*time.Second), armed(6, 10*time.Second), MaxRunKeep},
+		{"raised limit re-arms", armed(5, 10*time.Second), alloc(6, 20*time.Second), armed(6, 20*time.Second), MaxRunArm},
+		{"lowered below elapsed kills", armed(5, 10*time.Second), alloc(6, time.Second), armed(6, time.Second), MaxRunKill},
+		{"removed limit disarms", armed(5, 10*time.Second), alloc(6, 0), MaxRunState{index: 6}, MaxRunDisarm},
+		{"disarmed stays so", MaxRunState{index: 6}, alloc(7, 0), MaxRunState{index: 7}, MaxRunKeep},
+		{"older alloc is stale", armed(6, 20*time.Second), alloc(5, 10*time.Second), armed(6, 20*time.Second), MaxRunKeep},
+		{"older alloc cannot disarm", armed(6, 20*time.Second), alloc(5, 0), armed(6, 20*time.Second), MaxRunKeep},
+		{"older alloc cannot re-arm", MaxRunState{index: 6}, alloc(5, 10*time.Second), MaxRunState{index: 6}, MaxRunKeep},
+		{"nil alloc", armed(6, 20*time.Second), nil, armed(6, 20*time.Second), MaxRunKeep},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			next, action, _ := decideMaxRun(c.cur, c.alloc, now)
+			next, action, _ := DecideMaxRun(c.cur, c.alloc, now)
 			must.Eq(t, c.action, action)
 			must.EqOp(t, c.next, next)
 		})

@@ -38,6 +38,11 @@ type simAlloc struct {
 	// reported is set once the finished alloc's last view is queued
 	// for the servers; its tasks are dropped then (see changed).
 	reported bool
+	// maxRun is the max_run_duration deadline in force, decided by the
+	// real client's policy (allocrunner.DecideMaxRun); maxRunGen tells a
+	// scheduled expiry that a later update disarmed or moved it.
+	maxRun    allocrunner.MaxRunState
+	maxRunGen uint64
 }
 
 // simTask is one task of a simulated alloc, run with mock_driver
@@ -67,7 +72,11 @@ func (s *Sim) applyAlloc(n *node, a *structs.Allocation) {
 	if sa := n.allocs[a.ID]; sa != nil {
 		if a.DesiredStatus == structs.AllocDesiredStatusStop || a.DesiredStatus == structs.AllocDesiredStatusEvict {
 			s.kill(sa, "", "", "")
+			return
 		}
+		// An in-place update may change max_run_duration: re-arm or
+		// disarm as the client's hook does.
+		s.applyMaxRun(sa, a, time.Now())
 		return
 	}
 	if a.ClientTerminalStatus() || (a.DesiredStatus != "" && a.DesiredStatus != structs.AllocDesiredStatusRun) {
@@ -118,9 +127,7 @@ func (s *Sim) applyAlloc(n *node, a *structs.Allocation) {
 		appendEvent(&st.state, taskrunner.NewEvent(structs.TaskReceived))
 		sa.tasks = append(sa.tasks, st)
 	}
-	if plan := allocrunner.PlanMaxRun(a, now); plan.Armed {
-		s.sched.at(plan.Deadline, func() { s.maxRunExpired(sa) })
-	}
+	s.applyMaxRun(sa, a, now)
 	s.startPhase(sa, phasePrestart)
 	s.changed(sa)
 }
@@ -364,6 +371,30 @@ func (s *Sim) kill(a *simAlloc, status, desc, killingMsg string) {
 	// Poststop tasks run after a stop too, as Nomad runs them.
 	s.advance(a)
 	s.changed(a)
+}
+
+// applyMaxRun keeps an alloc's max_run_duration deadline in line with
+// the alloc as the servers sent it, by the client hook's own policy:
+// the first view arms it, an update that changes the duration moves it
+// (or kills at once when it already passed), one that removes it
+// disarms it. Scheduler goroutine only.
+func (s *Sim) applyMaxRun(sa *simAlloc, a *structs.Allocation, now time.Time) {
+	next, action, plan := allocrunner.DecideMaxRun(sa.maxRun, a, now)
+	sa.maxRun = next
+	switch action {
+	case allocrunner.MaxRunDisarm:
+		sa.maxRunGen++
+	case allocrunner.MaxRunArm, allocrunner.MaxRunKill:
+		// A deadline already passed (MaxRunKill) fires on the next
+		// step, after the alloc's tasks are set up, as it always did.
+		sa.maxRunGen++
+		gen := sa.maxRunGen
+		s.sched.at(plan.Deadline, func() {
+			if sa.maxRunGen == gen {
+				s.maxRunExpired(sa)
+			}
+		})
+	}
 }
 
 // maxRunExpired kills an alloc whose max_run_duration passed, as the

@@ -23,10 +23,15 @@ type fakeServers struct {
 	updates  []*structs.Allocation
 	updated  chan struct{}
 	watchers int
+	// next, when set, replaces alloc at index 11 for a node that has
+	// seen index 10: an in-place update of the alloc it runs.
+	next *structs.Allocation
+	// wake tells a blocked alloc query that next was set.
+	wake chan struct{}
 }
 
 func newFakeServers() *fakeServers {
-	return &fakeServers{nodes: map[string]*structs.Node{}, updated: make(chan struct{}, 100)}
+	return &fakeServers{nodes: map[string]*structs.Node{}, updated: make(chan struct{}, 100), wake: make(chan struct{}, 1)}
 }
 
 func (f *fakeServers) Call(ctx context.Context, method string, args, reply any) error {
@@ -56,8 +61,26 @@ func (f *fakeServers) Call(ctx context.Context, method string, args, reply any) 
 			resp.Index = 10
 			return nil
 		}
-		<-ctx.Done()
-		return ctx.Err()
+		f.mu.Lock()
+		next := f.next
+		update := next != nil && req.MinQueryIndex == 10
+		if update {
+			next.NodeID = a.NodeID
+			f.alloc, f.next = next, nil
+		}
+		f.mu.Unlock()
+		if update {
+			resp.Allocs = map[string]map[string]uint64{next.NodeID: {next.ID: 11}}
+			resp.Index = 11
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-f.wake:
+			// An update was staged (next): answer the query again.
+			return f.Call(ctx, method, args, reply)
+		}
 	case "Alloc.GetAllocs":
 		f.mu.Lock()
 		defer f.mu.Unlock()
@@ -237,4 +260,51 @@ func TestSim_FinishedAllocKeepsNoTasks(t *testing.T) {
 		t.Fatal("the simulator's scheduler did not run the check")
 	}
 	must.Eq(t, sent, len(updates()))
+}
+
+// An in-place update that lowers a running alloc's max_run_duration
+// moves its deadline on a simulated node as on a real client (the same
+// allocrunner.DecideMaxRun): armed at an hour, lowered to 200ms, the
+// alloc is ended by max_run_duration.
+func TestSim_InPlaceUpdateMovesMaxRunDuration(t *testing.T) {
+	f := newFakeServers()
+	hour, short := time.Hour, 200*time.Millisecond
+	job := &structs.Job{
+		ID: "j", Namespace: "default", Type: structs.JobTypeBatch,
+		TaskGroups: []*structs.TaskGroup{{
+			Name: "g", MaxRunDuration: &hour,
+			Tasks: []*structs.Task{{Name: "t", Driver: "mock_driver", Config: map[string]any{"run_for": "1h"}}},
+		}},
+	}
+	runOne(t, f, job, 1)
+	lowered := job.Copy()
+	lowered.TaskGroups[0].MaxRunDuration = &short
+	f.mu.Lock()
+	next := f.alloc.Copy()
+	f.mu.Unlock()
+	next.Job, next.AllocModifyIndex = lowered, 11
+	f.mu.Lock()
+	f.next = next
+	f.mu.Unlock()
+	f.wake <- struct{}{}
+
+	deadline := time.After(20 * time.Second)
+	for {
+		f.mu.Lock()
+		var last *structs.Allocation
+		if n := len(f.updates); n > 0 {
+			last = f.updates[n-1]
+		}
+		f.mu.Unlock()
+		if last != nil && last.ClientTerminalStatus() {
+			must.Eq(t, structs.AllocClientStatusComplete, last.ClientStatus)
+			must.Eq(t, structs.AllocTimeoutReasonMaxRunDuration, last.ClientDescription)
+			return
+		}
+		select {
+		case <-f.updated:
+		case <-deadline:
+			t.Fatalf("the lowered max_run_duration did not end the alloc in 20s; last: %+v", last)
+		}
+	}
 }
