@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/cronexpr"
 	memdb "github.com/hashicorp/go-memdb"
+	"github.com/nomadq/nomadq/nomad/jobdiff"
 	"github.com/nomadq/nomadq/scheduler"
 	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
@@ -41,7 +42,7 @@ func (j *Job) Plan(args *structs.JobPlanRequest, reply *structs.JobPlanResponse)
 		return err
 	}
 	if args.Diff {
-		reply.Diff = jobDiff(existing, job)
+		reply.Diff = jobdiff.Diff(existing, job)
 	}
 	if existing != nil {
 		reply.JobModifyIndex = existing.JobModifyIndex
@@ -269,7 +270,7 @@ func (j *Job) Versions(args *structs.JobVersionsRequest, reply *structs.JobVersi
 				index = v.ModifyIndex
 			}
 			if args.Diffs && i+1 < len(versions) {
-				reply.Diffs = append(reply.Diffs, jobDiff(versions[i+1], v))
+				reply.Diffs = append(reply.Diffs, jobdiff.Diff(versions[i+1], v))
 			}
 		}
 		if index == 0 {

@@ -1,4 +1,4 @@
-package nomad
+package jobdiff
 
 import (
 	"fmt"
@@ -20,9 +20,9 @@ var jobDiffSkip = map[string]bool{
 var groupDiffSkip = map[string]bool{"Name": true, "Tasks": true}
 var taskDiffSkip = map[string]bool{"Name": true}
 
-// jobDiff returns the change from old to new, listing only what changed
+// Diff returns the change from old to new, listing only what changed
 // (Type Added, Deleted or Edited); old nil means the job is new.
-func jobDiff(old, new *structs.Job) *structs.JobDiff {
+func Diff(old, new *structs.Job) *structs.JobDiff {
 	d := &structs.JobDiff{ID: new.ID, Type: structs.DiffTypeEdited}
 	var ov reflect.Value
 	if old == nil {
