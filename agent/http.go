@@ -478,6 +478,32 @@ func setIndex(w http.ResponseWriter, index uint64) {
 	w.Header().Set(headerIndex, strconv.FormatUint(index, 10))
 }
 
+// query serves the common read: it parses r's query parameters into
+// opts (the QueryOptions of args), calls the server's RPC method and
+// sets the index and leader headers from meta (the QueryMeta of reply).
+func (h *httpHandler) query(w http.ResponseWriter, r *http.Request, method string, opts *structs.QueryOptions, args, reply any, meta *structs.QueryMeta) error {
+	if err := h.parseQuery(r, opts); err != nil {
+		return err
+	}
+	if err := h.agent.rpc(method, args, reply); err != nil {
+		return rpcError(err)
+	}
+	setMeta(w, meta)
+	return nil
+}
+
+// write serves the common write: it parses r's write parameters into wr
+// (the WriteRequest of args), calls the server's RPC method and sets the
+// index header from index (the Index of reply, read after the call).
+func (h *httpHandler) write(w http.ResponseWriter, r *http.Request, method string, wr *structs.WriteRequest, args, reply any, index *uint64) error {
+	h.parseWrite(r, wr)
+	if err := h.agent.rpc(method, args, reply); err != nil {
+		return rpcError(err)
+	}
+	setIndex(w, *index)
+	return nil
+}
+
 // methodNotAllowed is Nomad's answer to a method an endpoint lacks.
 func methodNotAllowed() error { return codedErr(http.StatusMethodNotAllowed, "Invalid method") }
 

@@ -23,12 +23,10 @@ func (h *httpHandler) aclBootstrapRequest(w http.ResponseWriter, r *http.Request
 		}
 		args.BootstrapSecret = body.BootstrapSecret
 	}
-	h.parseWrite(r, &args.WriteRequest)
 	var reply structs.ACLTokenUpsertResponse
-	if err := h.agent.rpc("ACL.Bootstrap", &args, &reply); err != nil {
-		return nil, rpcError(err)
+	if err := h.write(w, r, "ACL.Bootstrap", &args.WriteRequest, &args, &reply, &reply.Index); err != nil {
+		return nil, err
 	}
-	setIndex(w, reply.Index)
 	if len(reply.Tokens) == 0 {
 		return nil, codedErr(http.StatusInternalServerError, "bootstrap returned no token")
 	}
@@ -41,14 +39,10 @@ func (h *httpHandler) aclPoliciesRequest(w http.ResponseWriter, r *http.Request)
 		return nil, methodNotAllowed()
 	}
 	var args structs.ACLPolicyListRequest
-	if err := h.parseQuery(r, &args.QueryOptions); err != nil {
+	var reply structs.ACLPolicyListResponse
+	if err := h.query(w, r, "ACL.ListPolicies", &args.QueryOptions, &args, &reply, &reply.QueryMeta); err != nil {
 		return nil, err
 	}
-	var reply structs.ACLPolicyListResponse
-	if err := h.agent.rpc("ACL.ListPolicies", &args, &reply); err != nil {
-		return nil, rpcError(err)
-	}
-	setMeta(w, &reply.QueryMeta)
 	return reply.Policies, nil
 }
 
@@ -62,15 +56,11 @@ func (h *httpHandler) aclPolicySpecificRequest(w http.ResponseWriter, r *http.Re
 	switch {
 	case r.Method == http.MethodGet:
 		var args structs.ACLPolicySpecificRequest
-		if err := h.parseQuery(r, &args.QueryOptions); err != nil {
-			return nil, err
-		}
 		args.Name = name
 		var reply structs.SingleACLPolicyResponse
-		if err := h.agent.rpc("ACL.GetPolicy", &args, &reply); err != nil {
-			return nil, rpcError(err)
+		if err := h.query(w, r, "ACL.GetPolicy", &args.QueryOptions, &args, &reply, &reply.QueryMeta); err != nil {
+			return nil, err
 		}
-		setMeta(w, &reply.QueryMeta)
 		if reply.Policy == nil {
 			return nil, codedErr(http.StatusNotFound, "ACL policy not found")
 		}
@@ -88,21 +78,17 @@ func (h *httpHandler) aclPolicySpecificRequest(w http.ResponseWriter, r *http.Re
 			p.JobACL = &structs.JobACL{Namespace: body.JobACL.Namespace, JobID: body.JobACL.JobID, Group: body.JobACL.Group, Task: body.JobACL.Task}
 		}
 		args := structs.ACLPolicyUpsertRequest{Policies: []*structs.ACLPolicy{p}}
-		h.parseWrite(r, &args.WriteRequest)
 		var reply structs.GenericResponse
-		if err := h.agent.rpc("ACL.UpsertPolicies", &args, &reply); err != nil {
-			return nil, rpcError(err)
+		if err := h.write(w, r, "ACL.UpsertPolicies", &args.WriteRequest, &args, &reply, &reply.Index); err != nil {
+			return nil, err
 		}
-		setIndex(w, reply.Index)
 		return handled{}, nil
 	case r.Method == http.MethodDelete:
 		args := structs.ACLPolicyDeleteRequest{Names: []string{name}}
-		h.parseWrite(r, &args.WriteRequest)
 		var reply structs.GenericResponse
-		if err := h.agent.rpc("ACL.DeletePolicies", &args, &reply); err != nil {
-			return nil, rpcError(err)
+		if err := h.write(w, r, "ACL.DeletePolicies", &args.WriteRequest, &args, &reply, &reply.Index); err != nil {
+			return nil, err
 		}
-		setIndex(w, reply.Index)
 		return handled{}, nil
 	}
 	return nil, methodNotAllowed()
@@ -114,15 +100,11 @@ func (h *httpHandler) aclTokensRequest(w http.ResponseWriter, r *http.Request) (
 		return nil, methodNotAllowed()
 	}
 	var args structs.ACLTokenListRequest
-	if err := h.parseQuery(r, &args.QueryOptions); err != nil {
-		return nil, err
-	}
 	args.GlobalOnly = r.URL.Query().Get("global") == "true"
 	var reply structs.ACLTokenListResponse
-	if err := h.agent.rpc("ACL.ListTokens", &args, &reply); err != nil {
-		return nil, rpcError(err)
+	if err := h.query(w, r, "ACL.ListTokens", &args.QueryOptions, &args, &reply, &reply.QueryMeta); err != nil {
+		return nil, err
 	}
-	setMeta(w, &reply.QueryMeta)
 	return reply.Tokens, nil
 }
 
@@ -150,12 +132,10 @@ func (h *httpHandler) aclTokenSpecificRequest(w http.ResponseWriter, r *http.Req
 			return nil, methodNotAllowed()
 		}
 		var args structs.OneTimeTokenUpsertRequest
-		h.parseWrite(r, &args.WriteRequest)
 		var reply structs.OneTimeTokenUpsertResponse
-		if err := h.agent.rpc("ACL.UpsertOneTimeToken", &args, &reply); err != nil {
-			return nil, rpcError(err)
+		if err := h.write(w, r, "ACL.UpsertOneTimeToken", &args.WriteRequest, &args, &reply, &reply.Index); err != nil {
+			return nil, err
 		}
-		setIndex(w, reply.Index)
 		return struct{ OneTimeToken *structs.OneTimeToken }{reply.OneTimeToken}, nil
 	case "onetime/exchange":
 		if !isWrite(r) {
@@ -166,12 +146,10 @@ func (h *httpHandler) aclTokenSpecificRequest(w http.ResponseWriter, r *http.Req
 			return nil, err
 		}
 		args := structs.OneTimeTokenExchangeRequest{OneTimeSecretID: body.OneTimeSecretID}
-		h.parseWrite(r, &args.WriteRequest)
 		var reply structs.OneTimeTokenExchangeResponse
-		if err := h.agent.rpc("ACL.ExchangeOneTimeToken", &args, &reply); err != nil {
-			return nil, rpcError(err)
+		if err := h.write(w, r, "ACL.ExchangeOneTimeToken", &args.WriteRequest, &args, &reply, &reply.Index); err != nil {
+			return nil, err
 		}
-		setIndex(w, reply.Index)
 		return struct{ Token *structs.ACLToken }{reply.Token}, nil
 	}
 	if rest == "" || strings.Contains(rest, "/") {
@@ -184,12 +162,10 @@ func (h *httpHandler) aclTokenSpecificRequest(w http.ResponseWriter, r *http.Req
 		return h.aclTokenUpsert(w, r, rest)
 	case r.Method == http.MethodDelete:
 		args := structs.ACLTokenDeleteRequest{AccessorIDs: []string{rest}}
-		h.parseWrite(r, &args.WriteRequest)
 		var reply structs.GenericResponse
-		if err := h.agent.rpc("ACL.DeleteTokens", &args, &reply); err != nil {
-			return nil, rpcError(err)
+		if err := h.write(w, r, "ACL.DeleteTokens", &args.WriteRequest, &args, &reply, &reply.Index); err != nil {
+			return nil, err
 		}
-		setIndex(w, reply.Index)
 		return handled{}, nil
 	}
 	return nil, methodNotAllowed()
@@ -197,31 +173,36 @@ func (h *httpHandler) aclTokenSpecificRequest(w http.ResponseWriter, r *http.Req
 
 // aclTokenGet reads a token by accessor ID, or the caller's own ("").
 func (h *httpHandler) aclTokenGet(w http.ResponseWriter, r *http.Request, accessor string) (any, error) {
+	if accessor == "" {
+		return h.aclTokenSelf(w, r)
+	}
+	args := structs.ACLTokenSpecificRequest{AccessorID: accessor}
+	var reply structs.SingleACLTokenResponse
+	if err := h.query(w, r, "ACL.GetToken", &args.QueryOptions, &args, &reply, &reply.QueryMeta); err != nil {
+		return nil, err
+	}
+	if reply.Token == nil {
+		return nil, codedErr(http.StatusNotFound, "ACL token not found")
+	}
+	return reply.Token, nil
+}
+
+// aclTokenSelf reads the caller's own token. Unlike a read by accessor,
+// a 404 carries no index headers.
+func (h *httpHandler) aclTokenSelf(w http.ResponseWriter, r *http.Request) (any, error) {
 	var q structs.QueryOptions
 	if err := h.parseQuery(r, &q); err != nil {
 		return nil, err
 	}
-	if accessor == "" {
-		args := structs.ResolveACLTokenRequest{SecretID: q.AuthToken, QueryOptions: q}
-		var reply structs.ResolveACLTokenResponse
-		if err := h.agent.rpc("ACL.ResolveToken", &args, &reply); err != nil {
-			return nil, rpcError(err)
-		}
-		if reply.Token == nil {
-			return nil, codedErr(http.StatusNotFound, "ACL token not found")
-		}
-		setMeta(w, &reply.QueryMeta)
-		return reply.Token, nil
-	}
-	args := structs.ACLTokenSpecificRequest{AccessorID: accessor, QueryOptions: q}
-	var reply structs.SingleACLTokenResponse
-	if err := h.agent.rpc("ACL.GetToken", &args, &reply); err != nil {
+	args := structs.ResolveACLTokenRequest{SecretID: q.AuthToken, QueryOptions: q}
+	var reply structs.ResolveACLTokenResponse
+	if err := h.agent.rpc("ACL.ResolveToken", &args, &reply); err != nil {
 		return nil, rpcError(err)
 	}
-	setMeta(w, &reply.QueryMeta)
 	if reply.Token == nil {
 		return nil, codedErr(http.StatusNotFound, "ACL token not found")
 	}
+	setMeta(w, &reply.QueryMeta)
 	return reply.Token, nil
 }
 
@@ -248,12 +229,10 @@ func (h *httpHandler) aclTokenUpsert(w http.ResponseWriter, r *http.Request, acc
 		}
 	}
 	args := structs.ACLTokenUpsertRequest{Tokens: []*structs.ACLToken{t}}
-	h.parseWrite(r, &args.WriteRequest)
 	var reply structs.ACLTokenUpsertResponse
-	if err := h.agent.rpc("ACL.UpsertTokens", &args, &reply); err != nil {
-		return nil, rpcError(err)
+	if err := h.write(w, r, "ACL.UpsertTokens", &args.WriteRequest, &args, &reply, &reply.Index); err != nil {
+		return nil, err
 	}
-	setIndex(w, reply.Index)
 	if len(reply.Tokens) == 0 {
 		return nil, codedErr(http.StatusInternalServerError, "token write returned no token")
 	}
@@ -266,14 +245,10 @@ func (h *httpHandler) aclRolesRequest(w http.ResponseWriter, r *http.Request) (a
 		return nil, methodNotAllowed()
 	}
 	var args structs.ACLRolesListRequest
-	if err := h.parseQuery(r, &args.QueryOptions); err != nil {
+	var reply structs.ACLRolesListResponse
+	if err := h.query(w, r, "ACL.ListRoles", &args.QueryOptions, &args, &reply, &reply.QueryMeta); err != nil {
 		return nil, err
 	}
-	var reply structs.ACLRolesListResponse
-	if err := h.agent.rpc("ACL.ListRoles", &args, &reply); err != nil {
-		return nil, rpcError(err)
-	}
-	setMeta(w, &reply.QueryMeta)
 	return reply.ACLRoles, nil
 }
 
@@ -294,15 +269,11 @@ func (h *httpHandler) aclRoleSpecificRequest(w http.ResponseWriter, r *http.Requ
 			return nil, methodNotAllowed()
 		}
 		var args structs.ACLRoleByNameRequest
-		if err := h.parseQuery(r, &args.QueryOptions); err != nil {
-			return nil, err
-		}
 		args.RoleName = name
 		var reply structs.ACLRoleByIDResponse
-		if err := h.agent.rpc("ACL.GetRoleByName", &args, &reply); err != nil {
-			return nil, rpcError(err)
+		if err := h.query(w, r, "ACL.GetRoleByName", &args.QueryOptions, &args, &reply, &reply.QueryMeta); err != nil {
+			return nil, err
 		}
-		setMeta(w, &reply.QueryMeta)
 		if reply.ACLRole == nil {
 			return nil, codedErr(http.StatusNotFound, "ACL role not found")
 		}
@@ -314,15 +285,11 @@ func (h *httpHandler) aclRoleSpecificRequest(w http.ResponseWriter, r *http.Requ
 	switch {
 	case r.Method == http.MethodGet:
 		var args structs.ACLRoleByIDRequest
-		if err := h.parseQuery(r, &args.QueryOptions); err != nil {
-			return nil, err
-		}
 		args.RoleID = rest
 		var reply structs.ACLRoleByIDResponse
-		if err := h.agent.rpc("ACL.GetRoleByID", &args, &reply); err != nil {
-			return nil, rpcError(err)
+		if err := h.query(w, r, "ACL.GetRoleByID", &args.QueryOptions, &args, &reply, &reply.QueryMeta); err != nil {
+			return nil, err
 		}
-		setMeta(w, &reply.QueryMeta)
 		if reply.ACLRole == nil {
 			return nil, codedErr(http.StatusNotFound, "ACL role not found")
 		}
@@ -331,12 +298,10 @@ func (h *httpHandler) aclRoleSpecificRequest(w http.ResponseWriter, r *http.Requ
 		return h.aclRoleUpsert(w, r, rest)
 	case r.Method == http.MethodDelete:
 		args := structs.ACLRolesDeleteByIDRequest{ACLRoleIDs: []string{rest}}
-		h.parseWrite(r, &args.WriteRequest)
 		var reply structs.GenericResponse
-		if err := h.agent.rpc("ACL.DeleteRolesByID", &args, &reply); err != nil {
-			return nil, rpcError(err)
+		if err := h.write(w, r, "ACL.DeleteRolesByID", &args.WriteRequest, &args, &reply, &reply.Index); err != nil {
+			return nil, err
 		}
-		setIndex(w, reply.Index)
 		return handled{}, nil
 	}
 	return nil, methodNotAllowed()
@@ -360,12 +325,10 @@ func (h *httpHandler) aclRoleUpsert(w http.ResponseWriter, r *http.Request, id s
 		}
 	}
 	args := structs.ACLRolesUpsertRequest{Roles: []*structs.ACLRole{role}}
-	h.parseWrite(r, &args.WriteRequest)
 	var reply structs.ACLRolesUpsertResponse
-	if err := h.agent.rpc("ACL.UpsertRoles", &args, &reply); err != nil {
-		return nil, rpcError(err)
+	if err := h.write(w, r, "ACL.UpsertRoles", &args.WriteRequest, &args, &reply, &reply.Index); err != nil {
+		return nil, err
 	}
-	setIndex(w, reply.Index)
 	if len(reply.Roles) == 0 {
 		return nil, codedErr(http.StatusInternalServerError, "role write returned no role")
 	}

@@ -16,14 +16,10 @@ func (h *httpHandler) aclAuthMethodsRequest(w http.ResponseWriter, r *http.Reque
 		return nil, methodNotAllowed()
 	}
 	var args structs.ACLAuthMethodListRequest
-	if err := h.parseQuery(r, &args.QueryOptions); err != nil {
+	var reply structs.ACLAuthMethodListResponse
+	if err := h.query(w, r, "ACL.ListAuthMethods", &args.QueryOptions, &args, &reply, &reply.QueryMeta); err != nil {
 		return nil, err
 	}
-	var reply structs.ACLAuthMethodListResponse
-	if err := h.agent.rpc("ACL.ListAuthMethods", &args, &reply); err != nil {
-		return nil, rpcError(err)
-	}
-	setMeta(w, &reply.QueryMeta)
 	return reply.AuthMethods, nil
 }
 
@@ -45,15 +41,11 @@ func (h *httpHandler) aclAuthMethodSpecificRequest(w http.ResponseWriter, r *htt
 	switch {
 	case r.Method == http.MethodGet:
 		var args structs.ACLAuthMethodGetRequest
-		if err := h.parseQuery(r, &args.QueryOptions); err != nil {
-			return nil, err
-		}
 		args.MethodName = name
 		var reply structs.ACLAuthMethodGetResponse
-		if err := h.agent.rpc("ACL.GetAuthMethod", &args, &reply); err != nil {
-			return nil, rpcError(err)
+		if err := h.query(w, r, "ACL.GetAuthMethod", &args.QueryOptions, &args, &reply, &reply.QueryMeta); err != nil {
+			return nil, err
 		}
-		setMeta(w, &reply.QueryMeta)
 		if reply.AuthMethod == nil {
 			return nil, codedErr(http.StatusNotFound, "ACL auth-method not found")
 		}
@@ -62,12 +54,10 @@ func (h *httpHandler) aclAuthMethodSpecificRequest(w http.ResponseWriter, r *htt
 		return h.aclAuthMethodUpsert(w, r, name)
 	case r.Method == http.MethodDelete:
 		args := structs.ACLAuthMethodDeleteRequest{Names: []string{name}}
-		h.parseWrite(r, &args.WriteRequest)
 		var reply structs.GenericResponse
-		if err := h.agent.rpc("ACL.DeleteAuthMethods", &args, &reply); err != nil {
-			return nil, rpcError(err)
+		if err := h.write(w, r, "ACL.DeleteAuthMethods", &args.WriteRequest, &args, &reply, &reply.Index); err != nil {
+			return nil, err
 		}
-		setIndex(w, reply.Index)
 		return handled{}, nil
 	}
 	return nil, methodNotAllowed()
@@ -88,12 +78,10 @@ func (h *httpHandler) aclAuthMethodUpsert(w http.ResponseWriter, r *http.Request
 		return nil, err
 	}
 	args := structs.ACLAuthMethodUpsertRequest{AuthMethods: []*structs.ACLAuthMethod{m}}
-	h.parseWrite(r, &args.WriteRequest)
 	var reply structs.ACLAuthMethodUpsertResponse
-	if err := h.agent.rpc("ACL.UpsertAuthMethods", &args, &reply); err != nil {
-		return nil, rpcError(err)
+	if err := h.write(w, r, "ACL.UpsertAuthMethods", &args.WriteRequest, &args, &reply, &reply.Index); err != nil {
+		return nil, err
 	}
-	setIndex(w, reply.Index)
 	if len(reply.AuthMethods) == 0 {
 		return nil, codedErr(http.StatusInternalServerError, "auth method write returned no auth method")
 	}
@@ -158,14 +146,10 @@ func (h *httpHandler) aclBindingRulesRequest(w http.ResponseWriter, r *http.Requ
 		return nil, methodNotAllowed()
 	}
 	var args structs.ACLBindingRulesListRequest
-	if err := h.parseQuery(r, &args.QueryOptions); err != nil {
+	var reply structs.ACLBindingRulesListResponse
+	if err := h.query(w, r, "ACL.ListBindingRules", &args.QueryOptions, &args, &reply, &reply.QueryMeta); err != nil {
 		return nil, err
 	}
-	var reply structs.ACLBindingRulesListResponse
-	if err := h.agent.rpc("ACL.ListBindingRules", &args, &reply); err != nil {
-		return nil, rpcError(err)
-	}
-	setMeta(w, &reply.QueryMeta)
 	return reply.ACLBindingRules, nil
 }
 
@@ -187,15 +171,11 @@ func (h *httpHandler) aclBindingRuleSpecificRequest(w http.ResponseWriter, r *ht
 	switch {
 	case r.Method == http.MethodGet:
 		var args structs.ACLBindingRuleRequest
-		if err := h.parseQuery(r, &args.QueryOptions); err != nil {
-			return nil, err
-		}
 		args.ACLBindingRuleID = id
 		var reply structs.ACLBindingRuleResponse
-		if err := h.agent.rpc("ACL.GetBindingRule", &args, &reply); err != nil {
-			return nil, rpcError(err)
+		if err := h.query(w, r, "ACL.GetBindingRule", &args.QueryOptions, &args, &reply, &reply.QueryMeta); err != nil {
+			return nil, err
 		}
-		setMeta(w, &reply.QueryMeta)
 		if reply.ACLBindingRule == nil {
 			return nil, codedErr(http.StatusNotFound, "ACL binding rule not found")
 		}
@@ -204,12 +184,10 @@ func (h *httpHandler) aclBindingRuleSpecificRequest(w http.ResponseWriter, r *ht
 		return h.aclBindingRuleUpsert(w, r, id)
 	case r.Method == http.MethodDelete:
 		args := structs.ACLBindingRulesDeleteRequest{ACLBindingRuleIDs: []string{id}}
-		h.parseWrite(r, &args.WriteRequest)
 		var reply structs.GenericResponse
-		if err := h.agent.rpc("ACL.DeleteBindingRules", &args, &reply); err != nil {
-			return nil, rpcError(err)
+		if err := h.write(w, r, "ACL.DeleteBindingRules", &args.WriteRequest, &args, &reply, &reply.Index); err != nil {
+			return nil, err
 		}
-		setIndex(w, reply.Index)
 		return handled{}, nil
 	}
 	return nil, methodNotAllowed()
@@ -229,12 +207,10 @@ func (h *httpHandler) aclBindingRuleUpsert(w http.ResponseWriter, r *http.Reques
 	rule := &structs.ACLBindingRule{ID: body.ID, Description: body.Description, AuthMethod: body.AuthMethod,
 		Selector: body.Selector, BindType: body.BindType, BindName: body.BindName}
 	args := structs.ACLBindingRulesUpsertRequest{ACLBindingRules: []*structs.ACLBindingRule{rule}}
-	h.parseWrite(r, &args.WriteRequest)
 	var reply structs.ACLBindingRulesUpsertResponse
-	if err := h.agent.rpc("ACL.UpsertBindingRules", &args, &reply); err != nil {
-		return nil, rpcError(err)
+	if err := h.write(w, r, "ACL.UpsertBindingRules", &args.WriteRequest, &args, &reply, &reply.Index); err != nil {
+		return nil, err
 	}
-	setIndex(w, reply.Index)
 	if len(reply.ACLBindingRules) == 0 {
 		return nil, codedErr(http.StatusInternalServerError, "binding rule write returned no binding rule")
 	}
@@ -251,12 +227,10 @@ func (h *httpHandler) aclLoginRequest(w http.ResponseWriter, r *http.Request) (a
 		return nil, err
 	}
 	args := structs.ACLLoginRequest{AuthMethodName: body.AuthMethodName, LoginToken: body.LoginToken}
-	h.parseWrite(r, &args.WriteRequest)
 	var reply structs.ACLLoginResponse
-	if err := h.agent.rpc("ACL.Login", &args, &reply); err != nil {
-		return nil, rpcError(err)
+	if err := h.write(w, r, "ACL.Login", &args.WriteRequest, &args, &reply, &reply.Index); err != nil {
+		return nil, err
 	}
-	setIndex(w, reply.Index)
 	return reply.ACLToken, nil
 }
 

@@ -24,11 +24,9 @@ func (h *httpHandler) allocStopRequest(w http.ResponseWriter, r *http.Request, a
 		}
 		*into = b
 	}
-	h.parseWrite(r, &args.WriteRequest)
 	var reply structs.AllocStopResponse
-	if err := h.agent.rpc("Alloc.Stop", &args, &reply); err != nil {
-		return nil, rpcError(err)
+	if err := h.write(w, r, "Alloc.Stop", &args.WriteRequest, &args, &reply, &reply.Index); err != nil {
+		return nil, err
 	}
-	setIndex(w, reply.Index)
 	return &reply, nil
 }

@@ -57,14 +57,10 @@ func (h *httpHandler) allocSpecificRequest(w http.ResponseWriter, r *http.Reques
 		return nil, methodNotAllowed()
 	}
 	args := structs.AllocSpecificRequest{AllocID: allocID}
-	if err := h.parseQuery(r, &args.QueryOptions); err != nil {
+	var reply structs.SingleAllocResponse
+	if err := h.query(w, r, "Alloc.Get", &args.QueryOptions, &args, &reply, &reply.QueryMeta); err != nil {
 		return nil, err
 	}
-	var reply structs.SingleAllocResponse
-	if err := h.agent.rpc("Alloc.Get", &args, &reply); err != nil {
-		return nil, rpcError(err)
-	}
-	setMeta(w, &reply.QueryMeta)
 	if reply.Alloc == nil {
 		return nil, codedErr(http.StatusNotFound, "alloc not found")
 	}

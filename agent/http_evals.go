@@ -84,14 +84,10 @@ func (h *httpHandler) evalSpecificRequest(w http.ResponseWriter, r *http.Request
 		return h.evalGet(w, r, evalID)
 	case "/allocations":
 		args := structs.EvalSpecificRequest{EvalID: evalID}
-		if err := h.parseQuery(r, &args.QueryOptions); err != nil {
+		var reply structs.EvalAllocationsResponse
+		if err := h.query(w, r, "Eval.Allocations", &args.QueryOptions, &args, &reply, &reply.QueryMeta); err != nil {
 			return nil, err
 		}
-		var reply structs.EvalAllocationsResponse
-		if err := h.agent.rpc("Eval.Allocations", &args, &reply); err != nil {
-			return nil, rpcError(err)
-		}
-		setMeta(w, &reply.QueryMeta)
 		if reply.Allocations == nil {
 			reply.Allocations = []*structs.AllocListStub{}
 		}

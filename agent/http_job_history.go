@@ -43,12 +43,10 @@ func (h *httpHandler) jobRevert(w http.ResponseWriter, r *http.Request, jobID st
 		return nil, err
 	}
 	args := structs.JobRevertRequest{JobID: jobID, JobVersion: body.JobVersion, EnforcePriorVersion: body.EnforcePriorVersion}
-	h.parseWrite(r, &args.WriteRequest)
 	var reply structs.JobRegisterResponse
-	if err := h.agent.rpc("Job.Revert", &args, &reply); err != nil {
-		return nil, rpcError(err)
+	if err := h.write(w, r, "Job.Revert", &args.WriteRequest, &args, &reply, &reply.Index); err != nil {
+		return nil, err
 	}
-	setIndex(w, reply.Index)
 	return reply, nil
 }
 
@@ -65,12 +63,10 @@ func (h *httpHandler) jobStable(w http.ResponseWriter, r *http.Request, jobID st
 		return nil, err
 	}
 	args := structs.JobStabilityRequest{JobID: jobID, JobVersion: body.JobVersion, Stable: body.Stable}
-	h.parseWrite(r, &args.WriteRequest)
 	var reply structs.JobStabilityResponse
-	if err := h.agent.rpc("Job.Stable", &args, &reply); err != nil {
-		return nil, rpcError(err)
+	if err := h.write(w, r, "Job.Stable", &args.WriteRequest, &args, &reply, &reply.Index); err != nil {
+		return nil, err
 	}
-	setIndex(w, reply.Index)
 	return reply, nil
 }
 
@@ -82,14 +78,10 @@ func (h *httpHandler) jobScale(w http.ResponseWriter, r *http.Request, jobID str
 			return nil, codedErr(http.StatusNotFound, "job not found")
 		}
 		args := structs.JobScaleStatusRequest{JobID: jobID}
-		if err := h.parseQuery(r, &args.QueryOptions); err != nil {
+		var reply structs.JobScaleStatusResponse
+		if err := h.query(w, r, "Job.ScaleStatus", &args.QueryOptions, &args, &reply, &reply.QueryMeta); err != nil {
 			return nil, err
 		}
-		var reply structs.JobScaleStatusResponse
-		if err := h.agent.rpc("Job.ScaleStatus", &args, &reply); err != nil {
-			return nil, rpcError(err)
-		}
-		setMeta(w, &reply.QueryMeta)
 		if reply.JobScaleStatus == nil {
 			return nil, codedErr(http.StatusNotFound, "job not found")
 		}
@@ -112,12 +104,10 @@ func (h *httpHandler) jobScale(w http.ResponseWriter, r *http.Request, jobID str
 			PolicyOverride: body.PolicyOverride,
 			JobModifyIndex: body.JobModifyIndex,
 		}
-		h.parseWrite(r, &args.WriteRequest)
 		var reply structs.JobRegisterResponse
-		if err := h.agent.rpc("Job.Scale", &args, &reply); err != nil {
-			return nil, rpcError(err)
+		if err := h.write(w, r, "Job.Scale", &args.WriteRequest, &args, &reply, &reply.Index); err != nil {
+			return nil, err
 		}
-		setIndex(w, reply.Index)
 		return reply, nil
 	}
 	return nil, methodNotAllowed()
@@ -134,14 +124,10 @@ func (h *httpHandler) jobSubmission(w http.ResponseWriter, r *http.Request, jobI
 		return nil, methodNotAllowed()
 	}
 	args := structs.JobSubmissionRequest{JobID: jobID, Version: version}
-	if err := h.parseQuery(r, &args.QueryOptions); err != nil {
+	var reply structs.JobSubmissionResponse
+	if err := h.query(w, r, "Job.GetJobSubmission", &args.QueryOptions, &args, &reply, &reply.QueryMeta); err != nil {
 		return nil, err
 	}
-	var reply structs.JobSubmissionResponse
-	if err := h.agent.rpc("Job.GetJobSubmission", &args, &reply); err != nil {
-		return nil, rpcError(err)
-	}
-	setMeta(w, &reply.QueryMeta)
 	if reply.Submission == nil {
 		return nil, codedErr(http.StatusNotFound, "job source not found")
 	}

@@ -181,14 +181,10 @@ func (h *httpHandler) jobSpecificRequest(w http.ResponseWriter, r *http.Request)
 
 func (h *httpHandler) jobGet(w http.ResponseWriter, r *http.Request, jobID string) (any, error) {
 	args := structs.JobSpecificRequest{JobID: jobID}
-	if err := h.parseQuery(r, &args.QueryOptions); err != nil {
+	var reply structs.SingleJobResponse
+	if err := h.query(w, r, "Job.Get", &args.QueryOptions, &args, &reply, &reply.QueryMeta); err != nil {
 		return nil, err
 	}
-	var reply structs.SingleJobResponse
-	if err := h.agent.rpc("Job.Get", &args, &reply); err != nil {
-		return nil, rpcError(err)
-	}
-	setMeta(w, &reply.QueryMeta)
 	if reply.Job == nil {
 		return nil, codedErr(http.StatusNotFound, "job not found")
 	}
@@ -265,14 +261,10 @@ func (h *httpHandler) jobEvaluations(w http.ResponseWriter, r *http.Request, job
 		return nil, methodNotAllowed()
 	}
 	args := structs.JobSpecificRequest{JobID: jobID}
-	if err := h.parseQuery(r, &args.QueryOptions); err != nil {
+	var reply structs.JobEvaluationsResponse
+	if err := h.query(w, r, "Job.Evaluations", &args.QueryOptions, &args, &reply, &reply.QueryMeta); err != nil {
 		return nil, err
 	}
-	var reply structs.JobEvaluationsResponse
-	if err := h.agent.rpc("Job.Evaluations", &args, &reply); err != nil {
-		return nil, rpcError(err)
-	}
-	setMeta(w, &reply.QueryMeta)
 	if reply.Evaluations == nil {
 		reply.Evaluations = []*structs.Evaluation{}
 	}
@@ -284,14 +276,10 @@ func (h *httpHandler) jobSummary(w http.ResponseWriter, r *http.Request, jobID s
 		return nil, methodNotAllowed()
 	}
 	args := structs.JobSpecificRequest{JobID: jobID}
-	if err := h.parseQuery(r, &args.QueryOptions); err != nil {
+	var reply structs.JobSummaryResponse
+	if err := h.query(w, r, "Job.Summary", &args.QueryOptions, &args, &reply, &reply.QueryMeta); err != nil {
 		return nil, err
 	}
-	var reply structs.JobSummaryResponse
-	if err := h.agent.rpc("Job.Summary", &args, &reply); err != nil {
-		return nil, rpcError(err)
-	}
-	setMeta(w, &reply.QueryMeta)
 	if reply.JobSummary == nil {
 		return nil, codedErr(http.StatusNotFound, "job not found")
 	}
@@ -380,12 +368,10 @@ func (h *httpHandler) jobEvaluate(w http.ResponseWriter, r *http.Request, jobID 
 		}
 		args.EvalOptions.ForceReschedule = body.EvalOptions.ForceReschedule
 	}
-	h.parseWrite(r, &args.WriteRequest)
 	var reply structs.JobRegisterResponse
-	if err := h.agent.rpc("Job.Evaluate", &args, &reply); err != nil {
-		return nil, rpcError(err)
+	if err := h.write(w, r, "Job.Evaluate", &args.WriteRequest, &args, &reply, &reply.Index); err != nil {
+		return nil, err
 	}
-	setIndex(w, reply.Index)
 	return reply, nil
 }
 

@@ -55,11 +55,9 @@ func (h *httpHandler) jobPeriodicForce(w http.ResponseWriter, r *http.Request, j
 		return nil, methodNotAllowed()
 	}
 	args := structs.PeriodicForceRequest{JobID: jobID}
-	h.parseWrite(r, &args.WriteRequest)
 	var reply structs.PeriodicForceResponse
-	if err := h.agent.rpc("Job.PeriodicForce", &args, &reply); err != nil {
-		return nil, rpcError(err)
+	if err := h.write(w, r, "Job.PeriodicForce", &args.WriteRequest, &args, &reply, &reply.Index); err != nil {
+		return nil, err
 	}
-	setIndex(w, reply.Index)
 	return reply, nil
 }

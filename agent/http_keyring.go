@@ -76,14 +76,10 @@ func (h *httpHandler) keyringRequest(w http.ResponseWriter, r *http.Request) (an
 
 func (h *httpHandler) keyringList(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.GenericRequest{}
-	if err := h.parseQuery(r, &args.QueryOptions); err != nil {
+	var reply structs.KeyringListResponse
+	if err := h.query(w, r, "Keyring.List", &args.QueryOptions, &args, &reply, &reply.QueryMeta); err != nil {
 		return nil, err
 	}
-	var reply structs.KeyringListResponse
-	if err := h.agent.rpc("Keyring.List", &args, &reply); err != nil {
-		return nil, rpcError(err)
-	}
-	setMeta(w, &reply.QueryMeta)
 	if reply.Keys == nil {
 		reply.Keys = []*structs.RootKeyMeta{}
 	}
@@ -95,7 +91,6 @@ func (h *httpHandler) keyringList(w http.ResponseWriter, r *http.Request) (any, 
 // publish_time (the new key is prepublished until then).
 func (h *httpHandler) keyringRotate(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.KeyringRotateRequest{}
-	h.parseWrite(r, &args.WriteRequest)
 	q := r.URL.Query()
 	args.Algorithm = q.Get("algo")
 	if _, ok := q["full"]; ok {
@@ -111,17 +106,15 @@ func (h *httpHandler) keyringRotate(w http.ResponseWriter, r *http.Request) (any
 		args.PublishTime = pt
 	}
 	var reply structs.KeyringRotateResponse
-	if err := h.agent.rpc("Keyring.Rotate", &args, &reply); err != nil {
-		return nil, rpcError(err)
+	if err := h.write(w, r, "Keyring.Rotate", &args.WriteRequest, &args, &reply, &reply.Index); err != nil {
+		return nil, err
 	}
-	setIndex(w, reply.Index)
 	return reply, nil
 }
 
 // keyringDelete takes Nomad's force parameter.
 func (h *httpHandler) keyringDelete(w http.ResponseWriter, r *http.Request, keyID string) (any, error) {
 	args := structs.RootKeyDeleteRequest{KeyID: keyID}
-	h.parseWrite(r, &args.WriteRequest)
 	if raw, ok := r.URL.Query()["force"]; ok {
 		force, err := strconv.ParseBool(raw[0])
 		if err != nil {
@@ -130,9 +123,8 @@ func (h *httpHandler) keyringDelete(w http.ResponseWriter, r *http.Request, keyI
 		args.Force = force
 	}
 	var reply structs.GenericResponse
-	if err := h.agent.rpc("Keyring.Delete", &args, &reply); err != nil {
-		return nil, rpcError(err)
+	if err := h.write(w, r, "Keyring.Delete", &args.WriteRequest, &args, &reply, &reply.Index); err != nil {
+		return nil, err
 	}
-	setIndex(w, reply.Index)
 	return reply, nil
 }

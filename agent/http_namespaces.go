@@ -59,14 +59,10 @@ func (h *httpHandler) namespaceSpecificRequest(w http.ResponseWriter, r *http.Re
 
 func (h *httpHandler) namespaceGet(w http.ResponseWriter, r *http.Request, name string) (any, error) {
 	args := structs.NamespaceSpecificRequest{Name: name}
-	if err := h.parseQuery(r, &args.QueryOptions); err != nil {
+	var reply structs.SingleNamespaceResponse
+	if err := h.query(w, r, "Namespace.GetNamespace", &args.QueryOptions, &args, &reply, &reply.QueryMeta); err != nil {
 		return nil, err
 	}
-	var reply structs.SingleNamespaceResponse
-	if err := h.agent.rpc("Namespace.GetNamespace", &args, &reply); err != nil {
-		return nil, rpcError(err)
-	}
-	setMeta(w, &reply.QueryMeta)
 	if reply.Namespace == nil {
 		return nil, codedErr(http.StatusNotFound, "Namespace not found")
 	}
@@ -86,23 +82,19 @@ func (h *httpHandler) namespaceUpsert(w http.ResponseWriter, r *http.Request, na
 		return nil, codedErr(http.StatusBadRequest, "Invalid namespace %q: %v", ns.Name, err)
 	}
 	args := structs.NamespaceUpsertRequest{Namespaces: []*structs.Namespace{ns}}
-	h.parseWrite(r, &args.WriteRequest)
 	var reply structs.GenericResponse
-	if err := h.agent.rpc("Namespace.UpsertNamespaces", &args, &reply); err != nil {
-		return nil, rpcError(err)
+	if err := h.write(w, r, "Namespace.UpsertNamespaces", &args.WriteRequest, &args, &reply, &reply.Index); err != nil {
+		return nil, err
 	}
-	setIndex(w, reply.Index)
 	return handled{}, nil
 }
 
 func (h *httpHandler) namespaceDelete(w http.ResponseWriter, r *http.Request, name string) (any, error) {
 	args := structs.NamespaceDeleteRequest{Namespaces: []string{name}}
-	h.parseWrite(r, &args.WriteRequest)
 	var reply structs.GenericResponse
-	if err := h.agent.rpc("Namespace.DeleteNamespaces", &args, &reply); err != nil {
-		return nil, rpcError(err)
+	if err := h.write(w, r, "Namespace.DeleteNamespaces", &args.WriteRequest, &args, &reply, &reply.Index); err != nil {
+		return nil, err
 	}
-	setIndex(w, reply.Index)
 	return handled{}, nil
 }
 

@@ -20,12 +20,10 @@ func (h *httpHandler) nodeDrain(w http.ResponseWriter, r *http.Request, nodeID s
 	if s := body.DrainSpec; s != nil {
 		args.DrainStrategy = &structs.DrainStrategy{DrainSpec: structs.DrainSpec{Deadline: s.Deadline, IgnoreSystemJobs: s.IgnoreSystemJobs}}
 	}
-	h.parseWrite(r, &args.WriteRequest)
 	var reply structs.NodeDrainUpdateResponse
-	if err := h.agent.rpc("Node.UpdateDrain", &args, &reply); err != nil {
-		return nil, rpcError(err)
+	if err := h.write(w, r, "Node.UpdateDrain", &args.WriteRequest, &args, &reply, &reply.Index); err != nil {
+		return nil, err
 	}
-	setIndex(w, reply.Index)
 	return reply, nil
 }
 
@@ -36,12 +34,10 @@ func (h *httpHandler) nodeEligibility(w http.ResponseWriter, r *http.Request, no
 		return nil, err
 	}
 	args := structs.NodeUpdateEligibilityRequest{NodeID: nodeID, Eligibility: body.Eligibility}
-	h.parseWrite(r, &args.WriteRequest)
 	var reply structs.NodeEligibilityUpdateResponse
-	if err := h.agent.rpc("Node.UpdateEligibility", &args, &reply); err != nil {
-		return nil, rpcError(err)
+	if err := h.write(w, r, "Node.UpdateEligibility", &args.WriteRequest, &args, &reply, &reply.Index); err != nil {
+		return nil, err
 	}
-	setIndex(w, reply.Index)
 	return reply, nil
 }
 
@@ -49,11 +45,9 @@ func (h *httpHandler) nodeEligibility(w http.ResponseWriter, r *http.Request, no
 // and PUT /v1/node/:id/purge (rpc "Node.Deregister").
 func (h *httpHandler) nodeEvaluate(w http.ResponseWriter, r *http.Request, nodeID, rpc string) (any, error) {
 	args := structs.NodeEvaluateRequest{NodeID: nodeID}
-	h.parseWrite(r, &args.WriteRequest)
 	var reply structs.NodeEvalResponse
-	if err := h.agent.rpc(rpc, &args, &reply); err != nil {
-		return nil, rpcError(err)
+	if err := h.write(w, r, rpc, &args.WriteRequest, &args, &reply, &reply.Index); err != nil {
+		return nil, err
 	}
-	setIndex(w, reply.Index)
 	return reply, nil
 }

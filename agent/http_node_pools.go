@@ -67,14 +67,10 @@ func (h *httpHandler) nodePoolList(w http.ResponseWriter, r *http.Request) (any,
 
 func (h *httpHandler) nodePoolGet(w http.ResponseWriter, r *http.Request, name string) (any, error) {
 	args := structs.NodePoolSpecificRequest{Name: name}
-	if err := h.parseQuery(r, &args.QueryOptions); err != nil {
+	var reply structs.SingleNodePoolResponse
+	if err := h.query(w, r, "NodePool.GetNodePool", &args.QueryOptions, &args, &reply, &reply.QueryMeta); err != nil {
 		return nil, err
 	}
-	var reply structs.SingleNodePoolResponse
-	if err := h.agent.rpc("NodePool.GetNodePool", &args, &reply); err != nil {
-		return nil, rpcError(err)
-	}
-	setMeta(w, &reply.QueryMeta)
 	if reply.NodePool == nil {
 		return nil, codedErr(http.StatusNotFound, "node pool not found")
 	}
@@ -95,23 +91,19 @@ func (h *httpHandler) nodePoolUpsert(w http.ResponseWriter, r *http.Request, nam
 		return nil, codedErr(http.StatusBadRequest, "invalid node pool %q: %v", pool.Name, err)
 	}
 	args := structs.NodePoolUpsertRequest{NodePools: []*structs.NodePool{pool}}
-	h.parseWrite(r, &args.WriteRequest)
 	var reply structs.GenericResponse
-	if err := h.agent.rpc("NodePool.UpsertNodePools", &args, &reply); err != nil {
-		return nil, rpcError(err)
+	if err := h.write(w, r, "NodePool.UpsertNodePools", &args.WriteRequest, &args, &reply, &reply.Index); err != nil {
+		return nil, err
 	}
-	setIndex(w, reply.Index)
 	return handled{}, nil
 }
 
 func (h *httpHandler) nodePoolDelete(w http.ResponseWriter, r *http.Request, name string) (any, error) {
 	args := structs.NodePoolDeleteRequest{Names: []string{name}}
-	h.parseWrite(r, &args.WriteRequest)
 	var reply structs.GenericResponse
-	if err := h.agent.rpc("NodePool.DeleteNodePools", &args, &reply); err != nil {
-		return nil, rpcError(err)
+	if err := h.write(w, r, "NodePool.DeleteNodePools", &args.WriteRequest, &args, &reply, &reply.Index); err != nil {
+		return nil, err
 	}
-	setIndex(w, reply.Index)
 	return handled{}, nil
 }
 

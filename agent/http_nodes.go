@@ -141,14 +141,10 @@ func (h *httpHandler) nodeSpecificRequest(w http.ResponseWriter, r *http.Request
 
 func (h *httpHandler) nodeGet(w http.ResponseWriter, r *http.Request, nodeID string) (any, error) {
 	args := structs.NodeSpecificRequest{NodeID: nodeID}
-	if err := h.parseQuery(r, &args.QueryOptions); err != nil {
+	var reply structs.SingleNodeResponse
+	if err := h.query(w, r, "Node.Get", &args.QueryOptions, &args, &reply, &reply.QueryMeta); err != nil {
 		return nil, err
 	}
-	var reply structs.SingleNodeResponse
-	if err := h.agent.rpc("Node.Get", &args, &reply); err != nil {
-		return nil, rpcError(err)
-	}
-	setMeta(w, &reply.QueryMeta)
 	if reply.Node == nil {
 		return nil, codedErr(http.StatusNotFound, "node not found")
 	}
@@ -167,14 +163,10 @@ func nodeView(n *structs.Node) (any, error) {
 
 func (h *httpHandler) nodeAllocations(w http.ResponseWriter, r *http.Request, nodeID string) (any, error) {
 	args := structs.NodeSpecificRequest{NodeID: nodeID}
-	if err := h.parseQuery(r, &args.QueryOptions); err != nil {
+	var reply structs.NodeAllocsResponse
+	if err := h.query(w, r, "Node.GetAllocs", &args.QueryOptions, &args, &reply, &reply.QueryMeta); err != nil {
 		return nil, err
 	}
-	var reply structs.NodeAllocsResponse
-	if err := h.agent.rpc("Node.GetAllocs", &args, &reply); err != nil {
-		return nil, rpcError(err)
-	}
-	setMeta(w, &reply.QueryMeta)
 	allocs := make([]*structs.Allocation, len(reply.Allocs))
 	for i, a := range reply.Allocs {
 		allocs[i] = a.Sanitize()

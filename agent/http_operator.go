@@ -78,14 +78,10 @@ func (h *httpHandler) schedulerConfigRequest(w http.ResponseWriter, r *http.Requ
 	switch {
 	case r.Method == http.MethodGet:
 		args := structs.GenericRequest{}
-		if err := h.parseQuery(r, &args.QueryOptions); err != nil {
+		var reply structs.SchedulerConfigurationResponse
+		if err := h.query(w, r, "Operator.SchedulerGetConfiguration", &args.QueryOptions, &args, &reply, &reply.QueryMeta); err != nil {
 			return nil, err
 		}
-		var reply structs.SchedulerConfigurationResponse
-		if err := h.agent.rpc("Operator.SchedulerGetConfiguration", &args, &reply); err != nil {
-			return nil, rpcError(err)
-		}
-		setMeta(w, &reply.QueryMeta)
 		return reply, nil
 	case isWrite(r):
 		return h.schedulerSetConfig(w, r)

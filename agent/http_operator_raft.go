@@ -82,14 +82,10 @@ func (h *httpHandler) autopilotConfigRequest(w http.ResponseWriter, r *http.Requ
 	switch r.Method {
 	case http.MethodGet:
 		var args structs.GenericRequest
-		if err := h.parseQuery(r, &args.QueryOptions); err != nil {
+		var reply structs.AutopilotConfigResponse
+		if err := h.query(w, r, "Operator.AutopilotGetConfiguration", &args.QueryOptions, &args, &reply, &reply.QueryMeta); err != nil {
 			return nil, err
 		}
-		var reply structs.AutopilotConfigResponse
-		if err := h.agent.rpc("Operator.AutopilotGetConfiguration", &args, &reply); err != nil {
-			return nil, rpcError(err)
-		}
-		setMeta(w, &reply.QueryMeta)
 		c := reply.Config
 		return autopilotConfigJSON{
 			CleanupDeadServers:      c.CleanupDeadServers,
@@ -115,7 +111,6 @@ func (h *httpHandler) autopilotSetConfig(w http.ResponseWriter, r *http.Request)
 		return nil, err
 	}
 	var args structs.AutopilotSetConfigRequest
-	h.parseWrite(r, &args.WriteRequest)
 	c := &args.Config
 	c.CleanupDeadServers = body.CleanupDeadServers
 	c.MaxTrailingLogs = body.MaxTrailingLogs
@@ -152,10 +147,9 @@ func (h *httpHandler) autopilotSetConfig(w http.ResponseWriter, r *http.Request)
 		c.ModifyIndex = idx
 	}
 	var reply structs.AutopilotSetConfigResponse
-	if err := h.agent.rpc("Operator.AutopilotSetConfiguration", &args, &reply); err != nil {
-		return nil, rpcError(err)
+	if err := h.write(w, r, "Operator.AutopilotSetConfiguration", &args.WriteRequest, &args, &reply, &reply.Index); err != nil {
+		return nil, err
 	}
-	setIndex(w, reply.Index)
 	return reply.Updated, nil
 }
 

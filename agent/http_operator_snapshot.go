@@ -26,14 +26,10 @@ func (h *httpHandler) operatorSnapshotRequest(w http.ResponseWriter, r *http.Req
 
 func (h *httpHandler) snapshotSave(w http.ResponseWriter, r *http.Request) (any, error) {
 	var args structs.SnapshotSaveRequest
-	if err := h.parseQuery(r, &args.QueryOptions); err != nil {
+	var reply structs.SnapshotSaveResponse
+	if err := h.query(w, r, "Operator.SnapshotSave", &args.QueryOptions, &args, &reply, &reply.QueryMeta); err != nil {
 		return nil, err
 	}
-	var reply structs.SnapshotSaveResponse
-	if err := h.agent.rpc("Operator.SnapshotSave", &args, &reply); err != nil {
-		return nil, rpcError(err)
-	}
-	setMeta(w, &reply.QueryMeta)
 	w.Header().Set("Digest", reply.Checksum)
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.Header().Set("Content-Length", strconv.Itoa(len(reply.Archive)))
@@ -43,8 +39,6 @@ func (h *httpHandler) snapshotSave(w http.ResponseWriter, r *http.Request) (any,
 }
 
 func (h *httpHandler) snapshotRestore(w http.ResponseWriter, r *http.Request) (any, error) {
-	var args structs.SnapshotRestoreRequest
-	h.parseWrite(r, &args.WriteRequest)
 	if r.Body == nil {
 		return nil, codedErr(http.StatusBadRequest, "Request body is empty: it must be a snapshot archive")
 	}
@@ -55,11 +49,10 @@ func (h *httpHandler) snapshotRestore(w http.ResponseWriter, r *http.Request) (a
 	if len(body) == 0 {
 		return nil, codedErr(http.StatusBadRequest, "Request body is empty: it must be a snapshot archive")
 	}
-	args.Archive = body
+	args := structs.SnapshotRestoreRequest{Archive: body}
 	var reply structs.SnapshotRestoreResponse
-	if err := h.agent.rpc("Operator.SnapshotRestore", &args, &reply); err != nil {
-		return nil, rpcError(err)
+	if err := h.write(w, r, "Operator.SnapshotRestore", &args.WriteRequest, &args, &reply, &reply.Index); err != nil {
+		return nil, err
 	}
-	setIndex(w, reply.Index)
 	return nil, nil
 }

@@ -16,14 +16,10 @@ func (h *httpHandler) queueStatusRequest(w http.ResponseWriter, r *http.Request)
 		return nil, methodNotAllowed()
 	}
 	args := structs.BatchQueueListRequest{}
-	if err := h.parseQuery(r, &args.QueryOptions); err != nil {
+	var reply structs.BatchQueueStatusResponse
+	if err := h.query(w, r, "Queue.Status", &args.QueryOptions, &args, &reply, &reply.QueryMeta); err != nil {
 		return nil, err
 	}
-	var reply structs.BatchQueueStatusResponse
-	if err := h.agent.rpc("Queue.Status", &args, &reply); err != nil {
-		return nil, rpcError(err)
-	}
-	setMeta(w, &reply.QueryMeta)
 	return reply.Status, nil
 }
 
@@ -90,11 +86,9 @@ func (h *httpHandler) queueJobControlRequest(w http.ResponseWriter, r *http.Requ
 		return nil, codedErr(http.StatusNotFound, "Use /v1/queue/job/<job>/hold, /release or /top")
 	}
 	args := structs.BatchQueueControlRequest{JobID: jobID, Op: op}
-	h.parseWrite(r, &args.WriteRequest)
 	var reply structs.BatchQueueControlResponse
-	if err := h.agent.rpc("Queue.Control", &args, &reply); err != nil {
-		return nil, rpcError(err)
+	if err := h.write(w, r, "Queue.Control", &args.WriteRequest, &args, &reply, &reply.Index); err != nil {
+		return nil, err
 	}
-	setIndex(w, reply.Index)
 	return reply, nil
 }

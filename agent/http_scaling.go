@@ -13,15 +13,11 @@ func (h *httpHandler) scalingPoliciesRequest(w http.ResponseWriter, r *http.Requ
 		return nil, methodNotAllowed()
 	}
 	var args structs.ScalingPolicyListRequest
-	if err := h.parseQuery(r, &args.QueryOptions); err != nil {
-		return nil, err
-	}
 	args.Job, args.Type = r.URL.Query().Get("job"), r.URL.Query().Get("type")
 	var reply structs.ScalingPolicyListResponse
-	if err := h.agent.rpc("Scaling.ListPolicies", &args, &reply); err != nil {
-		return nil, rpcError(err)
+	if err := h.query(w, r, "Scaling.ListPolicies", &args.QueryOptions, &args, &reply, &reply.QueryMeta); err != nil {
+		return nil, err
 	}
-	setMeta(w, &reply.QueryMeta)
 	return reply.Policies, nil
 }
 
@@ -32,15 +28,11 @@ func (h *httpHandler) scalingPolicyRequest(w http.ResponseWriter, r *http.Reques
 	}
 	id := strings.TrimPrefix(r.URL.Path, "/v1/scaling/policy/")
 	var args structs.ScalingPolicySpecificRequest
-	if err := h.parseQuery(r, &args.QueryOptions); err != nil {
-		return nil, err
-	}
 	args.ID = id
 	var reply structs.SingleScalingPolicyResponse
-	if err := h.agent.rpc("Scaling.GetPolicy", &args, &reply); err != nil {
-		return nil, rpcError(err)
+	if err := h.query(w, r, "Scaling.GetPolicy", &args.QueryOptions, &args, &reply, &reply.QueryMeta); err != nil {
+		return nil, err
 	}
-	setMeta(w, &reply.QueryMeta)
 	if reply.Policy == nil {
 		return nil, codedErr(http.StatusNotFound, "scaling policy not found")
 	}

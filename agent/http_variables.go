@@ -175,14 +175,10 @@ func (h *httpHandler) variableSpecificRequest(w http.ResponseWriter, r *http.Req
 
 func (h *httpHandler) variableRead(w http.ResponseWriter, r *http.Request, path string) (any, error) {
 	args := structs.VariablesReadRequest{Path: path}
-	if err := h.parseQuery(r, &args.QueryOptions); err != nil {
+	var reply structs.VariablesReadResponse
+	if err := h.query(w, r, "Variables.Read", &args.QueryOptions, &args, &reply, &reply.QueryMeta); err != nil {
 		return nil, err
 	}
-	var reply structs.VariablesReadResponse
-	if err := h.agent.rpc("Variables.Read", &args, &reply); err != nil {
-		return nil, rpcError(err)
-	}
-	setMeta(w, &reply.QueryMeta)
 	if reply.Data == nil {
 		return nil, codedErr(http.StatusNotFound, "variable not found")
 	}
