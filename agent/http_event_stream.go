@@ -19,6 +19,7 @@ import (
 
 	"github.com/nomadq/nomadq/acl"
 	"github.com/nomadq/nomadq/nomad"
+	"github.com/nomadq/nomadq/nomad/eventbroker"
 	"github.com/nomadq/nomadq/structs"
 )
 
@@ -71,7 +72,7 @@ func (h *httpHandler) eventStreamRequest(w http.ResponseWriter, r *http.Request)
 	}
 	ctx, cancel := context.WithCancelCause(r.Context())
 	defer cancel(nil)
-	req := nomad.SubscribeRequest{Topics: topics, Namespace: namespace, Index: index}
+	req := eventbroker.SubscribeRequest{Topics: topics, Namespace: namespace, Index: index}
 	if h.agent.config.ACL.Enabled {
 		if req.Allow, err = h.followStreamACL(ctx, cancel, srv, authToken(r), namespace, topics); err != nil {
 			return nil, err
@@ -148,7 +149,7 @@ func eventAllowed(a *acl.ACL, ev *structs.Event) bool {
 // streamEvents writes the subscription to conn until one side ends. The
 // body is delimited by closing the connection (no chunking), so a client
 // sees a clean EOF when the server goes away, as with Nomad.
-func streamEvents(ctx context.Context, conn net.Conn, bufrw *bufio.ReadWriter, sub *nomad.Subscription) {
+func streamEvents(ctx context.Context, conn net.Conn, bufrw *bufio.ReadWriter, sub *eventbroker.Subscription) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// The client sends nothing more; a read returns when it hangs up.
@@ -197,7 +198,7 @@ func streamEvents(ctx context.Context, conn net.Conn, bufrw *bufio.ReadWriter, s
 		case <-heartbeat.C:
 			line = []byte("{}\n")
 		case n := <-nextCh:
-			var dropped *nomad.SubscriptionDroppedError
+			var dropped *eventbroker.SubscriptionDroppedError
 			switch {
 			case errors.As(n.err, &dropped):
 				line = encodeEventLine(map[string]any{"Index": last, "Err": n.err.Error()})

@@ -49,17 +49,6 @@ func (f *nomadFSM) setEventBroker(b *eventbroker.Broker) {
 // stream is disabled.
 func (s *Server) EventBroker() *eventbroker.Broker { return s.fsm.events }
 
-// The agent's event stream names the broker's types through this
-// package; these aliases keep those names until it imports eventbroker.
-type (
-	// SubscribeRequest is eventbroker.SubscribeRequest.
-	SubscribeRequest = eventbroker.SubscribeRequest
-	// Subscription is eventbroker.Subscription.
-	Subscription = eventbroker.Subscription
-	// SubscriptionDroppedError is eventbroker.SubscriptionDroppedError.
-	SubscriptionDroppedError = eventbroker.SubscriptionDroppedError
-)
-
 // wireEvents makes st report its commits, when there is a broker to
 // publish them to; change tracking costs memory on every write.
 func (f *nomadFSM) wireEvents(st *state.StateStore) {
