@@ -9,6 +9,9 @@
 //     state store calls it from inside the write that stores the eval
 //     (state.SetBatchQueueRouter), so state holds no queue policy.
 //   - Less and Heap (order.go) keep the line in release order.
+//   - Controls.Apply (controls.go) is the one rule by which operators'
+//     holds and tops reorder it; the line that releases and the listing
+//     both go through it, so the listing shows the release order.
 //   - Judge (verdict.go) computes a released workload's status.
 //   - Plan (plan.go) decides a round: from the configuration, the released
 //     workloads with their verdicts and the queued line, what to release,

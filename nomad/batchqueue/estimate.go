@@ -75,8 +75,9 @@ const (
 // line, assuming every release runs: per namespace in priority order,
 // each next release to the namespace with the smallest weighted share of
 // what runs plus what the projection released. It is what Plan does a
-// round at a time.
-func projectFair(queued []*structs.BatchQueueEntry, c Cluster, shares map[string]structs.BatchQueueShare, controls map[string]*structs.BatchQueueControl, demand func(*structs.BatchQueueEntry) Demand) []*structs.BatchQueueEntry {
+// round at a time. A held entry keeps its place and takes no room: the
+// line skips it.
+func projectFair(queued []*structs.BatchQueueEntry, c Cluster, shares map[string]structs.BatchQueueShare, controls Controls, demand func(*structs.BatchQueueEntry) Demand) []*structs.BatchQueueEntry {
 	byNS := map[string][]*structs.BatchQueueEntry{}
 	for _, e := range queued {
 		byNS[e.Namespace] = append(byNS[e.Namespace], e)
@@ -89,7 +90,7 @@ func projectFair(queued []*structs.BatchQueueEntry, c Cluster, shares map[string
 			}
 			return 1
 		})
-		es = applyControls(es, controls)
+		es = arrange(es, controls)
 		l := &nsLine{ns: ns, share: shareOf(shares, ns), usage: c.Usage[ns]}
 		l.next = func() (*structs.BatchQueueEntry, bool) {
 			if len(es) == 0 {
@@ -101,6 +102,15 @@ func projectFair(queued []*structs.BatchQueueEntry, c Cluster, shares map[string
 		}
 		if l.advance() {
 			active = append(active, l)
+		}
+	}
+	if controls.Len() > 0 {
+		all := demand
+		demand = func(e *structs.BatchQueueEntry) Demand {
+			if controls.Held(e) {
+				return Demand{}
+			}
+			return all(e)
 		}
 	}
 	out := make([]*structs.BatchQueueEntry, 0, len(queued))

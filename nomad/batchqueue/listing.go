@@ -93,7 +93,7 @@ func (q *Queue) ListWithTokens() ([]*structs.BatchQueueListEntry, []string) {
 			}
 			return 1
 		})
-		queued = applyControls(queued, v.controls)
+		queued = arrange(queued, v.controls)
 	}
 	starts := q.estimate(v, cluster, queued, demand)
 	tokens := make([]string, 0, len(queued)+len(released))
@@ -182,7 +182,7 @@ func (q *Queue) Lookup(namespace, jobID string) *structs.BatchQueueListEntry {
 	if row.Released() {
 		return listEntry(row, structs.BatchQueueStatusPlacing, "")
 	}
-	if v.settings.Order == structs.BatchQueueOrderFair || len(v.controls) > 0 {
+	if v.settings.Order == structs.BatchQueueOrderFair || v.controls.Len() > 0 {
 		// The projection, and tops, need every entry's place.
 		for _, le := range q.List() {
 			if le.Namespace == namespace && le.JobID == jobID {
@@ -284,7 +284,4 @@ func (q *Queue) Status() structs.BatchQueueStatus {
 }
 
 // held reports whether an operator holds the queued entry.
-func held(v view, e *structs.BatchQueueEntry) bool {
-	c := v.controls[key(e.Namespace, e.JobID)]
-	return c != nil && c.Held
-}
+func held(v view, e *structs.BatchQueueEntry) bool { return v.controls.Held(e) }

@@ -67,8 +67,8 @@ type view struct {
 	// clock); at is the time of the round that published the view.
 	reservedSince time.Time
 	at            time.Time
-	// controls are the operators' holds and tops by key(ns, job).
-	controls map[string]*structs.BatchQueueControl
+	// controls are the operators' holds and tops.
+	controls Controls
 }
 
 // New returns a queue; nothing runs until Run.
@@ -217,7 +217,7 @@ func (q *Queue) readerView() view {
 		q.cfg.Logger.Error("batch queue listing: reading the holds and tops failed", "error", err)
 		return v
 	}
-	v.controls = controls
+	v.controls = NewControls(controls)
 	return v
 }
 

@@ -36,11 +36,9 @@ type runner struct {
 
 	capacity capacity // the cluster read, for the fair order and backfill
 
-	// controls are the operators' holds and tops by key(ns, job), read
-	// again when the control table moves; topped are the topped ones by
-	// namespace, newest top first, not held.
-	controls    map[string]*structs.BatchQueueControl
-	topped      map[string][]*structs.BatchQueueControl
+	// controls are the operators' holds and tops, read again when the
+	// control table moves.
+	controls    Controls
 	controlsIdx uint64
 	last        Decision // the last round's decision, for the listing
 	// reservedSince is when the current reservation was first seen, for
@@ -151,7 +149,7 @@ func (r *runner) round(ws memdb.WatchSet, now time.Time) (roundResult, error) {
 	for _, t := range r.released {
 		r.workloads = append(r.workloads, Workload{Entry: t.entry, Verdict: t.verdict})
 	}
-	l := &line{r: r, yielded: map[string]bool{}}
+	l := &line{r: r}
 	in := Input{Config: r.settings, Now: now, Released: r.workloads, Demand: r.demand}
 	if r.settings.Order == structs.BatchQueueOrderFair {
 		in.Lines = make(map[string]iter.Seq[*structs.BatchQueueEntry], len(r.lines.byNS))
@@ -277,90 +275,76 @@ func (r *runner) read(ws memdb.WatchSet, now time.Time) (bool, error) {
 }
 
 // line is the queued line as Plan pulls it: it pops the heap in release
-// order and drops rows stopped, purged or re-enqueued since they were
-// read (lazy deletion), each checked against the store.
+// order, drops rows stopped, purged or re-enqueued since they were read
+// (lazy deletion), each checked against the store, and applies the
+// operators' holds and tops (Controls.Apply).
 type line struct {
 	r      *runner
-	popped []*structs.BatchQueueEntry // the current rows yielded, in order
+	popped []*structs.BatchQueueEntry // the current rows popped, in order
 	err    error
 	// adopted is set when the line met a row released by a commit that
 	// reported an error but applied: it is watched like any other and
 	// holds a slot, so the line ends and the round runs again.
 	adopted bool
-	// yielded are the rows yielded this round, by key: a topped row is
-	// yielded ahead of its place and skipped when its place comes.
-	yielded map[string]bool
 }
 
-// from yields h's rows in order; the fair order pulls one heap per
-// namespace.
+// from yields h's rows in release order, holds and tops applied; the
+// fair order pulls one heap per namespace. A held row is popped, not
+// yielded: it keeps its place when the popped rows go back.
 func (l *line) from(h *Heap) iter.Seq[*structs.BatchQueueEntry] {
-	return func(yield func(*structs.BatchQueueEntry) bool) { l.all(h, yield) }
-}
-
-func (l *line) all(h *Heap, yield func(*structs.BatchQueueEntry) bool) {
-	r := l.r
-	for h.Len() > 0 {
-		e := r.lines.pop(h)
-		row, err := r.st.BatchQueueEntryByJob(nil, e.Namespace, e.JobID)
-		if err != nil {
-			r.lines.Push(e)
-			l.err = err
-			return
-		}
-		if row == nil || row.EnqueueIndex != e.EnqueueIndex {
-			continue // stopped, purged or re-enqueued since it was read
-		}
-		if row.Released() {
-			if k := key(row.Namespace, row.JobID); r.released[k] == nil {
-				r.released[k] = &tracked{entry: row}
-				l.adopted = true
+	return func(yield func(*structs.BatchQueueEntry) bool) {
+		for e, held := range l.r.controls.Apply(l.rows(h), l.queued) {
+			if !held && !yield(e) {
 				return
 			}
-			continue
-		}
-		k := key(row.Namespace, row.JobID)
-		if c := r.controls[k]; l.yielded[k] || (c != nil && c.Held) {
-			// Held: it keeps its place and is skipped. Yielded already
-			// as a top of its namespace: once is enough.
-			l.popped = append(l.popped, row)
-			continue
-		}
-		// Popped: if the consumer stops at a top, it goes back.
-		l.popped = append(l.popped, row)
-		if !l.tops(row.Namespace, yield) {
-			return
-		}
-		l.yielded[k] = true
-		if !yield(row) {
-			return
 		}
 	}
 }
 
-// tops yields, before the first entry of ns that the line reaches, the
-// namespace's topped entries (newest top first) that it has not yielded
-// yet; it reports false when the consumer stopped.
-func (l *line) tops(ns string, yield func(*structs.BatchQueueEntry) bool) bool {
-	for _, c := range l.r.topped[ns] {
-		k := key(c.Namespace, c.JobID)
-		if l.yielded[k] {
-			continue
-		}
-		l.yielded[k] = true
-		row, err := l.r.st.BatchQueueEntryByJob(nil, c.Namespace, c.JobID)
-		if err != nil {
-			l.err = err
-			return false
-		}
-		if row == nil || row.Released() || row.EnqueueIndex != c.EnqueueIndex {
-			continue
-		}
-		if !yield(row) {
-			return false
+// rows pops h's current rows in order.
+func (l *line) rows(h *Heap) iter.Seq[*structs.BatchQueueEntry] {
+	return func(yield func(*structs.BatchQueueEntry) bool) {
+		r := l.r
+		for h.Len() > 0 && l.err == nil {
+			e := r.lines.pop(h)
+			row, err := r.st.BatchQueueEntryByJob(nil, e.Namespace, e.JobID)
+			if err != nil {
+				r.lines.Push(e)
+				l.err = err
+				return
+			}
+			if row == nil || row.EnqueueIndex != e.EnqueueIndex {
+				continue // stopped, purged or re-enqueued since it was read
+			}
+			if row.Released() {
+				if k := key(row.Namespace, row.JobID); r.released[k] == nil {
+					r.released[k] = &tracked{entry: row}
+					l.adopted = true
+					return
+				}
+				continue
+			}
+			// Popped: if the consumer stops before it, or skips it, it
+			// goes back.
+			l.popped = append(l.popped, row)
+			if !yield(row) {
+				return
+			}
 		}
 	}
-	return true
+}
+
+// queued reads the row a top names, for Apply; nil once a read failed.
+func (l *line) queued(namespace, jobID string) *structs.BatchQueueEntry {
+	if l.err != nil {
+		return nil
+	}
+	row, err := l.r.st.BatchQueueEntryByJob(nil, namespace, jobID)
+	if err != nil {
+		l.err = err
+		return nil
+	}
+	return row
 }
 
 // commit writes a plan's releases and removals in one Raft entry and,
