@@ -1,0 +1,263 @@
+package nodedrain
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/shoenig/test/must"
+
+	"github.com/nomadq/nomadq/state"
+	"github.com/nomadq/nomadq/structs"
+)
+
+// mockJob returns a valid batch job with one group "work" of one task.
+func mockJob(id string) *structs.Job {
+	mrd := 10 * time.Minute
+	return &structs.Job{
+		ID:          id,
+		Name:        id,
+		Namespace:   structs.DefaultNamespace,
+		Region:      structs.DefaultRegion,
+		Type:        structs.JobTypeBatch,
+		Priority:    50,
+		Datacenters: []string{"dc1"},
+		TaskGroups: []*structs.TaskGroup{{
+			Name:           "work",
+			Count:          1,
+			MaxRunDuration: &mrd,
+			Tasks: []*structs.Task{{
+				Name:      "main",
+				Driver:    "mock_driver",
+				Config:    map[string]any{"run_for": "1s"},
+				Resources: &structs.Resources{CPU: 100, MemoryMB: 64},
+			}},
+		}},
+	}
+}
+
+// mockNode returns a ready node.
+func mockNode(id string) *structs.Node {
+	return &structs.Node{
+		ID:                    id,
+		SecretID:              id + "-secret",
+		Name:                  "node-" + id[:8],
+		Datacenter:            "dc1",
+		NodePool:              structs.DefaultNodePool,
+		Status:                structs.NodeStatusReady,
+		SchedulingEligibility: structs.NodeSchedulingEligible,
+	}
+}
+
+// mockAlloc returns a pending allocation of job's group "work" on node.
+func mockAlloc(job *structs.Job, node *structs.Node) *structs.Allocation {
+	return &structs.Allocation{
+		ID:            structs.GenerateUUID(),
+		Namespace:     job.Namespace,
+		EvalID:        structs.GenerateUUID(),
+		Name:          structs.AllocName(job.ID, "work", 0),
+		NodeID:        node.ID,
+		JobID:         job.ID,
+		Job:           job,
+		TaskGroup:     "work",
+		DesiredStatus: structs.AllocDesiredStatusRun,
+		ClientStatus:  structs.AllocClientStatusPending,
+		CreateTime:    time.Now().UnixNano(),
+	}
+}
+
+// drainFixture is a state store with two ready nodes; the first drains.
+type drainFixture struct {
+	st       *state.StateStore
+	draining *structs.Node
+	other    *structs.Node
+}
+
+func newDrainFixture(t *testing.T, drain *structs.DrainStrategy) *drainFixture {
+	t.Helper()
+	st, err := state.NewStateStore()
+	must.NoError(t, err)
+	fx := &drainFixture{st: st, draining: mockNode(structs.GenerateUUID()), other: mockNode(structs.GenerateUUID())}
+	must.NoError(t, st.UpsertNode(fx.next(t), fx.draining))
+	must.NoError(t, st.UpsertNode(fx.next(t), fx.other))
+	if drain != nil {
+		must.NoError(t, st.UpdateNodeDrain(fx.next(t), fx.draining.ID, drain, false, time.Now().Unix(), nil, nil))
+	}
+	return fx
+}
+
+func (fx *drainFixture) next(t *testing.T) uint64 {
+	t.Helper()
+	i, err := fx.st.LatestIndex()
+	must.NoError(t, err)
+	return i + 1
+}
+
+// job stores a job of the given type with one group "work" of count and
+// the given migrate max_parallel.
+func (fx *drainFixture) job(t *testing.T, id, typ string, count, maxParallel int) *structs.Job {
+	t.Helper()
+	job := mockJob(id)
+	job.Type = typ
+	tg := job.TaskGroups[0]
+	tg.Count = count
+	if typ != structs.JobTypeBatch {
+		tg.MaxRunDuration = nil
+	}
+	job.Canonicalize()
+	if tg.Migrate != nil {
+		tg.Migrate.MaxParallel = maxParallel
+	}
+	must.NoError(t, fx.st.UpsertJob(fx.next(t), job))
+	stored, err := fx.st.JobByID(nil, job.Namespace, job.ID)
+	must.NoError(t, err)
+	return stored
+}
+
+// running places a running allocation of job at index on node, its task
+// started at started.
+func (fx *drainFixture) running(t *testing.T, job *structs.Job, node *structs.Node, index uint, started time.Time) *structs.Allocation {
+	t.Helper()
+	a := mockAlloc(job, node)
+	a.Name = structs.AllocName(job.ID, "work", index)
+	must.NoError(t, fx.st.UpsertAllocs(fx.next(t), []*structs.Allocation{a}))
+	u := a.Copy()
+	u.ClientStatus = structs.AllocClientStatusRunning
+	u.TaskStates = map[string]*structs.TaskState{"main": {State: structs.TaskStateRunning, StartedAt: started}}
+	must.NoError(t, fx.st.UpdateAllocsFromClient(fx.next(t), []*structs.Allocation{u}))
+	return a
+}
+
+func (fx *drainFixture) finish(t *testing.T, a *structs.Allocation) {
+	t.Helper()
+	u := a.Copy()
+	u.ClientStatus = structs.AllocClientStatusComplete
+	must.NoError(t, fx.st.UpdateAllocsFromClient(fx.next(t), []*structs.Allocation{u}))
+}
+
+func (fx *drainFixture) MarkMigrate(req *structs.AllocUpdateDesiredTransitionRequest) error {
+	i, _ := fx.st.LatestIndex()
+	return fx.st.UpdateAllocsDesiredTransitions(i+1, req.Allocs, req.Evals)
+}
+
+func (fx *drainFixture) CompleteDrains(req *structs.BatchNodeUpdateDrainRequest) error {
+	i, _ := fx.st.LatestIndex()
+	return fx.st.CompleteNodeDrains(i+1, req.Updates, req.NodeEvents, req.UpdatedAt)
+}
+
+func (fx *drainFixture) alloc(t *testing.T, id string) *structs.Allocation {
+	t.Helper()
+	a, err := fx.st.AllocByID(nil, id)
+	must.NoError(t, err)
+	return a
+}
+
+func (fx *drainFixture) node(t *testing.T, id string) *structs.Node {
+	t.Helper()
+	n, err := fx.st.NodeByID(nil, id)
+	must.NoError(t, err)
+	return n
+}
+
+func allocIDs(as []*structs.Allocation) []string {
+	ids := make([]string, len(as))
+	for i, a := range as {
+		ids[i] = a.ID
+	}
+	return ids
+}
+
+// The drainer sleeps until the deadline that state holds, in fake time:
+// before it the batch allocation runs on; at it the allocation is marked
+// for migration (with an eval for its job) and the drain completes,
+// leaving the node ineligible.
+func TestNodeDrainer_DeadlineStopsBatchWork(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		fx := newDrainFixture(t, &structs.DrainStrategy{
+			DrainSpec: structs.DrainSpec{Deadline: 5 * time.Second}, StartedAt: start, ForceDeadline: start.Add(5 * time.Second),
+		})
+		job := fx.job(t, "batch", structs.JobTypeBatch, 1, 0)
+		a := fx.running(t, job, fx.draining, 0, start)
+
+		ctx, cancel := context.WithCancel(t.Context())
+		d := New(hclog.NewNullLogger(), func() *state.StateStore { return fx.st }, fx, time.Now)
+		done := make(chan struct{})
+		go func() { defer close(done); d.Run(ctx) }()
+
+		synctest.Wait()
+		must.False(t, fx.alloc(t, a.ID).DesiredTransition.ShouldMigrate())
+		must.NotNil(t, fx.node(t, fx.draining.ID).DrainStrategy)
+
+		time.Sleep(5*time.Second - time.Nanosecond)
+		synctest.Wait()
+		must.False(t, fx.alloc(t, a.ID).DesiredTransition.ShouldMigrate(), must.Sprint("nothing moves before the deadline"))
+
+		time.Sleep(time.Nanosecond)
+		synctest.Wait()
+		must.True(t, fx.alloc(t, a.ID).DesiredTransition.ShouldMigrate())
+		evals, err := fx.st.EvalsByJob(nil, job.Namespace, job.ID)
+		must.NoError(t, err)
+		must.Len(t, 1, evals)
+		must.Eq(t, structs.EvalTriggerNodeDrain, evals[0].TriggeredBy)
+		n := fx.node(t, fx.draining.ID)
+		must.Nil(t, n.DrainStrategy)
+		must.Eq(t, structs.NodeSchedulingIneligible, n.SchedulingEligibility)
+		must.Eq(t, structs.DrainStatusComplete, n.LastDrain.Status)
+		last := n.Events[len(n.Events)-1]
+		must.Eq(t, structs.NodeEventDrainComplete, last.Message)
+		must.Eq(t, "true", last.Details[structs.NodeEventDetailDeadlined])
+
+		cancel()
+		<-done
+	})
+}
+
+// A service group moves a slot at a time: the second allocation leaves
+// only when the first one's replacement has run for min_healthy_time, and
+// the drain completes, watched not polled, when the last allocation stops.
+func TestNodeDrainer_ServiceMigratesPerMigrateBlock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		fx := newDrainFixture(t, &structs.DrainStrategy{StartedAt: start})
+		job := fx.job(t, "svc", structs.JobTypeService, 2, 1)
+		first := fx.running(t, job, fx.draining, 0, start.Add(-time.Hour))
+		second := fx.running(t, job, fx.draining, 1, start.Add(-time.Hour))
+		if second.ID < first.ID {
+			first, second = second, first
+		}
+
+		ctx, cancel := context.WithCancel(t.Context())
+		d := New(hclog.NewNullLogger(), func() *state.StateStore { return fx.st }, fx, time.Now)
+		done := make(chan struct{})
+		go func() { defer close(done); d.Run(ctx) }()
+
+		synctest.Wait()
+		must.True(t, fx.alloc(t, first.ID).DesiredTransition.ShouldMigrate())
+		must.False(t, fx.alloc(t, second.ID).DesiredTransition.ShouldMigrate())
+
+		// The scheduler's part: the first stops, a replacement runs
+		// elsewhere.
+		fx.finish(t, fx.alloc(t, first.ID))
+		fx.running(t, job, fx.other, 0, time.Now())
+		synctest.Wait()
+		must.False(t, fx.alloc(t, second.ID).DesiredTransition.ShouldMigrate(), must.Sprint("the replacement is not healthy yet"))
+
+		time.Sleep(10 * time.Second) // the default min_healthy_time
+		synctest.Wait()
+		must.True(t, fx.alloc(t, second.ID).DesiredTransition.ShouldMigrate())
+		must.NotNil(t, fx.node(t, fx.draining.ID).DrainStrategy)
+
+		fx.finish(t, fx.alloc(t, second.ID))
+		synctest.Wait()
+		n := fx.node(t, fx.draining.ID)
+		must.Nil(t, n.DrainStrategy)
+		must.Eq(t, structs.DrainStatusComplete, n.LastDrain.Status)
+		must.MapEmpty(t, n.Events[len(n.Events)-1].Details)
+
+		cancel()
+		<-done
+	})
+}
