@@ -17,9 +17,14 @@
 //     workloads with their verdicts and the queued line, what to release,
 //     what is done and why, and when to wake.
 //
-// The Queue (queue.go) is the thin shell: its Run loop (runner.go) reads
-// what changed in state, plans, commits the decision through a Committer
-// as one Raft entry, and waits on memdb watch sets and one deadline
-// timer. The listing (listing.go) serves readers from the state store and
-// the last published round.
+// The Queue (queue.go) is the thin shell: each round of its Run loop
+// (runner.go) reads what changed in state, plans, commits the decision
+// through a Committer as one Raft entry, and waits on memdb watch sets
+// and one deadline timer. The line (line.go) is what orders and
+// releases: the queued rows in heaps read from the queue table, pulled
+// by Plan in release order and committed. The watcher (watcher.go) is
+// what follows released work until it is placed: it judges each
+// released workload and watches its evals and allocs. The listing
+// (listing.go) serves readers from the state store and the last
+// published round.
 package batchqueue

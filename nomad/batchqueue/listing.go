@@ -285,3 +285,33 @@ func (q *Queue) Status() structs.BatchQueueStatus {
 
 // held reports whether an operator holds the queued entry.
 func held(v view, e *structs.BatchQueueEntry) bool { return v.controls.Held(e) }
+
+// buildReleased lists released workloads not yet placed as the API shows
+// them, in release order: a status and reason from each verdict, and the
+// reservation's reason and estimated start on the job it holds room for.
+func buildReleased(pending []Workload, res *Reservation) []*structs.BatchQueueListEntry {
+	out := make([]*structs.BatchQueueListEntry, 0, len(pending))
+	for _, w := range pending {
+		status := w.Verdict.Status
+		if status == "" {
+			status = structs.BatchQueueStatusPlacing // released, not judged yet
+		}
+		reason := w.Verdict.Reason
+		switch status {
+		case structs.BatchQueueStatusStalled:
+			reason = ReasonStalled + ": " + reason
+		case structs.BatchQueueStatusConstrained:
+			reason = ReasonConstrained + ": " + reason
+		}
+		le := listEntry(w.Entry, status, reason)
+		if res != nil && res.Entry.Namespace == w.Entry.Namespace && res.Entry.JobID == w.Entry.JobID {
+			le.Reason = ReasonResources + ": " + res.Why
+			if !res.Start.IsZero() {
+				le.EstimatedStart = res.Start.UnixNano()
+			}
+		}
+		out = append(out, le)
+	}
+	sortByRelease(out)
+	return out
+}
