@@ -13,6 +13,7 @@ import (
 	"github.com/nomadq/nomadq/nomad/batchqueue"
 	"github.com/nomadq/nomadq/nomad/blockedevals"
 	"github.com/nomadq/nomadq/nomad/evalbroker"
+	"github.com/nomadq/nomadq/nomad/inmemsnapshots"
 	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
 )
@@ -467,7 +468,7 @@ type fsmSnapshot struct {
 }
 
 func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
-	if d, ok := sink.(deferringSink); ok {
+	if d, ok := sink.(inmemsnapshots.DeferringSink); ok {
 		// A dev server's store: encode only if the snapshot is read. The
 		// state snapshot is immutable, so encoding it later writes the
 		// same bytes as now.

@@ -20,6 +20,7 @@ import (
 	"github.com/nomadq/nomadq/nomad/batchqueue"
 	"github.com/nomadq/nomadq/nomad/blockedevals"
 	"github.com/nomadq/nomadq/nomad/evalbroker"
+	"github.com/nomadq/nomadq/nomad/inmemsnapshots"
 	"github.com/nomadq/nomadq/nomad/planqueue"
 	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
@@ -219,8 +220,8 @@ func (s *Server) setupRPC() error {
 // job, plan or batch of client updates, 2 to 12 KB) live in memory, and no
 // follower ever needs the old ones. Its snapshots cost next to nothing
 // (the store defers encoding the state until one is read; see
-// inmemSnapshots), so it compacts often and the log stays short however
-// fast entries arrive: at most a few thousand entries.
+// inmemsnapshots.Store), so it compacts often and the log stays short
+// however fast entries arrive: at most a few thousand entries.
 const (
 	devRaftTrailingLogs      = 128
 	devRaftSnapshotThreshold = 256
@@ -266,7 +267,7 @@ func (s *Server) setupRaft() error {
 	if s.config.DevMode {
 		store := raft.NewInmemStore()
 		s.raftStore = store
-		snaps = &inmemSnapshots{}
+		snaps = &inmemsnapshots.Store{}
 	} else {
 		dir := filepath.Join(s.config.DataDir, "server", "raft")
 		if err := os.MkdirAll(filepath.Join(dir, "wal"), 0o700); err != nil {

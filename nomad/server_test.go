@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/nomadq/nomadq/msgpackrpc"
+	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
 	"github.com/shoenig/test/must"
 )
@@ -337,4 +338,43 @@ func TestBlockingQuery_TimesOutWithUnchangedIndex(t *testing.T) {
 	}, &resp)
 	must.NoError(t, err)
 	must.Eq(t, first.Index, resp.Index)
+}
+
+// A dev server's snapshots cost nothing to take: the state is encoded
+// only when a snapshot is read, and then as it was at the snapshot's
+// index, whatever was written since.
+func TestDevServer_SnapshotEncodesTheStateOnlyWhenRead(t *testing.T) {
+	s := testServer(t, nil)
+	waitForLeader(t, s)
+	for i := range 300 {
+		_, _, err := s.raftApply(structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: mockJob(fmt.Sprintf("job-%d", i))})
+		must.NoError(t, err)
+	}
+	future := s.raft.Snapshot()
+	must.NoError(t, future.Error())
+	list, err := s.raftSnaps.List()
+	must.NoError(t, err)
+	must.SliceLen(t, 1, list)
+	must.Eq(t, int64(0), list[0].Size, must.Sprint("the snapshot was encoded when taken"))
+	// The log before the snapshot is compacted all the same.
+	first, err := s.raftStore.FirstIndex()
+	must.NoError(t, err)
+	must.Greater(t, 1, first)
+
+	for i := range 50 {
+		_, _, err := s.raftApply(structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: mockJob(fmt.Sprintf("late-%d", i))})
+		must.NoError(t, err)
+	}
+	meta, rc, err := future.Open()
+	must.NoError(t, err)
+	defer rc.Close()
+	must.Positive(t, meta.Size)
+	restored, err := state.RestoreFrom(rc)
+	must.NoError(t, err)
+	jobs, err := restored.Jobs(nil)
+	must.NoError(t, err)
+	must.SliceLen(t, 300, jobs, must.Sprint("the snapshot holds the state at its index, not the jobs written after it"))
+	list, err = s.raftSnaps.List()
+	must.NoError(t, err)
+	must.Eq(t, meta.Size, list[0].Size)
 }

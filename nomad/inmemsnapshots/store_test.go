@@ -1,4 +1,4 @@
-package nomad
+package inmemsnapshots
 
 import (
 	"bytes"
@@ -8,13 +8,11 @@ import (
 	"testing"
 
 	"github.com/hashicorp/raft"
-	"github.com/nomadq/nomadq/state"
-	"github.com/nomadq/nomadq/structs"
 	"github.com/shoenig/test/must"
 )
 
-func TestInmemSnapshots_KeepsTheLatestClosedSnapshot(t *testing.T) {
-	s := &inmemSnapshots{}
+func TestStore_KeepsTheLatestClosedSnapshot(t *testing.T) {
+	s := &Store{}
 	list, err := s.List()
 	must.NoError(t, err)
 	must.SliceEmpty(t, list)
@@ -85,13 +83,13 @@ func TestInmemSnapshots_KeepsTheLatestClosedSnapshot(t *testing.T) {
 }
 
 // A deferred snapshot is encoded once, on its first read.
-func TestInmemSnapshots_DeferredContentIsWrittenOnFirstRead(t *testing.T) {
-	s := &inmemSnapshots{}
+func TestStore_DeferredContentIsWrittenOnFirstRead(t *testing.T) {
+	s := &Store{}
 	content := bytes.Repeat([]byte("state "), snapshotChunk/3)
 	calls := 0
 	sink, err := s.Create(1, 10, 2, raft.Configuration{}, 1, nil)
 	must.NoError(t, err)
-	ds, ok := sink.(deferringSink)
+	ds, ok := sink.(DeferringSink)
 	must.True(t, ok)
 	must.NoError(t, ds.Defer(func(w io.Writer) (int64, error) {
 		calls++
@@ -122,12 +120,12 @@ func TestInmemSnapshots_DeferredContentIsWrittenOnFirstRead(t *testing.T) {
 	must.NoError(t, err)
 	_, err = sink.Write([]byte("bytes"))
 	must.NoError(t, err)
-	must.ErrorContains(t, sink.(deferringSink).Defer(func(io.Writer) (int64, error) { return 0, nil }), "already written")
+	must.ErrorContains(t, sink.(DeferringSink).Defer(func(io.Writer) (int64, error) { return 0, nil }), "already written")
 	must.NoError(t, sink.Cancel())
 	sink, err = s.Create(1, 30, 2, raft.Configuration{}, 1, nil)
 	must.NoError(t, err)
 	fail := true
-	must.NoError(t, sink.(deferringSink).Defer(func(w io.Writer) (int64, error) {
+	must.NoError(t, sink.(DeferringSink).Defer(func(w io.Writer) (int64, error) {
 		if fail {
 			_, _ = w.Write([]byte("half"))
 			return 4, fmt.Errorf("disk on fire")
@@ -144,43 +142,4 @@ func TestInmemSnapshots_DeferredContentIsWrittenOnFirstRead(t *testing.T) {
 	got, _ := io.ReadAll(rc)
 	must.Eq(t, "whole", string(got))
 	must.Eq(t, int64(5), meta.Size)
-}
-
-// A dev server's snapshots cost nothing to take: the state is encoded
-// only when a snapshot is read, and then as it was at the snapshot's
-// index, whatever was written since.
-func TestDevServer_SnapshotEncodesTheStateOnlyWhenRead(t *testing.T) {
-	s := testServer(t, nil)
-	waitForLeader(t, s)
-	for i := range 300 {
-		_, _, err := s.raftApply(structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: mockJob(fmt.Sprintf("job-%d", i))})
-		must.NoError(t, err)
-	}
-	future := s.raft.Snapshot()
-	must.NoError(t, future.Error())
-	list, err := s.raftSnaps.List()
-	must.NoError(t, err)
-	must.SliceLen(t, 1, list)
-	must.Eq(t, int64(0), list[0].Size, must.Sprint("the snapshot was encoded when taken"))
-	// The log before the snapshot is compacted all the same.
-	first, err := s.raftStore.FirstIndex()
-	must.NoError(t, err)
-	must.Greater(t, 1, first)
-
-	for i := range 50 {
-		_, _, err := s.raftApply(structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: mockJob(fmt.Sprintf("late-%d", i))})
-		must.NoError(t, err)
-	}
-	meta, rc, err := future.Open()
-	must.NoError(t, err)
-	defer rc.Close()
-	must.Positive(t, meta.Size)
-	restored, err := state.RestoreFrom(rc)
-	must.NoError(t, err)
-	jobs, err := restored.Jobs(nil)
-	must.NoError(t, err)
-	must.SliceLen(t, 300, jobs, must.Sprint("the snapshot holds the state at its index, not the jobs written after it"))
-	list, err = s.raftSnaps.List()
-	must.NoError(t, err)
-	must.Eq(t, meta.Size, list[0].Size)
 }

@@ -1,4 +1,4 @@
-package nomad
+package inmemsnapshots
 
 import (
 	"bytes"
@@ -14,12 +14,13 @@ import (
 // in.
 const snapshotChunk = 256 << 10
 
-// inmemSnapshots is a dev server's Raft snapshot store: it keeps the
-// latest complete snapshot in memory. Unlike raft's InmemSnapshotStore,
-// which grows one bytes.Buffer (copying the snapshot over and over as it
-// doubles, about 2% of a busy dev agent's CPU), it keeps the snapshot in
-// fixed-size chunks, and a snapshot replaces the previous one only once
-// it is closed, not when it is begun.
+// Store is a dev server's Raft snapshot store: it keeps the latest
+// complete snapshot in memory; its zero value is ready to use. Unlike
+// raft's InmemSnapshotStore, which grows one bytes.Buffer (copying the
+// snapshot over and over as it doubles, about 2% of a busy dev agent's
+// CPU), it keeps the snapshot in fixed-size chunks, and a snapshot
+// replaces the previous one only once it is closed, not when it is
+// begun.
 //
 // A dev server takes a snapshot only to drop the in-memory log entries it
 // covers: it has no follower to send one to and never restarts from one.
@@ -28,12 +29,12 @@ const snapshotChunk = 256 << 10
 // the store runs it the first time the snapshot is read (`operator
 // snapshot save`). Encoding the whole state took about a second of CPU
 // with 20,000 jobs in state, once every 5 to 10 seconds under load.
-type inmemSnapshots struct {
+type Store struct {
 	mu     sync.RWMutex
-	latest *inmemSnapshot
+	latest *snapshot
 }
 
-type inmemSnapshot struct {
+type snapshot struct {
 	mu     sync.Mutex // guards meta.Size, chunks and write while encoding
 	meta   raft.SnapshotMeta
 	chunks [][]byte
@@ -42,26 +43,32 @@ type inmemSnapshot struct {
 	write func(io.Writer) (int64, error)
 }
 
-// deferringSink is a snapshot sink that can take the snapshot's content
-// as a function to run later instead of as bytes now.
-type deferringSink interface {
+// DeferringSink is a snapshot sink that can take the snapshot's content
+// as a function to run later instead of as bytes now; the FSM looks for
+// it on the sink it persists to.
+type DeferringSink interface {
 	raft.SnapshotSink
 	Defer(write func(io.Writer) (int64, error)) error
 }
 
-// inmemSnapshotSink collects one snapshot as it is written.
-type inmemSnapshotSink struct {
-	store *inmemSnapshots
-	snap  *inmemSnapshot
+// The FSM defers encoding only if the store's sink still satisfies this.
+var _ DeferringSink = (*sink)(nil)
+
+// sink collects one snapshot as it is written.
+type sink struct {
+	store *Store
+	snap  *snapshot
 	done  bool
 }
 
-func (s *inmemSnapshots) Create(version raft.SnapshotVersion, index, term uint64, configuration raft.Configuration,
+// Create begins a snapshot; it becomes the latest when its sink is
+// closed.
+func (s *Store) Create(version raft.SnapshotVersion, index, term uint64, configuration raft.Configuration,
 	configurationIndex uint64, _ raft.Transport) (raft.SnapshotSink, error) {
 	if version != 1 {
 		return nil, fmt.Errorf("unsupported snapshot version %d", version)
 	}
-	return &inmemSnapshotSink{store: s, snap: &inmemSnapshot{meta: raft.SnapshotMeta{
+	return &sink{store: s, snap: &snapshot{meta: raft.SnapshotMeta{
 		Version:            version,
 		ID:                 fmt.Sprintf("%d-%d-%d", term, index, time.Now().UnixMilli()),
 		Index:              index,
@@ -71,7 +78,8 @@ func (s *inmemSnapshots) Create(version raft.SnapshotVersion, index, term uint64
 	}}}, nil
 }
 
-func (s *inmemSnapshots) List() ([]*raft.SnapshotMeta, error) {
+// List returns the latest snapshot's metadata, if there is one.
+func (s *Store) List() ([]*raft.SnapshotMeta, error) {
 	s.mu.RLock()
 	snap := s.latest
 	s.mu.RUnlock()
@@ -85,7 +93,9 @@ func (s *inmemSnapshots) List() ([]*raft.SnapshotMeta, error) {
 	return []*raft.SnapshotMeta{&meta}, nil
 }
 
-func (s *inmemSnapshots) Open(id string) (*raft.SnapshotMeta, io.ReadCloser, error) {
+// Open returns the latest snapshot, encoding deferred content on the
+// first read.
+func (s *Store) Open(id string) (*raft.SnapshotMeta, io.ReadCloser, error) {
 	s.mu.RLock()
 	snap := s.latest
 	s.mu.RUnlock()
@@ -113,7 +123,7 @@ func (s *inmemSnapshots) Open(id string) (*raft.SnapshotMeta, io.ReadCloser, err
 }
 
 // chunkWriter appends to a snapshot's chunks.
-type chunkWriter struct{ snap *inmemSnapshot }
+type chunkWriter struct{ snap *snapshot }
 
 func (w *chunkWriter) Write(p []byte) (int, error) {
 	w.snap.append(p)
@@ -121,7 +131,7 @@ func (w *chunkWriter) Write(p []byte) (int, error) {
 }
 
 // append adds p to the snapshot in snapshotChunk pieces.
-func (snap *inmemSnapshot) append(p []byte) {
+func (snap *snapshot) append(p []byte) {
 	snap.meta.Size += int64(len(p))
 	for len(p) > 0 {
 		last := len(snap.chunks) - 1
@@ -136,7 +146,7 @@ func (snap *inmemSnapshot) append(p []byte) {
 	}
 }
 
-func (k *inmemSnapshotSink) Write(p []byte) (int, error) {
+func (k *sink) Write(p []byte) (int, error) {
 	if k.done {
 		return 0, fmt.Errorf("snapshot %s is closed", k.snap.meta.ID)
 	}
@@ -150,7 +160,7 @@ func (k *inmemSnapshotSink) Write(p []byte) (int, error) {
 // Defer sets the snapshot's content to what write writes, run when the
 // snapshot is first opened. write must only read state that no later
 // change alters (an immutable state snapshot).
-func (k *inmemSnapshotSink) Defer(write func(io.Writer) (int64, error)) error {
+func (k *sink) Defer(write func(io.Writer) (int64, error)) error {
 	if k.done {
 		return fmt.Errorf("snapshot %s is closed", k.snap.meta.ID)
 	}
@@ -162,7 +172,7 @@ func (k *inmemSnapshotSink) Defer(write func(io.Writer) (int64, error)) error {
 }
 
 // Close makes the snapshot the store's latest.
-func (k *inmemSnapshotSink) Close() error {
+func (k *sink) Close() error {
 	if k.done {
 		return nil
 	}
@@ -173,10 +183,10 @@ func (k *inmemSnapshotSink) Close() error {
 	return nil
 }
 
-func (k *inmemSnapshotSink) ID() string { return k.snap.meta.ID }
+func (k *sink) ID() string { return k.snap.meta.ID }
 
 // Cancel drops the snapshot; the store keeps the one it had.
-func (k *inmemSnapshotSink) Cancel() error {
+func (k *sink) Cancel() error {
 	k.done = true
 	k.snap.chunks, k.snap.write = nil, nil
 	return nil
