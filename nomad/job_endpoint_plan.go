@@ -6,9 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hashicorp/cronexpr"
 	memdb "github.com/hashicorp/go-memdb"
 	"github.com/nomadq/nomadq/nomad/jobdiff"
+	"github.com/nomadq/nomadq/nomad/periodicschedule"
 	"github.com/nomadq/nomadq/scheduler"
 	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
@@ -236,18 +236,8 @@ func nextLaunch(p *structs.PeriodicConfig, now time.Time) time.Time {
 	if p == nil || !p.Enabled {
 		return time.Time{}
 	}
-	next, _ := nextPeriodicLaunch(p, now)
+	next, _ := periodicschedule.Next(p, now)
 	return next
-}
-
-// parseCron parses a cron expression; cronexpr panics on some inputs.
-func parseCron(spec string) (e *cronexpr.Expression, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("invalid cron expression %q", spec)
-		}
-	}()
-	return cronexpr.Parse(spec)
 }
 
 // Versions lists the stored versions of a job, newest first, with the

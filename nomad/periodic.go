@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	memdb "github.com/hashicorp/go-memdb"
+	"github.com/nomadq/nomadq/nomad/periodicschedule"
 	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
 )
@@ -20,10 +21,11 @@ type periodicLauncher interface {
 
 // periodicDispatcher is the leader's clock for periodic jobs. It is
 // stateless across leaderships: each pass reads the periodic jobs and
-// their persisted launch records and decides with decidePeriodic, so a new
-// leader resumes the schedule where the old one stopped, with at most one
-// catch-up launch. It waits on a timer for the next launch and on a memdb
-// watch set for changes to periodic jobs and launch records.
+// their persisted launch records and decides with
+// periodicschedule.Decide, so a new leader resumes the schedule where the
+// old one stopped, with at most one catch-up launch. It waits on a timer
+// for the next launch and on a memdb watch set for changes to periodic
+// jobs and launch records.
 type periodicDispatcher struct {
 	logger   hclog.Logger
 	state    func() *state.StateStore
@@ -124,7 +126,7 @@ func (d *periodicDispatcher) pass(st *state.StateStore, ws memdb.WatchSet, now t
 // returns when the job is next due.
 func (d *periodicDispatcher) dispatchJob(st *state.StateStore, job *structs.Job, anchor, now time.Time) time.Time {
 	key := structs.NamespacedID{Namespace: job.Namespace, ID: job.ID}
-	step, err := decidePeriodic(job.Periodic, anchor, now)
+	step, err := periodicschedule.Decide(job.Periodic, anchor, now)
 	if err != nil {
 		d.logger.Error("cannot compute next launch", "job", job.ID, "namespace", job.Namespace, "error", err)
 		return time.Time{}
@@ -148,7 +150,7 @@ func (d *periodicDispatcher) dispatchJob(st *state.StateStore, job *structs.Job,
 			d.logger.Debug("launched periodic child", "job", job.ID, "child", req.Job.ID)
 		}
 	}
-	next, err := nextPeriodicLaunch(job.Periodic, step.At)
+	next, err := periodicschedule.Next(job.Periodic, step.At)
 	if err != nil {
 		return time.Time{}
 	}

@@ -1,4 +1,4 @@
-package nomad
+package periodicschedule
 
 import (
 	"testing"
@@ -17,7 +17,7 @@ func utc(s string) time.Time {
 	return t.UTC()
 }
 
-func TestNextPeriodicLaunch(t *testing.T) {
+func TestNext(t *testing.T) {
 	cases := []struct {
 		name  string
 		cfg   structs.PeriodicConfig
@@ -47,7 +47,7 @@ func TestNextPeriodicLaunch(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := nextPeriodicLaunch(&tc.cfg, utc(tc.after))
+			got, err := Next(&tc.cfg, utc(tc.after))
 			if tc.want == "" {
 				must.Error(t, err)
 				return
@@ -58,32 +58,32 @@ func TestNextPeriodicLaunch(t *testing.T) {
 	}
 }
 
-func TestDecidePeriodic(t *testing.T) {
+func TestDecide(t *testing.T) {
 	every2s := &structs.PeriodicConfig{Specs: []string{"*/2 * * * * * *"}}
 	hourly := &structs.PeriodicConfig{Specs: []string{"0 * * * *"}}
 	cases := []struct {
 		name        string
 		cfg         *structs.PeriodicConfig
 		anchor, now string
-		want        periodicStep
+		want        Step
 	}{
-		{"not due", every2s, "2026-06-01T10:00:00Z", "2026-06-01T10:00:01Z", periodicStep{Wake: utc("2026-06-01T10:00:02Z")}},
-		{"due on time", every2s, "2026-06-01T10:00:00Z", "2026-06-01T10:00:02Z", periodicStep{Launch: true, At: utc("2026-06-01T10:00:02Z")}},
-		{"a little late keeps the scheduled time", every2s, "2026-06-01T10:00:00Z", "2026-06-01T10:00:03Z", periodicStep{Launch: true, At: utc("2026-06-01T10:00:02Z")}},
-		{"one missed launch runs at its time", hourly, "2026-06-01T10:00:00Z", "2026-06-01T11:20:00Z", periodicStep{Launch: true, At: utc("2026-06-01T11:00:00Z")}},
-		{"many missed launches collapse into one now", hourly, "2026-06-01T10:00:00Z", "2026-06-01T15:20:00Z", periodicStep{Launch: true, At: utc("2026-06-01T15:20:00Z")}},
-		{"no more launches", &structs.PeriodicConfig{Specs: []string{"0 0 1 1 * 2020"}}, "2026-06-01T10:00:00Z", "2026-06-01T10:00:00Z", periodicStep{}},
+		{"not due", every2s, "2026-06-01T10:00:00Z", "2026-06-01T10:00:01Z", Step{Wake: utc("2026-06-01T10:00:02Z")}},
+		{"due on time", every2s, "2026-06-01T10:00:00Z", "2026-06-01T10:00:02Z", Step{Launch: true, At: utc("2026-06-01T10:00:02Z")}},
+		{"a little late keeps the scheduled time", every2s, "2026-06-01T10:00:00Z", "2026-06-01T10:00:03Z", Step{Launch: true, At: utc("2026-06-01T10:00:02Z")}},
+		{"one missed launch runs at its time", hourly, "2026-06-01T10:00:00Z", "2026-06-01T11:20:00Z", Step{Launch: true, At: utc("2026-06-01T11:00:00Z")}},
+		{"many missed launches collapse into one now", hourly, "2026-06-01T10:00:00Z", "2026-06-01T15:20:00Z", Step{Launch: true, At: utc("2026-06-01T15:20:00Z")}},
+		{"no more launches", &structs.PeriodicConfig{Specs: []string{"0 0 1 1 * 2020"}}, "2026-06-01T10:00:00Z", "2026-06-01T10:00:00Z", Step{}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := decidePeriodic(tc.cfg, utc(tc.anchor), utc(tc.now))
+			got, err := Decide(tc.cfg, utc(tc.anchor), utc(tc.now))
 			must.NoError(t, err)
 			must.Eq(t, tc.want.Launch, got.Launch)
 			must.Eq(t, tc.want.At.UTC(), got.At.UTC())
 			must.Eq(t, tc.want.Wake.UTC(), got.Wake.UTC())
 			if got.Launch {
 				// After the launch nothing is due until a later tick: no burst.
-				again, err := decidePeriodic(tc.cfg, got.At, utc(tc.now))
+				again, err := Decide(tc.cfg, got.At, utc(tc.now))
 				must.NoError(t, err)
 				must.False(t, again.Launch)
 			}

@@ -1,4 +1,4 @@
-package nomad
+package periodicschedule
 
 import (
 	"fmt"
@@ -32,10 +32,10 @@ func periodicLocation(p *structs.PeriodicConfig) (*time.Location, error) {
 	return loc, nil
 }
 
-// nextPeriodicLaunch returns the earliest launch of p strictly after
+// Next returns the earliest launch of p strictly after
 // after, reading each cron in p's time zone. It returns the zero time
 // when no cron fires again.
-func nextPeriodicLaunch(p *structs.PeriodicConfig, after time.Time) (time.Time, error) {
+func Next(p *structs.PeriodicConfig, after time.Time) (time.Time, error) {
 	loc, err := periodicLocation(p)
 	if err != nil {
 		return time.Time{}, err
@@ -108,8 +108,8 @@ func repeatedWallClock(expr *cronexpr.Expression, t time.Time) bool {
 	return expr.Next(first.Add(-time.Second)).Equal(first) && expr.Next(first).Equal(t)
 }
 
-// periodicStep is what the dispatcher does with one periodic job now.
-type periodicStep struct {
+// Step is what the dispatcher does with one periodic job now.
+type Step struct {
 	// Launch is set when a child is due; At is its launch time.
 	Launch bool
 	At     time.Time
@@ -118,25 +118,35 @@ type periodicStep struct {
 	Wake time.Time
 }
 
-// decidePeriodic computes the dispatcher's step for a job whose schedule
+// Decide computes the dispatcher's step for a job whose schedule
 // resumes after anchor (its last launch or submission). A launch that is
 // due is made at its scheduled time; when more than one launch was missed
 // (a leader change, a long pause) they collapse into a single catch-up
 // launch at now, never a burst.
-func decidePeriodic(p *structs.PeriodicConfig, anchor, now time.Time) (periodicStep, error) {
-	due, err := nextPeriodicLaunch(p, anchor)
+func Decide(p *structs.PeriodicConfig, anchor, now time.Time) (Step, error) {
+	due, err := Next(p, anchor)
 	if err != nil || due.IsZero() {
-		return periodicStep{}, err
+		return Step{}, err
 	}
 	if due.After(now) {
-		return periodicStep{Wake: due}, nil
+		return Step{Wake: due}, nil
 	}
-	following, err := nextPeriodicLaunch(p, due)
+	following, err := Next(p, due)
 	if err != nil {
-		return periodicStep{}, err
+		return Step{}, err
 	}
 	if following.IsZero() || following.After(now) {
-		return periodicStep{Launch: true, At: due}, nil
+		return Step{Launch: true, At: due}, nil
 	}
-	return periodicStep{Launch: true, At: now}, nil
+	return Step{Launch: true, At: now}, nil
+}
+
+// parseCron parses a cron expression; cronexpr panics on some inputs.
+func parseCron(spec string) (e *cronexpr.Expression, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("invalid cron expression %q", spec)
+		}
+	}()
+	return cronexpr.Parse(spec)
 }
