@@ -93,7 +93,7 @@ func (s *Server) revokeLeadership() {
 	s.evalBroker.SetEnabled(false)
 	s.blockedEvals.SetEnabled(false)
 	s.planQueue.SetEnabled(false)
-	s.heartbeats.clear()
+	s.heartbeats.Clear()
 	s.varLocks.setEnabled(false)
 	s.logger.Info("cluster leadership lost")
 }

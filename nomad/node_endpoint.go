@@ -149,12 +149,12 @@ func (n *Node) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *struct
 // tells the client its TTL and the servers.
 func (n *Node) fillResponse(nodeID, status string, reply *structs.NodeUpdateResponse) {
 	if status == structs.NodeStatusDown {
-		n.srv.heartbeats.remove(nodeID)
+		n.srv.heartbeats.Remove(nodeID)
 	} else {
-		reply.HeartbeatTTL = n.srv.heartbeats.reset(nodeID)
+		reply.HeartbeatTTL = n.srv.heartbeats.Reset(nodeID)
 	}
 	reply.LeaderRPCAddr = n.srv.rpcAdvertise.String()
-	reply.NumNodes = int32(n.srv.heartbeats.count())
+	reply.NumNodes = int32(n.srv.heartbeats.Count())
 	for _, m := range n.srv.Members() {
 		if p, ok := isNomadServer(m); ok && p.Region == n.srv.config.Region {
 			reply.Servers = append(reply.Servers, &structs.NodeServerInfo{RPCAdvertiseAddr: p.RPCAddr.String(), Datacenter: p.Datacenter})

@@ -216,7 +216,7 @@ func (n *Node) Deregister(args *structs.NodeEvaluateRequest, reply *structs.Node
 	if err != nil {
 		return err
 	}
-	n.srv.heartbeats.remove(node.ID)
+	n.srv.heartbeats.Remove(node.ID)
 	reply.NodeModifyIndex, reply.Index = index, index
 	if len(evals) == 0 {
 		return nil

@@ -36,4 +36,4 @@ func (s *Server) PlanQueueStats() planqueue.Stats { return s.planQueue.Stats() }
 
 // HeartbeatsActive is the number of nodes whose heartbeat this server
 // tracks; only the leader tracks any.
-func (s *Server) HeartbeatsActive() int { return s.heartbeats.count() }
+func (s *Server) HeartbeatsActive() int { return s.heartbeats.Count() }

@@ -1,4 +1,4 @@
-package nomad
+package heartbeat
 
 import (
 	"fmt"
@@ -28,13 +28,13 @@ func (e *expiries) get() []string {
 	return append([]string(nil), e.ids...)
 }
 
-func TestHeartbeatTimers_ExpireAfterTTLPlusGraceNeverBefore(t *testing.T) {
+func TestTimers_ExpireAfterTTLPlusGraceNeverBefore(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var exp expiries
-		h := newHeartbeatTimers(10*time.Second, 50, 10*time.Second, exp.add)
+		h := NewTimers(10*time.Second, 50, 10*time.Second, exp.add)
 		h.stagger = func(d time.Duration) time.Duration { return d / 2 }
 
-		ttl := h.reset("node-1")
+		ttl := h.Reset("node-1")
 		must.Eq(t, 15*time.Second, ttl) // 10 s minimum + half of it as stagger
 
 		time.Sleep(ttl + 10*time.Second - time.Millisecond)
@@ -44,21 +44,21 @@ func TestHeartbeatTimers_ExpireAfterTTLPlusGraceNeverBefore(t *testing.T) {
 		time.Sleep(2 * time.Millisecond)
 		synctest.Wait()
 		must.Eq(t, []string{"node-1"}, exp.get())
-		must.Eq(t, 0, h.count())
+		must.Eq(t, 0, h.Count())
 	})
 }
 
-func TestHeartbeatTimers_ResetPostponesExpiry(t *testing.T) {
+func TestTimers_ResetPostponesExpiry(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var exp expiries
-		h := newHeartbeatTimers(10*time.Second, 50, 10*time.Second, exp.add)
+		h := NewTimers(10*time.Second, 50, 10*time.Second, exp.add)
 		h.stagger = func(time.Duration) time.Duration { return 0 }
 
-		h.reset("node-1")
+		h.Reset("node-1")
 		// Heartbeat every 9 s for a minute: never expires.
 		for range 7 {
 			time.Sleep(9 * time.Second)
-			h.reset("node-1")
+			h.Reset("node-1")
 		}
 		synctest.Wait()
 		must.SliceEmpty(t, exp.get())
@@ -70,31 +70,31 @@ func TestHeartbeatTimers_ResetPostponesExpiry(t *testing.T) {
 	})
 }
 
-func TestHeartbeatTimers_TTLGrowsWithNodeCount(t *testing.T) {
+func TestTimers_TTLGrowsWithNodeCount(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var exp expiries
-		h := newHeartbeatTimers(10*time.Second, 50, 10*time.Second, exp.add)
+		h := NewTimers(10*time.Second, 50, 10*time.Second, exp.add)
 		h.stagger = func(time.Duration) time.Duration { return 0 }
 		for i := range 1000 {
-			h.reset(fmt.Sprintf("node-%d", i))
+			h.Reset(fmt.Sprintf("node-%d", i))
 		}
 		// 1000 tracked nodes at 50 heartbeats a second: 20 s apart.
-		must.Eq(t, 20*time.Second, h.reset("node-x"))
-		h.clear()
+		must.Eq(t, 20*time.Second, h.Reset("node-x"))
+		h.Clear()
 		synctest.Wait()
-		must.Eq(t, 0, h.count())
+		must.Eq(t, 0, h.Count())
 	})
 }
 
-func TestHeartbeatTimers_RemoveAndFailoverTTL(t *testing.T) {
+func TestTimers_RemoveAndFailoverTTL(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var exp expiries
-		h := newHeartbeatTimers(10*time.Second, 50, 10*time.Second, exp.add)
+		h := NewTimers(10*time.Second, 50, 10*time.Second, exp.add)
 		h.stagger = func(time.Duration) time.Duration { return 0 }
 
-		h.reset("gone")
-		h.remove("gone")
-		h.resetTo("failover", 300*time.Second)
+		h.Reset("gone")
+		h.Remove("gone")
+		h.ResetTo("failover", 300*time.Second)
 
 		time.Sleep(299 * time.Second)
 		synctest.Wait()
