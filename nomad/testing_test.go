@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/nomadq/nomadq/internal/mock"
 	"github.com/nomadq/nomadq/structs"
 	"github.com/shoenig/test/must"
 	"github.com/shoenig/test/wait"
@@ -113,52 +114,8 @@ func waitForIndex(t *testing.T, s *Server, index uint64) {
 	))
 }
 
-// mockJob returns a valid batch job.
-func mockJob(id string) *structs.Job {
-	mrd := 10 * time.Minute
-	return &structs.Job{
-		ID:          id,
-		Name:        id,
-		Namespace:   structs.DefaultNamespace,
-		Region:      structs.DefaultRegion,
-		Type:        structs.JobTypeBatch,
-		Priority:    50,
-		Datacenters: []string{"dc1"},
-		TaskGroups: []*structs.TaskGroup{{
-			Name:           "work",
-			Count:          1,
-			MaxRunDuration: &mrd,
-			Tasks: []*structs.Task{{
-				Name:   "main",
-				Driver: "mock_driver",
-				Config: map[string]any{"run_for": "1s"},
-				Resources: &structs.Resources{
-					CPU:      100,
-					MemoryMB: 64,
-				},
-			}},
-		}},
-	}
-}
+// mockJob returns a valid batch job (mock.Job).
+func mockJob(id string) *structs.Job { return mock.Job(id) }
 
-// mockNode returns a ready node with 4000 MHz and 8 GiB.
-func mockNode(id string) *structs.Node {
-	return &structs.Node{
-		ID:         id,
-		SecretID:   id + "-secret",
-		Name:       "node-" + id[:8],
-		Datacenter: "dc1",
-		NodePool:   structs.DefaultNodePool,
-		Attributes: map[string]string{"kernel.name": "linux", "driver.mock_driver": "1"},
-		NodeResources: &structs.NodeResources{
-			Cpu:    structs.NodeCpuResources{CpuShares: 4000, TotalCpuCores: 4},
-			Memory: structs.NodeMemoryResources{MemoryMB: 8192},
-			Disk:   structs.NodeDiskResources{DiskMB: 100 * 1024},
-		},
-		Drivers: map[string]*structs.DriverInfo{
-			"mock_driver": {Detected: true, Healthy: true},
-		},
-		Status:                structs.NodeStatusReady,
-		SchedulingEligibility: structs.NodeSchedulingEligible,
-	}
-}
+// mockNode returns a ready node with 4000 MHz and 8 GiB (mock.Node).
+func mockNode(id string) *structs.Node { return mock.Node(id) }

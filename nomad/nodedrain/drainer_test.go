@@ -9,47 +9,10 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/shoenig/test/must"
 
+	"github.com/nomadq/nomadq/internal/mock"
 	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
 )
-
-// mockJob returns a valid batch job with one group "work" of one task.
-func mockJob(id string) *structs.Job {
-	mrd := 10 * time.Minute
-	return &structs.Job{
-		ID:          id,
-		Name:        id,
-		Namespace:   structs.DefaultNamespace,
-		Region:      structs.DefaultRegion,
-		Type:        structs.JobTypeBatch,
-		Priority:    50,
-		Datacenters: []string{"dc1"},
-		TaskGroups: []*structs.TaskGroup{{
-			Name:           "work",
-			Count:          1,
-			MaxRunDuration: &mrd,
-			Tasks: []*structs.Task{{
-				Name:      "main",
-				Driver:    "mock_driver",
-				Config:    map[string]any{"run_for": "1s"},
-				Resources: &structs.Resources{CPU: 100, MemoryMB: 64},
-			}},
-		}},
-	}
-}
-
-// mockNode returns a ready node.
-func mockNode(id string) *structs.Node {
-	return &structs.Node{
-		ID:                    id,
-		SecretID:              id + "-secret",
-		Name:                  "node-" + id[:8],
-		Datacenter:            "dc1",
-		NodePool:              structs.DefaultNodePool,
-		Status:                structs.NodeStatusReady,
-		SchedulingEligibility: structs.NodeSchedulingEligible,
-	}
-}
 
 // mockAlloc returns a pending allocation of job's group "work" on node.
 func mockAlloc(job *structs.Job, node *structs.Node) *structs.Allocation {
@@ -79,7 +42,7 @@ func newDrainFixture(t *testing.T, drain *structs.DrainStrategy) *drainFixture {
 	t.Helper()
 	st, err := state.NewStateStore()
 	must.NoError(t, err)
-	fx := &drainFixture{st: st, draining: mockNode(structs.GenerateUUID()), other: mockNode(structs.GenerateUUID())}
+	fx := &drainFixture{st: st, draining: mock.Node(structs.GenerateUUID()), other: mock.Node(structs.GenerateUUID())}
 	must.NoError(t, st.UpsertNode(fx.next(t), fx.draining))
 	must.NoError(t, st.UpsertNode(fx.next(t), fx.other))
 	if drain != nil {
@@ -99,7 +62,7 @@ func (fx *drainFixture) next(t *testing.T) uint64 {
 // the given migrate max_parallel.
 func (fx *drainFixture) job(t *testing.T, id, typ string, count, maxParallel int) *structs.Job {
 	t.Helper()
-	job := mockJob(id)
+	job := mock.Job(id)
 	job.Type = typ
 	tg := job.TaskGroups[0]
 	tg.Count = count

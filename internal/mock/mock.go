@@ -1,0 +1,62 @@
+// Package mock makes valid model objects (jobs, nodes) for the tests of
+// several packages, so each does not keep its own copy. Only tests import
+// it; it must not be imported by code that ships in the binary.
+package mock
+
+import (
+	"time"
+
+	"github.com/nomadq/nomadq/structs"
+)
+
+// Job returns a valid batch job with one group "work" of one mock_driver
+// task "main" (100 MHz, 64 MB, run_for 1s, max_run_duration 10m).
+func Job(id string) *structs.Job {
+	mrd := 10 * time.Minute
+	return &structs.Job{
+		ID:          id,
+		Name:        id,
+		Namespace:   structs.DefaultNamespace,
+		Region:      structs.DefaultRegion,
+		Type:        structs.JobTypeBatch,
+		Priority:    50,
+		Datacenters: []string{"dc1"},
+		TaskGroups: []*structs.TaskGroup{{
+			Name:           "work",
+			Count:          1,
+			MaxRunDuration: &mrd,
+			Tasks: []*structs.Task{{
+				Name:   "main",
+				Driver: "mock_driver",
+				Config: map[string]any{"run_for": "1s"},
+				Resources: &structs.Resources{
+					CPU:      100,
+					MemoryMB: 64,
+				},
+			}},
+		}},
+	}
+}
+
+// Node returns a ready, eligible node in dc1 with mock_driver, 4000 MHz
+// and 8 GiB.
+func Node(id string) *structs.Node {
+	return &structs.Node{
+		ID:         id,
+		SecretID:   id + "-secret",
+		Name:       "node-" + id[:8],
+		Datacenter: "dc1",
+		NodePool:   structs.DefaultNodePool,
+		Attributes: map[string]string{"kernel.name": "linux", "driver.mock_driver": "1"},
+		NodeResources: &structs.NodeResources{
+			Cpu:    structs.NodeCpuResources{CpuShares: 4000, TotalCpuCores: 4},
+			Memory: structs.NodeMemoryResources{MemoryMB: 8192},
+			Disk:   structs.NodeDiskResources{DiskMB: 100 * 1024},
+		},
+		Drivers: map[string]*structs.DriverInfo{
+			"mock_driver": {Detected: true, Healthy: true},
+		},
+		Status:                structs.NodeStatusReady,
+		SchedulingEligibility: structs.NodeSchedulingEligible,
+	}
+}
