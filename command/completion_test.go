@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -214,6 +215,18 @@ func TestAutocompleteInstall(t *testing.T) {
 	bin, err := os.Executable()
 	must.NoError(t, err)
 	home := t.TempDir()
+	// The uninstaller writes its work copy of the rc file to a temp file
+	// in /tmp (hard-coded) and leaves it; take away the ones it made.
+	leftBefore, err := filepath.Glob("/tmp/complete-*")
+	must.NoError(t, err)
+	t.Cleanup(func() {
+		left, _ := filepath.Glob("/tmp/complete-*")
+		for _, f := range left {
+			if !slices.Contains(leftBefore, f) {
+				_ = os.Remove(f)
+			}
+		}
+	})
 	bashrc := filepath.Join(home, ".bashrc")
 	must.NoError(t, os.WriteFile(bashrc, []byte("# mine\n"), 0o644))
 	must.NoError(t, os.WriteFile(filepath.Join(home, ".nomadq-test-home"), nil, 0o644))
