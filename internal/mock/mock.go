@@ -4,6 +4,7 @@
 package mock
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/nomadq/nomadq/structs"
@@ -58,5 +59,21 @@ func Node(id string) *structs.Node {
 		},
 		Status:                structs.NodeStatusReady,
 		SchedulingEligibility: structs.NodeSchedulingEligible,
+	}
+}
+
+// Eval returns a pending service eval for jobID at priority 50; the
+// eval ID is "<jobID>-<createIndex>".
+func Eval(jobID string, createIndex uint64) *structs.Evaluation {
+	return &structs.Evaluation{
+		ID:          fmt.Sprintf("%s-%d", jobID, createIndex),
+		Namespace:   structs.DefaultNamespace,
+		Priority:    structs.JobDefaultPriority,
+		Type:        structs.JobTypeService,
+		TriggeredBy: structs.EvalTriggerJobRegister,
+		JobID:       jobID,
+		Status:      structs.EvalStatusPending,
+		CreateIndex: createIndex,
+		ModifyIndex: createIndex,
 	}
 }

@@ -2,7 +2,6 @@ package blockedevals
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -11,24 +10,14 @@ import (
 
 	"github.com/shoenig/test/must"
 
+	"github.com/nomadq/nomadq/internal/mock"
 	"github.com/nomadq/nomadq/nomad/evalbroker"
 	"github.com/nomadq/nomadq/structs"
 )
 
-// testEval returns a pending service eval for jobID at priority 50; the
-// eval ID is "<jobID>-<createIndex>".
+// testEval returns a pending service eval (mock.Eval).
 func testEval(jobID string, createIndex uint64) *structs.Evaluation {
-	return &structs.Evaluation{
-		ID:          fmt.Sprintf("%s-%d", jobID, createIndex),
-		Namespace:   structs.DefaultNamespace,
-		Priority:    structs.JobDefaultPriority,
-		Type:        structs.JobTypeService,
-		TriggeredBy: structs.EvalTriggerJobRegister,
-		JobID:       jobID,
-		Status:      structs.EvalStatusPending,
-		CreateIndex: createIndex,
-		ModifyIndex: createIndex,
-	}
+	return mock.Eval(jobID, createIndex)
 }
 
 // testBroker returns an enabled eval broker with Nomad's default settings
