@@ -37,7 +37,7 @@ require (
 	github.com/ryanuber/go-glob v1.0.0
 	github.com/shoenig/test v1.13.2
 	github.com/zclconf/go-cty v1.20.0
-	go.etcd.io/bbolt v1.5.0
+	go.etcd.io/bbolt v1.4.3
 	golang.org/x/sys v0.48.0
 	golang.org/x/term v0.46.0
 )
