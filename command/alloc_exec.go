@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"os/signal"
-	"strings"
 	"sync"
 	"syscall"
 
@@ -228,7 +228,7 @@ func randomJobAlloc(af *apiFlags, prefix, group string) (*api.Client, *api.Alloc
 	switch {
 	case err == nil:
 		jobID, ns = stub.ID, stub.Namespace
-	case strings.Contains(err.Error(), api.PermissionDeniedErrorContent):
+	case responseStatus(err) == http.StatusForbidden:
 		// A token that may not list jobs may still read this one by ID.
 	default:
 		if amb, ok := err.(*errAmbiguous); ok {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/http"
 	"os"
 	"sort"
 	"strings"
@@ -101,7 +102,7 @@ func runJobInit(args []string, s Streams) int {
 func checkVariablesServed(client *api.Client, flag string) error {
 	var out any
 	_, err := client.Raw().Query("/v1/vars?prefix="+jobTemplatePrefix, &out, nil)
-	if err != nil && strings.Contains(err.Error(), "Invalid URL path") {
+	if err != nil && responseStatus(err) == http.StatusNotFound {
 		return fmt.Errorf("%s is not supported by this agent: it serves no variables, where job templates are stored", flag)
 	}
 	return nil

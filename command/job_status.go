@@ -27,7 +27,7 @@ func (e *errAmbiguous) Error() string { return e.msg }
 func resolveJob(c *api.Client, prefix string) (*api.JobListStub, error) {
 	jobs, _, err := c.Jobs().List(&api.QueryOptions{Prefix: prefix, PerPage: 20})
 	if err != nil {
-		return nil, fmt.Errorf("Error querying job prefix: %s", err)
+		return nil, fmt.Errorf("Error querying job prefix: %w", err)
 	}
 	sort.Slice(jobs, func(i, j int) bool { return jobs[i].ID < jobs[j].ID })
 	if len(jobs) == 0 {

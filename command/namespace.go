@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"sort"
 	"strings"
@@ -65,7 +66,7 @@ func runNamespaceApply(args []string, s Streams) int {
 	} else {
 		var err error
 		ns, _, err = client.Namespaces().Info(input, nil)
-		if err != nil && !strings.Contains(err.Error(), "404") {
+		if err != nil && responseStatus(err) != http.StatusNotFound {
 			fmt.Fprintf(s.Stderr, "Error looking up namespace: %s\n", err)
 			return 1
 		}
