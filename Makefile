@@ -10,7 +10,7 @@ TEST_FLAGS := -count=1 -race -p 1 -timeout 20m
 
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: all build test test-bench test-prometheus e2e-long demo bench compat fmt lint clean
+.PHONY: all build test test-deps test-bench test-prometheus e2e-long demo bench compat fmt lint clean
 
 all: build
 
@@ -21,11 +21,16 @@ build:
 ## test: lint, then every package's tests under the race detector (the
 ## product module's, then the tooling module's in scripts/, which the
 ## root's ./... does not reach), then the metrics against a real Prometheus.
-test: lint
+test: lint test-deps
 	GO=$(GO) ./scripts/test.sh $(TEST_FLAGS) ./...
 	cd scripts && GO=$(GO) ./test.sh $(TEST_FLAGS) ./...
 	$(MAKE) test-bench
 	$(MAKE) test-prometheus
+
+## test-deps: what the tests need from Debian and a fresh machine lacks:
+## docker.io and busybox-static for the docker driver's own test engine.
+test-deps:
+	./scripts/install-docker-test-deps.sh
 
 ## test-bench: the scheduler, applier, state store and queue benchmarks,
 ## one iteration each: they must still run and their checks hold (no
