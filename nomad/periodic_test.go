@@ -174,6 +174,8 @@ func TestPeriodicDispatcher_OneCatchUpAfterLeaderChange(t *testing.T) {
 
 		// Five launches are missed while no server leads.
 		time.Sleep(5 * time.Hour)
+		synctest.Wait()
+		must.Eq(t, []time.Duration{time.Hour}, l.launchTimes(start), must.Sprint("nothing launches without a leader"))
 		stop = startDispatcher(st, l) // a new leader at 06:00:30
 		defer stop()
 		synctest.Wait()
