@@ -178,6 +178,75 @@ func TestNodeDrainer_DeadlineStopsBatchWork(t *testing.T) {
 	})
 }
 
+// startDrainer runs a Drainer over fx (one leadership term) until the
+// returned stop function is called.
+func startDrainer(fx *drainFixture) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	d := New(hclog.NewNullLogger(), func() *state.StateStore { return fx.st }, fx, time.Now)
+	done := make(chan struct{})
+	go func() { defer close(done); d.Run(ctx) }()
+	return func() {
+		cancel()
+		<-done
+	}
+}
+
+// The deadline is the instant state holds, not a timer of the leader that
+// set it: a drainer of a new leader enforces the same instant, and one
+// that starts after it has passed completes the drain at once.
+func TestNodeDrainer_DeadlineSurvivesLeaderChange(t *testing.T) {
+	cases := []struct {
+		name string
+		// newLeader is when the second term starts, from the drain's
+		// start; the first term ends at 2s.
+		newLeader time.Duration
+		// migrated is when the allocation is marked and the drain ends.
+		migrated time.Duration
+	}{
+		{"new leader before the deadline", 3 * time.Second, 5 * time.Second},
+		{"new leader after the deadline", 8 * time.Second, 8 * time.Second},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				start := time.Now()
+				fx := newDrainFixture(t, &structs.DrainStrategy{
+					DrainSpec: structs.DrainSpec{Deadline: 5 * time.Second}, StartedAt: start, ForceDeadline: start.Add(5 * time.Second),
+				})
+				job := fx.job(t, "batch", structs.JobTypeBatch, 1, 0)
+				a := fx.running(t, job, fx.draining, 0, start)
+
+				stop := startDrainer(fx)
+				time.Sleep(2 * time.Second)
+				synctest.Wait()
+				stop() // leadership lost
+
+				time.Sleep(tc.newLeader - 2*time.Second)
+				synctest.Wait()
+				must.False(t, fx.alloc(t, a.ID).DesiredTransition.ShouldMigrate(), must.Sprint("nothing moves while no server leads"))
+				must.NotNil(t, fx.node(t, fx.draining.ID).DrainStrategy)
+				stop = startDrainer(fx)
+				defer stop()
+
+				if wait := tc.migrated - tc.newLeader; wait > 0 {
+					time.Sleep(wait - time.Nanosecond)
+					synctest.Wait()
+					must.False(t, fx.alloc(t, a.ID).DesiredTransition.ShouldMigrate(), must.Sprint("nothing moves before the deadline"))
+					time.Sleep(time.Nanosecond)
+				}
+				synctest.Wait()
+				must.True(t, fx.alloc(t, a.ID).DesiredTransition.ShouldMigrate())
+				n := fx.node(t, fx.draining.ID)
+				must.Nil(t, n.DrainStrategy)
+				last := n.Events[len(n.Events)-1]
+				must.Eq(t, structs.NodeEventDrainComplete, last.Message)
+				must.Eq(t, "true", last.Details[structs.NodeEventDetailDeadlined])
+				must.Eq(t, tc.migrated, last.Timestamp.Sub(start))
+			})
+		})
+	}
+}
+
 // A service group moves a slot at a time: the second allocation leaves
 // only when the first one's replacement has run for min_healthy_time, and
 // the drain completes, watched not polled, when the last allocation stops.
