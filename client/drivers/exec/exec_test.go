@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	"github.com/nomadq/nomadq/client/drivers"
 	"github.com/nomadq/nomadq/client/drivers/executor"
 	"github.com/shoenig/test/must"
+	"github.com/shoenig/test/wait"
 )
 
 func TestMain(m *testing.M) {
@@ -49,7 +51,7 @@ func taskConfig(t *testing.T, d *Driver, id string, res *drivers.Resources, cfg 
 	}
 }
 
-func wait(t *testing.T, d drivers.Driver, id string) *drivers.ExitResult {
+func waitExit(t *testing.T, d drivers.Driver, id string) *drivers.ExitResult {
 	t.Helper()
 	ch, err := d.WaitTask(context.Background(), id)
 	must.NoError(t, err)
@@ -80,7 +82,7 @@ func TestExec_IsolatedView(t *testing.T) {
 	tc := taskConfig(t, d, "iso", &drivers.Resources{MemoryMB: 64, CPUShares: 100}, map[string]any{"command": "/bin/sh", "args": []any{"-c", script}})
 	_, err := d.StartTask(tc)
 	must.NoError(t, err)
-	r := wait(t, d, "iso")
+	r := waitExit(t, d, "iso")
 	out := stdout(t, tc)
 	must.Eq(t, 0, r.ExitCode, must.Sprint(out))
 	for _, want := range []string{"pid=1\n", "host=absent\n", "uid=65534\n", "dir=/local\n", "/secrets\n", "secrets=700\n", "write=ok\n", "bin=ro\n"} {
@@ -103,7 +105,7 @@ func TestExec_OOMKilled(t *testing.T) {
 	tc := taskConfig(t, d, "oom", &drivers.Resources{MemoryMB: 32}, map[string]any{"command": "/bin/sh", "args": []any{"-c", `head -c 67108864 /dev/zero | tail -n 1 >/dev/null; echo survived`}})
 	_, err := d.StartTask(tc)
 	must.NoError(t, err)
-	r := wait(t, d, "oom")
+	r := waitExit(t, d, "oom")
 	must.True(t, r.OOMKilled, must.Sprintf("exit %+v, stdout %q", r, stdout(t, tc)))
 	must.EqError(t, r.Err, drivers.OOMKilledMessage)
 }
@@ -116,19 +118,20 @@ func TestExec_StopKillsDaemons(t *testing.T) {
 	_, err := d.StartTask(tc)
 	must.NoError(t, err)
 	var pids []int
-	deadline := time.Now().Add(10 * time.Second)
 	// Until the forking subshell has exited there are three processes.
-	for len(pids) != 2 && time.Now().Before(deadline) {
+	must.Wait(t, wait.InitialSuccess(wait.ErrorFunc(func() error {
 		u, err := d.TaskStats("daemon")
-		must.NoError(t, err)
+		if err != nil {
+			return err
+		}
 		pids = u.Pids
 		if len(pids) != 2 {
-			time.Sleep(20 * time.Millisecond)
+			return fmt.Errorf("task has pids %v, want the shell and the daemon", pids)
 		}
-	}
-	must.SliceLen(t, 2, pids)
+		return nil
+	}), wait.Timeout(10*time.Second), wait.Gap(20*time.Millisecond)))
 	must.NoError(t, d.StopTask("daemon", 100*time.Millisecond, "SIGTERM"))
-	r := wait(t, d, "daemon")
+	r := waitExit(t, d, "daemon")
 	must.Eq(t, int(syscall.SIGKILL), r.Signal)
 	must.False(t, r.OOMKilled)
 	must.NoError(t, d.DestroyTask("daemon"))
@@ -142,10 +145,9 @@ func TestExec_StatsAndRecover(t *testing.T) {
 	tc := taskConfig(t, d, "rec", &drivers.Resources{MemoryMB: 64}, map[string]any{"command": "/bin/sh", "args": []any{"-c", `x=$(head -c 4000000 /dev/zero | tr '\0' a); echo ready; while [ ! -f /local/go ]; do sleep 0.05; done; exit 5`}})
 	h, err := d.StartTask(tc)
 	must.NoError(t, err)
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(readOr(tc), "ready") && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
+		return strings.Contains(readOr(tc), "ready")
+	}), wait.Timeout(10*time.Second), wait.Gap(20*time.Millisecond)))
 
 	// A second driver, as a restarted client would have.
 	d2 := New(Options{})
@@ -157,7 +159,7 @@ func TestExec_StatsAndRecover(t *testing.T) {
 	must.NotEq(t, 0, len(u.Pids))
 
 	must.NoError(t, os.WriteFile(filepath.Join(tc.TaskDir, "local", "go"), nil, 0o644))
-	must.Eq(t, 5, wait(t, d2, "rec").ExitCode)
+	must.Eq(t, 5, waitExit(t, d2, "rec").ExitCode)
 	must.NoError(t, d2.DestroyTask("rec"))
 }
 
@@ -232,7 +234,7 @@ func TestExec_Capabilities(t *testing.T) {
 			task.User = tc.user
 			_, err := d.StartTask(task)
 			must.NoError(t, err)
-			must.Eq(t, 0, wait(t, d, id).ExitCode)
+			must.Eq(t, 0, waitExit(t, d, id).ExitCode)
 			out := stdout(t, task)
 			for _, w := range tc.want {
 				must.StrContains(t, out, w)

@@ -3,6 +3,7 @@ package rawexec
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	"github.com/nomadq/nomadq/client/drivers"
 	"github.com/nomadq/nomadq/client/drivers/executor"
 	"github.com/shoenig/test/must"
+	"github.com/shoenig/test/wait"
 )
 
 func TestMain(m *testing.M) {
@@ -34,7 +36,7 @@ func taskConfig(t *testing.T, id string, cfg map[string]any) *drivers.TaskConfig
 	}
 }
 
-func wait(t *testing.T, d drivers.Driver, id string) *drivers.ExitResult {
+func waitExit(t *testing.T, d drivers.Driver, id string) *drivers.ExitResult {
 	t.Helper()
 	ch, err := d.WaitTask(context.Background(), id)
 	must.NoError(t, err)
@@ -65,7 +67,7 @@ func TestRawExec_ExitCodeEnvAndLogs(t *testing.T) {
 	h, err := d.StartTask(tc)
 	must.NoError(t, err)
 	killGroupAtCleanup(t, h)
-	r := wait(t, d, "t1")
+	r := waitExit(t, d, "t1")
 	must.Eq(t, 3, r.ExitCode)
 	must.Eq(t, 0, r.Signal)
 	out, err := os.ReadFile(filepath.Join(tc.LogDir, "web.stdout.0"))
@@ -94,7 +96,7 @@ func TestRawExec_KillEscalatesToSIGKILL(t *testing.T) {
 	killGroupAtCleanup(t, h)
 	waitForFile(t, filepath.Join(tc.LogDir, "web.stdout.0"), "ready")
 	must.NoError(t, d.StopTask("t2", 300*time.Millisecond, "SIGINT"))
-	r := wait(t, d, "t2")
+	r := waitExit(t, d, "t2")
 	must.Eq(t, int(syscall.SIGKILL), r.Signal)
 	must.Eq(t, 128+9, r.ExitCode)
 }
@@ -121,13 +123,13 @@ func TestRawExec_RecoverAfterRestart(t *testing.T) {
 	must.Positive(t, u.RSS)
 
 	must.NoError(t, os.WriteFile(filepath.Join(tc.TaskDir, "go"), nil, 0o644))
-	r := wait(t, d2, "t3")
+	r := waitExit(t, d2, "t3")
 	must.Eq(t, 7, r.ExitCode)
 
 	// After the waiter is gone, recovery reads the recorded exit.
 	d3 := New(Options{Enabled: true})
 	must.NoError(t, d3.RecoverTask(h))
-	must.Eq(t, 7, wait(t, d3, "t3").ExitCode)
+	must.Eq(t, 7, waitExit(t, d3, "t3").ExitCode)
 }
 
 func TestRawExec_Rotation(t *testing.T) {
@@ -137,7 +139,7 @@ func TestRawExec_Rotation(t *testing.T) {
 	h, err := d.StartTask(tc)
 	must.NoError(t, err)
 	killGroupAtCleanup(t, h)
-	must.Eq(t, 0, wait(t, d, "t4").ExitCode)
+	must.Eq(t, 0, waitExit(t, d, "t4").ExitCode)
 	b0, err := os.ReadFile(filepath.Join(tc.LogDir, "web.stdout.0"))
 	must.NoError(t, err)
 	b1, err := os.ReadFile(filepath.Join(tc.LogDir, "web.stdout.1"))
@@ -148,15 +150,16 @@ func TestRawExec_Rotation(t *testing.T) {
 
 func waitForFile(t *testing.T, path, contains string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	must.Wait(t, wait.InitialSuccess(wait.ErrorFunc(func() error {
 		b, err := os.ReadFile(path)
-		if err == nil && len(b) > 0 && strings.Contains(string(b), contains) {
-			return
+		if err != nil {
+			return err
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("%s never contained %q", path, contains)
+		if !strings.Contains(string(b), contains) {
+			return fmt.Errorf("%s holds %q, waiting for %q", path, b, contains)
+		}
+		return nil
+	}), wait.Timeout(10*time.Second), wait.Gap(20*time.Millisecond)))
 }
 
 // A raw_exec task runs in a cgroup where the client can use cgroups: a
@@ -171,7 +174,7 @@ func TestRawExec_DaemonDiesWithTask(t *testing.T) {
 	h, err := d.StartTask(tc)
 	must.NoError(t, err)
 	killGroupAtCleanup(t, h)
-	must.Eq(t, 0, wait(t, d, "t5").ExitCode)
+	must.Eq(t, 0, waitExit(t, d, "t5").ExitCode)
 	waitForFile(t, filepath.Join(tc.TaskDir, "daemon"), "\n")
 	b, _ := os.ReadFile(filepath.Join(tc.TaskDir, "daemon"))
 	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
@@ -180,15 +183,13 @@ func TestRawExec_DaemonDiesWithTask(t *testing.T) {
 	must.NoError(t, syscall.Kill(pid, 0)) // the daemon outlived its task
 
 	must.NoError(t, d.DestroyTask("t5"))
-	deadline := time.Now().Add(10 * time.Second)
-	for syscall.Kill(pid, 0) == nil && time.Now().Before(deadline) {
-		// A killed process lingers as a zombie until its parent (init)
-		// reaps it; kill(0) fails only then.
-		if st, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil && strings.Contains(string(st), ") Z ") {
-			break
+	// A killed process lingers as a zombie until its parent (init) reaps
+	// it; kill(0) fails only then.
+	must.Wait(t, wait.InitialSuccess(wait.ErrorFunc(func() error {
+		st, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil || strings.Contains(string(st), ") Z ") {
+			return nil
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	st, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	must.True(t, err != nil || strings.Contains(string(st), ") Z "), must.Sprintf("daemon %d still runs: %s", pid, st))
+		return fmt.Errorf("daemon %d still runs: %s", pid, st)
+	}), wait.Timeout(10*time.Second), wait.Gap(20*time.Millisecond)))
 }
