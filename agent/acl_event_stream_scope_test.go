@@ -9,6 +9,8 @@ import (
 
 	"github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
+
+	"github.com/nomadq/nomadq/agent/config"
 )
 
 // streamUntil reads batches until one holds an event for which stop is
@@ -72,7 +74,7 @@ func jobEvent(ev api.Event) string {
 // at once when its token is deleted, when it expires and when its
 // policy stops granting the subscription.
 func TestACL_EventStreamFiltersPerEventAndEndsOnRevocation(t *testing.T) {
-	a := NewTestAgent(t, func(c *Config) { c.ACL.Enabled = true })
+	a := NewTestAgent(t, func(c *config.Config) { c.ACL.Enabled = true })
 	root := apiClient(t, a)
 	boot, _, err := root.ACLTokens().Bootstrap(nil)
 	must.NoError(t, err)

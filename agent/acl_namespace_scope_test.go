@@ -10,6 +10,7 @@ import (
 	"github.com/shoenig/test/must"
 	"github.com/shoenig/test/wait"
 
+	"github.com/nomadq/nomadq/agent/config"
 	"github.com/nomadq/nomadq/structs"
 )
 
@@ -25,7 +26,7 @@ func scopeAgent(t *testing.T) (*Agent, *api.Client) {
 // scopeAgentIn is scopeAgent with the objects in namespaces nss ("default"
 // is used as it is, the others are created).
 func scopeAgentIn(t *testing.T, nss ...string) (*Agent, *api.Client) {
-	a := NewTestAgent(t, func(c *Config) {
+	a := NewTestAgent(t, func(c *config.Config) {
 		c.ACL.Enabled = true
 		c.Server.DefaultSchedulerConfig.BatchQueue = structs.BatchQueueConfig{
 			Enabled: true, Order: "fifo", ConcurrentPlacements: 1, WorkloadTimeout: time.Minute,

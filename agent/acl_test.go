@@ -10,12 +10,14 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
+
+	"github.com/nomadq/nomadq/agent/config"
 )
 
 // TestACL_EveryRouteHasARule fails for an HTTP route registered without an
 // entry in httpRules.
 func TestACL_EveryRouteHasARule(t *testing.T) {
-	h := newHTTPHandler(&Agent{config: DefaultConfig(), logger: hclog.NewInterceptLogger(nil)})
+	h := newHTTPHandler(&Agent{config: config.Default(), logger: hclog.NewInterceptLogger(nil)})
 	var missing []string
 	for _, rt := range h.routes {
 		if _, ok := h.rules[rt.path]; !ok {
@@ -27,7 +29,7 @@ func TestACL_EveryRouteHasARule(t *testing.T) {
 }
 
 func aclAgent(t *testing.T) (*Agent, *api.Client, *api.ACLToken) {
-	a := NewTestAgent(t, func(c *Config) { c.ACL.Enabled = true })
+	a := NewTestAgent(t, func(c *config.Config) { c.ACL.Enabled = true })
 	c := apiClient(t, a)
 	root, _, err := c.ACLTokens().Bootstrap(nil)
 	must.NoError(t, err)

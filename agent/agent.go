@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	metrics "github.com/hashicorp/go-metrics"
 
+	"github.com/nomadq/nomadq/agent/config"
 	"github.com/nomadq/nomadq/nomad"
 	"github.com/nomadq/nomadq/structs"
 	"github.com/nomadq/nomadq/tlsutil"
@@ -25,7 +26,7 @@ import (
 // Agent is a running nomadq agent: a server, a client or both, and the
 // HTTP API in front of them.
 type Agent struct {
-	config    *Config
+	config    *config.Config
 	logger    hclog.InterceptLogger
 	logOutput io.Writer
 
@@ -63,7 +64,7 @@ type RPCer interface {
 // New starts an agent from cfg, logging to logOutput (os.Stderr when nil):
 // the server when server.enabled, the client when client.enabled, and the
 // HTTP API. It returns when everything listens.
-func New(cfg *Config, logOutput io.Writer) (*Agent, error) {
+func New(cfg *config.Config, logOutput io.Writer) (*Agent, error) {
 	if logOutput == nil {
 		logOutput = os.Stderr
 	}
@@ -138,7 +139,7 @@ func (a *Agent) serverConfig() (*nomad.Config, error) {
 		sc.TLS = a.tls
 	}
 
-	rpcAddr, err := net.ResolveTCPAddr("tcp", cfg.addr(cfg.Addresses.RPC, cfg.Ports.RPC))
+	rpcAddr, err := net.ResolveTCPAddr("tcp", bindAddr(cfg, cfg.Addresses.RPC, cfg.Ports.RPC))
 	if err != nil {
 		return nil, fmt.Errorf("invalid RPC address: %w", err)
 	}
@@ -198,6 +199,16 @@ func (a *Agent) serverConfig() (*nomad.Config, error) {
 	return sc, nil
 }
 
+// bindAddr returns the address a listener binds: its addresses override,
+// or bind_addr.
+func bindAddr(cfg *config.Config, override string, port int) string {
+	host := cfg.BindAddr
+	if override != "" {
+		host = override
+	}
+	return net.JoinHostPort(host, strconv.Itoa(port))
+}
+
 // parseAdvertise accepts "host" or "host:port"; the port defaults to port.
 func parseAdvertise(s string, port int) (*net.TCPAddr, error) {
 	host, p, err := net.SplitHostPort(s)
@@ -252,7 +263,7 @@ func (a *Agent) setupClient() error {
 }
 
 func (a *Agent) setupHTTP() error {
-	addr := a.config.addr(a.config.Addresses.HTTP, a.config.Ports.HTTP)
+	addr := bindAddr(a.config, a.config.Addresses.HTTP, a.config.Ports.HTTP)
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("error starting HTTP listener on %s: %w", addr, err)
@@ -311,7 +322,7 @@ func (a *Agent) Server() *nomad.Server { return a.server }
 func (a *Agent) Client() NodeClient { return a.client }
 
 // Config returns the agent's configuration.
-func (a *Agent) Config() *Config { return a.config }
+func (a *Agent) Config() *config.Config { return a.config }
 
 // SetLogLevel changes the log level (SIGHUP reload).
 func (a *Agent) SetLogLevel(level string) error {

@@ -15,14 +15,16 @@ import (
 	"github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
 	"github.com/shoenig/test/wait"
+
+	"github.com/nomadq/nomadq/agent/config"
 )
 
 // lifecycleAgents starts a server-only agent and a separate client-only
 // agent running raw_exec, and returns the server and an api client to it.
 func lifecycleAgents(t *testing.T) (*Agent, *api.Client) {
 	t.Helper()
-	srv := NewTestAgent(t, func(c *Config) { c.Client.Enabled = false })
-	NewTestAgent(t, func(c *Config) {
+	srv := NewTestAgent(t, func(c *config.Config) { c.Client.Enabled = false })
+	NewTestAgent(t, func(c *config.Config) {
 		c.DevMode = false
 		c.Server.Enabled = false
 		c.DataDir = t.TempDir()
@@ -318,8 +320,8 @@ func TestAllocLifecycle_ThroughServer(t *testing.T) {
 // namespace, checked where the request arrives (the server agent) and
 // again on the node it is forwarded to.
 func TestAllocLifecycle_ACL(t *testing.T) {
-	srv := NewTestAgent(t, func(c *Config) { c.Client.Enabled = false; c.ACL.Enabled = true })
-	NewTestAgent(t, func(c *Config) {
+	srv := NewTestAgent(t, func(c *config.Config) { c.Client.Enabled = false; c.ACL.Enabled = true })
+	NewTestAgent(t, func(c *config.Config) {
 		c.DevMode = false
 		c.Server.Enabled = false
 		c.ACL.Enabled = true

@@ -12,13 +12,14 @@ import (
 	"github.com/shoenig/test/must"
 	"github.com/shoenig/test/wait"
 
+	"github.com/nomadq/nomadq/agent/config"
 	"github.com/nomadq/nomadq/structs"
 )
 
 // fairAgent is an agent whose queue releases one workload at a time in
 // the fair order, with backfill.
 func fairAgent(t *testing.T) (*Agent, *api.Client) {
-	a := NewTestAgent(t, func(c *Config) {
+	a := NewTestAgent(t, func(c *config.Config) {
 		c.Server.DefaultSchedulerConfig.BatchQueue = structs.BatchQueueConfig{
 			Enabled: true, Order: structs.BatchQueueOrderFair, ConcurrentPlacements: 1,
 			WorkloadTimeout: time.Minute, Backfill: true,

@@ -14,11 +14,12 @@ import (
 	"github.com/shoenig/test/must"
 	"github.com/shoenig/test/wait"
 
+	"github.com/nomadq/nomadq/agent/config"
 	"github.com/nomadq/nomadq/structs"
 )
 
 func queueAgent(t *testing.T, order string, timeout time.Duration) (*Agent, *api.Client) {
-	a := NewTestAgent(t, func(c *Config) {
+	a := NewTestAgent(t, func(c *config.Config) {
 		c.Server.DefaultSchedulerConfig.BatchQueue = structs.BatchQueueConfig{
 			Enabled: true, Order: order, ConcurrentPlacements: 1, WorkloadTimeout: timeout,
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/shoenig/test/must"
 	"github.com/shoenig/test/wait"
 
+	"github.com/nomadq/nomadq/agent/config"
 	"github.com/nomadq/nomadq/structs"
 )
 
@@ -19,7 +20,7 @@ import (
 func introServer(t *testing.T, ci *structs.NodeIntroductionConfig) (*Agent, *api.Client, *logBuffer) {
 	t.Helper()
 	log := &logBuffer{}
-	srv, err := StartLocal(func(c *Config) {
+	srv, err := StartLocal(func(c *config.Config) {
 		c.Client.Enabled = false
 		c.ACL.Enabled = true
 		c.Server.ClientIntroduction = ci
@@ -38,9 +39,9 @@ func introServer(t *testing.T, ci *structs.NodeIntroductionConfig) (*Agent, *api
 // intro_token.jwt in its state directory first.
 func introClient(t *testing.T, srv *Agent, name, token, tokenFile string) *logBuffer {
 	t.Helper()
-	cfg := DevConfig()
+	cfg := config.Dev()
 	cfg.Name = name
-	cfg.Ports = &Ports{}
+	cfg.Ports = &config.Ports{}
 	cfg.LogLevel = "WARN"
 	cfg.DevMode = false
 	cfg.Server.Enabled = false

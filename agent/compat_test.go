@@ -13,6 +13,7 @@ import (
 	"github.com/shoenig/test/must"
 	"github.com/shoenig/test/wait"
 
+	"github.com/nomadq/nomadq/agent/config"
 	"github.com/nomadq/nomadq/jobspec"
 	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
@@ -272,7 +273,7 @@ func TestCompat_NodesAgentAndStatus(t *testing.T) {
 }
 
 func TestCompat_SchedulerConfigKeepsBatchQueue(t *testing.T) {
-	a := NewTestAgent(t, func(c *Config) {
+	a := NewTestAgent(t, func(c *config.Config) {
 		c.Server.DefaultSchedulerConfig.BatchQueue.Enabled = true
 		c.Server.DefaultSchedulerConfig.BatchQueue.Order = "priority"
 	})

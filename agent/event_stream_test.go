@@ -10,6 +10,8 @@ import (
 
 	"github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
+
+	"github.com/nomadq/nomadq/agent/config"
 )
 
 // The acceptance scenario: a raw_exec task killed at its max_run_duration
@@ -60,7 +62,7 @@ func TestEventStream_MaxRunDurationTimeout(t *testing.T) {
 }
 
 func TestEventStream_BadRequests(t *testing.T) {
-	a := NewTestAgent(t, func(c *Config) { c.Client.Enabled = false })
+	a := NewTestAgent(t, func(c *config.Config) { c.Client.Enabled = false })
 	cases := []struct {
 		name     string
 		query    string
@@ -92,7 +94,7 @@ func TestEventStream_BadRequests(t *testing.T) {
 // A subscriber to a topic nomadq never produces (Deployment) is served,
 // and a key filter passes only the object it names.
 func TestEventStream_KeysAndNamespaces(t *testing.T) {
-	a := NewTestAgent(t, func(c *Config) { c.Client.Enabled = false })
+	a := NewTestAgent(t, func(c *config.Config) { c.Client.Enabled = false })
 	c := apiClient(t, a)
 	_, err := c.Namespaces().Register(&api.Namespace{Name: "prod"}, nil)
 	must.NoError(t, err)

@@ -17,6 +17,7 @@ import (
 	"github.com/shoenig/test/must"
 	"github.com/shoenig/test/wait"
 
+	"github.com/nomadq/nomadq/agent/config"
 	"github.com/nomadq/nomadq/nomad"
 )
 
@@ -33,11 +34,11 @@ func newGossipKey(t *testing.T, n int) string {
 // the others join). It is shut down when the test ends.
 func startGossipServer(t *testing.T, name, dataDir, key string, expect int, join []string) *Agent {
 	t.Helper()
-	cfg := DevConfig()
+	cfg := config.Dev()
 	cfg.DevMode = false
 	cfg.Name = name
 	cfg.DataDir = dataDir
-	cfg.Ports = &Ports{}
+	cfg.Ports = &config.Ports{}
 	cfg.LogLevel = "WARN"
 	cfg.Client.Enabled = false
 	cfg.Server.NumSchedulers = 1
@@ -187,7 +188,7 @@ func TestGossipKeyring_RotationKeepsClusterJoined(t *testing.T) {
 // TestGossipKeyring_HTTPRefusals: bad input is a 4xx naming the problem,
 // and a cluster without encryption says so.
 func TestGossipKeyring_HTTPRefusals(t *testing.T) {
-	a := NewTestAgent(t, func(c *Config) { c.Client.Enabled = false })
+	a := NewTestAgent(t, func(c *config.Config) { c.Client.Enabled = false })
 	cases := []struct {
 		method, path, body string
 		code               int
@@ -219,7 +220,7 @@ func TestGossipKeyring_BadConfigKeyRefused(t *testing.T) {
 		{base64.StdEncoding.EncodeToString([]byte("twenty-bytes-long!!!")), "server.encrypt is not allowed: the key decodes to 20 bytes: must be 16, 24 or 32 bytes (AES-128, AES-192 or AES-256)"},
 	}
 	for _, tc := range cases {
-		cfg := DevConfig()
+		cfg := config.Dev()
 		cfg.Server.EncryptKey = tc.key
 		err := cfg.Validate()
 		must.ErrorContains(t, err, tc.want)
@@ -227,9 +228,31 @@ func TestGossipKeyring_BadConfigKeyRefused(t *testing.T) {
 	}
 	// 16, 24 and 32 bytes are the AES-128, -192 and -256 keys.
 	for _, n := range []int{16, 24, 32} {
-		cfg := DevConfig()
+		cfg := config.Dev()
 		cfg.Server.EncryptKey = newGossipKey(t, n)
 		must.NoError(t, cfg.Validate())
+	}
+}
+
+// TestValidate_GossipKeyAsTheServer: agent/config checks server.encrypt
+// without linking the server, so its verdict and its words must be the
+// server keyring's (nomad.DecodeGossipKey) for every kind of key, or an
+// agent would start with a key its server then refuses.
+func TestValidate_GossipKeyAsTheServer(t *testing.T) {
+	keys := []string{"not base64!", "c2hvcnQ", "===="}
+	for _, n := range []int{1, 8, 15, 16, 17, 20, 24, 31, 32, 33, 64} {
+		keys = append(keys, newGossipKey(t, n))
+	}
+	for _, key := range keys {
+		cfg := config.Dev()
+		cfg.Server.EncryptKey = key
+		got := cfg.Validate()
+		_, want := nomad.DecodeGossipKey(key)
+		if want == nil {
+			must.NoError(t, got, must.Sprintf("key %q", key))
+			continue
+		}
+		must.EqError(t, got, "server.encrypt is not allowed: "+want.Error(), must.Sprintf("key %q", key))
 	}
 }
 
@@ -265,9 +288,9 @@ func TestGossipKeyring_ACL(t *testing.T) {
 // warning) and kept out of /v1/agent/self.
 func TestGossipKeyring_ConfigKey(t *testing.T) {
 	key := newGossipKey(t, 32)
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	var warnings []string
-	err := ParseConfig(cfg, "x.hcl", []byte("server {\n  enabled = true\n  encrypt = \""+key+"\"\n}\n"), func(w string) { warnings = append(warnings, w) })
+	err := config.Parse(cfg, "x.hcl", []byte("server {\n  enabled = true\n  encrypt = \""+key+"\"\n}\n"), func(w string) { warnings = append(warnings, w) })
 	must.NoError(t, err)
 	must.SliceEmpty(t, warnings)
 	must.Eq(t, key, cfg.Server.EncryptKey)

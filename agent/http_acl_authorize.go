@@ -211,12 +211,6 @@ type aclResolver struct {
 	entries map[string]resolvedACL
 }
 
-// cacheTTL is how long a resolution may be kept: it holds the token, its
-// policies and its roles, so the shortest of their TTLs bounds it.
-func (c *ACLConfig) cacheTTL() time.Duration {
-	return min(c.TokenTTL, c.PolicyTTL, c.RoleTTL)
-}
-
 // resolveACL returns the ACL of a secret: from the in-process server's
 // state, or through the servers (cached for acl.token_ttl).
 func (a *Agent) resolveACL(secret string) (*acl.ACL, error) {
@@ -261,7 +255,7 @@ func (a *Agent) resolveACL(secret string) (*acl.ACL, error) {
 	if a.aclResolver.entries == nil || len(a.aclResolver.entries) > 1024 {
 		a.aclResolver.entries = map[string]resolvedACL{}
 	}
-	a.aclResolver.entries[secret] = resolvedACL{acl: out, expires: now.Add(a.config.ACL.cacheTTL())}
+	a.aclResolver.entries[secret] = resolvedACL{acl: out, expires: now.Add(a.config.ACL.CacheTTL())}
 	a.aclResolver.mu.Unlock()
 	return out, nil
 }

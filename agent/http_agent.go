@@ -10,12 +10,13 @@ import (
 	"github.com/hashicorp/go-msgpack/v2/codec"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/nomadq/nomadq/agent/config"
 	"github.com/nomadq/nomadq/structs"
 )
 
 // agentSelf is /v1/agent/self; its three keys are lowercase, as Nomad's.
 type agentSelf struct {
-	Config *Config                      `json:"config" codec:"config"`
+	Config *config.Config               `json:"config" codec:"config"`
 	Member *structs.ServerMember        `json:"member" codec:"member"`
 	Stats  map[string]map[string]string `json:"stats" codec:"stats"`
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
 	"github.com/shoenig/test/wait"
+
+	"github.com/nomadq/nomadq/agent/config"
 )
 
 // doRaw sends a request to the agent and returns the response with its
@@ -47,8 +49,8 @@ func readBody(t *testing.T, resp *http.Response) string {
 }
 
 func TestAgentOps_JoinRegionsForceLeave(t *testing.T) {
-	a1 := NewTestAgent(t, func(c *Config) { c.Region = "regionA"; c.Client.Enabled = false })
-	a2 := NewTestAgent(t, func(c *Config) { c.Region = "regionB"; c.Client.Enabled = false })
+	a1 := NewTestAgent(t, func(c *config.Config) { c.Region = "regionA"; c.Client.Enabled = false })
+	a2 := NewTestAgent(t, func(c *config.Config) { c.Region = "regionB"; c.Client.Enabled = false })
 	c1, c2 := apiClient(t, a1), apiClient(t, a2)
 
 	n, err := c2.Agent().Join("nope")
@@ -169,13 +171,13 @@ func TestAgentOps_ServersOnDevAgent(t *testing.T) {
 	must.ErrorContains(t, err, "400")
 	must.ErrorContains(t, err, "in process")
 
-	srvOnly := NewTestAgent(t, func(c *Config) { c.Client.Enabled = false })
+	srvOnly := NewTestAgent(t, func(c *config.Config) { c.Client.Enabled = false })
 	must.Eq(t, http.StatusNotImplemented, doRaw(t, srvOnly, http.MethodGet, "/v1/agent/servers", "").StatusCode)
 }
 
 func TestAgentOps_ServersOnClientAgent(t *testing.T) {
-	srv := NewTestAgent(t, func(c *Config) { c.Client.Enabled = false })
-	cl := NewTestAgent(t, func(c *Config) {
+	srv := NewTestAgent(t, func(c *config.Config) { c.Client.Enabled = false })
+	cl := NewTestAgent(t, func(c *config.Config) {
 		c.DevMode = false
 		c.Server.Enabled = false
 		c.DataDir = t.TempDir()
@@ -206,7 +208,7 @@ func TestAgentOps_Host(t *testing.T) {
 	t.Setenv("NOMAD_TOKEN", "hush")
 	t.Setenv("PLAIN_SETTING", "visible")
 
-	off := NewTestAgent(t, func(c *Config) { c.EnableDebug = false })
+	off := NewTestAgent(t, func(c *config.Config) { c.EnableDebug = false })
 	_, err := apiClient(t, off).Agent().Host("", "", nil)
 	must.ErrorContains(t, err, "403")
 

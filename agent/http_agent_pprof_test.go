@@ -6,10 +6,12 @@ import (
 
 	"github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
+
+	"github.com/nomadq/nomadq/agent/config"
 )
 
 func TestAgentPprof_OnlyWithEnableDebug(t *testing.T) {
-	off := NewTestAgent(t, func(c *Config) { c.EnableDebug = false })
+	off := NewTestAgent(t, func(c *config.Config) { c.EnableDebug = false })
 	_, err := apiClient(t, off).Agent().Lookup("goroutine", api.PprofOptions{}, nil)
 	must.ErrorContains(t, err, "403")
 	must.Eq(t, http.StatusForbidden, doRaw(t, off, http.MethodGet, "/v1/agent/host", "").StatusCode)

@@ -15,10 +15,12 @@ import (
 
 	"github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
+
+	"github.com/nomadq/nomadq/agent/config"
 )
 
 func TestHTTP_BadInputChangesNothing(t *testing.T) {
-	a := NewTestAgent(t, func(c *Config) { c.MaxRequestBody = 1 << 20 })
+	a := NewTestAgent(t, func(c *config.Config) { c.MaxRequestBody = 1 << 20 })
 	base := a.HTTPAddr()
 
 	goodJob, err := json.Marshal(map[string]any{"Job": mockJob("ok", 1)})

@@ -12,6 +12,7 @@ import (
 	"github.com/shoenig/test/must"
 	"github.com/shoenig/test/wait"
 
+	"github.com/nomadq/nomadq/agent/config"
 	"github.com/nomadq/nomadq/structs"
 )
 
@@ -113,7 +114,7 @@ var hostileParams = []string{
 // state store (its latest index stays where it was).
 func TestHTTP_HostileRequests(t *testing.T) {
 	log := &logBuffer{}
-	a, err := StartLocal(func(c *Config) { c.LogLevel = "INFO" }, io.MultiWriter(log, testLogOutput()), 10*time.Second)
+	a, err := StartLocal(func(c *config.Config) { c.LogLevel = "INFO" }, io.MultiWriter(log, testLogOutput()), 10*time.Second)
 	must.NoError(t, err)
 	t.Cleanup(func() { _ = a.ShutdownKillingTasks() })
 	st := a.Server().State()

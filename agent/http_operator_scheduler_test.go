@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
 
+	"github.com/nomadq/nomadq/agent/config"
 	"github.com/nomadq/nomadq/structs"
 )
 
@@ -31,7 +32,7 @@ func storedSchedulerConfig(t *testing.T, a *Agent) map[string]any {
 // without BatchQueue (the official client's) keeps the stored batch
 // queue, and {} means Nomad's defaults.
 func TestOperatorScheduler_SetConfigRefusesInsteadOfCoercing(t *testing.T) {
-	a := NewTestAgent(t, func(c *Config) {
+	a := NewTestAgent(t, func(c *config.Config) {
 		c.Server.DefaultSchedulerConfig.BatchQueue = structs.BatchQueueConfig{
 			Enabled: true, Order: structs.BatchQueueOrderPriority, ConcurrentPlacements: 3,
 			WorkloadTimeout: 2 * time.Minute, Backfill: true,

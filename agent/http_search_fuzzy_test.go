@@ -7,6 +7,8 @@ import (
 	"github.com/hashicorp/nomad/api"
 	"github.com/hashicorp/nomad/api/contexts"
 	"github.com/shoenig/test/must"
+
+	"github.com/nomadq/nomadq/agent/config"
 )
 
 func fuzzyJob(id string) *api.Job {
@@ -63,7 +65,7 @@ func TestSearch_Fuzzy(t *testing.T) {
 }
 
 func TestSearch_FuzzySortsByPositionThenLength(t *testing.T) {
-	a := NewTestAgent(t, func(c *Config) { c.Client.Enabled = false })
+	a := NewTestAgent(t, func(c *config.Config) { c.Client.Enabled = false })
 	c := apiClient(t, a)
 	for _, id := range []string{"xx-web", "web-long", "web", "a-web"} {
 		_, _, err := c.Jobs().Register(fuzzyJob(id), nil)

@@ -9,10 +9,12 @@ import (
 
 	"github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
+
+	"github.com/nomadq/nomadq/agent/config"
 )
 
 func TestVariablesHTTP(t *testing.T) {
-	a := NewTestAgent(t, func(c *Config) { c.Client.Enabled = false })
+	a := NewTestAgent(t, func(c *config.Config) { c.Client.Enabled = false })
 	c := apiClient(t, a)
 	vars := c.Variables()
 

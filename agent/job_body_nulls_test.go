@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
 
+	"github.com/nomadq/nomadq/agent/config"
 	"github.com/nomadq/nomadq/jobspec"
 )
 
@@ -24,7 +25,7 @@ import (
 func loggedServerAgent(t *testing.T) (*Agent, *logBuffer) {
 	t.Helper()
 	log := &logBuffer{}
-	a, err := StartLocal(func(c *Config) {
+	a, err := StartLocal(func(c *config.Config) {
 		c.Client.Enabled = false
 		c.LogLevel = "INFO"
 	}, io.MultiWriter(log, testLogOutput()), 10*time.Second)

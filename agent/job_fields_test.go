@@ -15,6 +15,7 @@ import (
 	"github.com/shoenig/test/must"
 	"github.com/shoenig/test/wait"
 
+	"github.com/nomadq/nomadq/agent/config"
 	"github.com/nomadq/nomadq/client/drivers/executor"
 	"github.com/nomadq/nomadq/structs"
 )
@@ -80,7 +81,7 @@ func failedPlacement(t *testing.T, c *api.Client, jobID string) *api.AllocationM
 }
 
 func TestJobFields_DynamicPortsDifferAcrossAllocs(t *testing.T) {
-	a := NewTestAgent(t, func(cfg *Config) {
+	a := NewTestAgent(t, func(cfg *config.Config) {
 		cfg.Client.MinDynamicPort, cfg.Client.MaxDynamicPort = 23100, 23199
 	})
 	c := apiClient(t, a)
@@ -358,7 +359,7 @@ func TestJobFields_KillSignalOnEveryStopPath(t *testing.T) {
 func TestJobFields_HostVolume(t *testing.T) {
 	shared := t.TempDir()
 	must.NoError(t, os.WriteFile(filepath.Join(shared, "hello"), []byte("from the host\n"), 0o644))
-	a := NewTestAgent(t, func(cfg *Config) {
+	a := NewTestAgent(t, func(cfg *config.Config) {
 		cfg.Client.HostVolumes = []*structs.ClientHostVolumeConfig{{Name: "shared", Path: shared, ReadOnly: true}}
 	})
 	c := apiClient(t, a)
@@ -393,7 +394,7 @@ func TestJobFields_HostVolume(t *testing.T) {
 
 func TestJobFields_LogsDisabled(t *testing.T) {
 	data := t.TempDir()
-	a := NewTestAgent(t, func(cfg *Config) { cfg.DataDir = data })
+	a := NewTestAgent(t, func(cfg *config.Config) { cfg.DataDir = data })
 	c := apiClient(t, a)
 	job := envJob("nolog", 1, "NOMAD_ALLOC_ID")
 	job.TaskGroups[0].Tasks[0].LogConfig = &api.LogConfig{Disabled: new(true)}
@@ -454,7 +455,7 @@ func TestJobFields_HostVolumeExecMount(t *testing.T) {
 	shared := t.TempDir()
 	must.NoError(t, os.WriteFile(filepath.Join(shared, "hello"), []byte("from the host\n"), 0o644))
 	must.NoError(t, os.Chmod(shared, 0o777))
-	a := NewTestAgent(t, func(cfg *Config) {
+	a := NewTestAgent(t, func(cfg *config.Config) {
 		cfg.Client.HostVolumes = []*structs.ClientHostVolumeConfig{{Name: "shared", Path: shared}}
 	})
 	c := apiClient(t, a)

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
 
+	"github.com/nomadq/nomadq/agent/config"
 	"github.com/nomadq/nomadq/nomad"
 	"github.com/nomadq/nomadq/structs"
 )
@@ -115,22 +116,22 @@ func TestJobMaxCount_Config(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := DevConfig()
+			cfg := config.Dev()
 			var warnings []string
-			must.NoError(t, ParseConfig(cfg, tc.file, []byte(tc.body), func(w string) { warnings = append(warnings, w) }))
+			must.NoError(t, config.Parse(cfg, tc.file, []byte(tc.body), func(w string) { warnings = append(warnings, w) }))
 			must.SliceEmpty(t, warnings, must.Sprint("job_max_count is implemented, not ignored"))
 			must.Eq(t, tc.want, cfg.Server.JobMaxCount)
 			must.NoError(t, cfg.Validate())
 		})
 	}
 
-	cfg := DevConfig()
-	must.NoError(t, ParseConfig(cfg, "a.hcl", []byte("server {\n job_max_count = -1\n}\n"), nil))
+	cfg := config.Dev()
+	must.NoError(t, config.Parse(cfg, "a.hcl", []byte("server {\n job_max_count = -1\n}\n"), nil))
 	const refusal = "server.job_max_count -1 is not allowed: must be 0 (no limit) or more"
 	must.ErrorContains(t, cfg.Validate(), refusal)
 	_, err := New(cfg, io.Discard)
 	must.ErrorContains(t, err, refusal)
-	must.ErrorContains(t, ParseConfig(DevConfig(), "a.hcl", []byte("server {\n job_max_count = \"many\"\n}\n"), nil),
+	must.ErrorContains(t, config.Parse(config.Dev(), "a.hcl", []byte("server {\n job_max_count = \"many\"\n}\n"), nil),
 		"server.job_max_count must be a whole number, got string")
 }
 
@@ -145,8 +146,8 @@ func TestJobMaxCount_ConfigHonoured(t *testing.T) {
 		return j
 	}
 	withLimit := func(t *testing.T, hcl string) *Agent {
-		return NewTestAgent(t, func(c *Config) {
-			must.NoError(t, ParseConfig(c, "limit.hcl", []byte(hcl), nil))
+		return NewTestAgent(t, func(c *config.Config) {
+			must.NoError(t, config.Parse(c, "limit.hcl", []byte(hcl), nil))
 		})
 	}
 

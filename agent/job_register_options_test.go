@@ -5,6 +5,8 @@ import (
 
 	"github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
+
+	"github.com/nomadq/nomadq/agent/config"
 )
 
 // RegisterOptions.PreserveCounts and PreserveResources keep what the
@@ -64,7 +66,7 @@ func TestJobs_RegisterAndDeregisterOptions(t *testing.T) {
 
 // Listings of nothing answer index 0, as Nomad's do.
 func TestEmptyListings_IndexZero(t *testing.T) {
-	a := NewTestAgent(t, func(c *Config) { c.Client.Enabled = false })
+	a := NewTestAgent(t, func(c *config.Config) { c.Client.Enabled = false })
 	c := apiClient(t, a)
 
 	evals, qm, err := c.Evaluations().List(nil)

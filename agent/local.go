@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nomadq/nomadq/agent/config"
 	"github.com/nomadq/nomadq/structs"
 )
 
@@ -21,10 +22,10 @@ var localAgentSeq atomic.Int64
 // Tests of whole agents start theirs with it (agenttest.New, and
 // NewTestAgent inside this package), so the production binary does not
 // link the testing package.
-func StartLocal(modify func(*Config), logOutput io.Writer, timeout time.Duration) (*Agent, error) {
-	cfg := DevConfig()
+func StartLocal(modify func(*config.Config), logOutput io.Writer, timeout time.Duration) (*Agent, error) {
+	cfg := config.Dev()
 	cfg.Name = fmt.Sprintf("local-agent-%d", localAgentSeq.Add(1))
-	cfg.Ports = &Ports{}
+	cfg.Ports = &config.Ports{}
 	cfg.LogLevel = "WARN"
 	cfg.Server.NumSchedulers = 2
 	if modify != nil {

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/nomad/api"
+
+	"github.com/nomadq/nomadq/agent/config"
 )
 
 // BenchmarkMaxRunDurationLateness runs 100 allocs of a 3 s limit against
@@ -27,7 +29,7 @@ func BenchmarkMaxRunDurationLateness(b *testing.B) {
 
 func benchLateness(b *testing.B, jobs, count int, gap time.Duration) {
 	for b.Loop() {
-		a := NewTestAgent(b, func(cfg *Config) { cfg.LogLevel = "ERROR" })
+		a := NewTestAgent(b, func(cfg *config.Config) { cfg.LogLevel = "ERROR" })
 		c, err := api.NewClient(&api.Config{Address: a.HTTPAddr()})
 		if err != nil {
 			b.Fatal(err)

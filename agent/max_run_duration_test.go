@@ -12,6 +12,8 @@ import (
 	"github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
 	"github.com/shoenig/test/wait"
+
+	"github.com/nomadq/nomadq/agent/config"
 )
 
 const maxRunReason = "allocation exceeded max_run_duration"
@@ -90,7 +92,7 @@ func isRunning(a *api.AllocationListStub) bool { return a.ClientStatus == "runni
 // The four acceptance scenarios, through a real agent and real raw_exec
 // processes, plus the Prometheus gauges, in parallel on one agent.
 func TestMaxRunDuration_EndToEnd(t *testing.T) {
-	a := NewTestAgent(t, func(cfg *Config) {
+	a := NewTestAgent(t, func(cfg *config.Config) {
 		cfg.Telemetry.PublishAllocationMetrics = true
 		cfg.Telemetry.CollectionIntervalDur = 100 * time.Millisecond
 	})
@@ -321,7 +323,7 @@ func TestMaxRunDuration_InPlaceUpdate(t *testing.T) {
 	for _, queue := range []bool{false, true} {
 		t.Run(fmt.Sprintf("batch_queue=%v", queue), func(t *testing.T) {
 			t.Parallel()
-			a := NewTestAgent(t, func(cfg *Config) {
+			a := NewTestAgent(t, func(cfg *config.Config) {
 				cfg.Server.DefaultSchedulerConfig.BatchQueue.Enabled = queue
 				cfg.Server.DefaultSchedulerConfig.BatchQueue.Canonicalize()
 			})

@@ -11,6 +11,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/nomadq/nomadq/agent/config"
 )
 
 // serviceName prefixes every series, so they read nomad.* and nomad_*.
@@ -20,7 +22,7 @@ const serviceName = "nomad"
 // sink and Prometheus registry. Nothing here is process-global, so agents
 // started side by side in one test never see each other's series.
 type telemetry struct {
-	conf *Telemetry
+	conf *config.Telemetry
 
 	// inmem keeps recent timings and counters for /v1/metrics.
 	inmem *metrics.InmemSink
@@ -47,7 +49,7 @@ type telemetry struct {
 
 // newTelemetry builds an agent's sinks and registry from its telemetry
 // block.
-func newTelemetry(conf *Telemetry) (*telemetry, error) {
+func newTelemetry(conf *config.Telemetry) (*telemetry, error) {
 	interval, retain := 10*time.Second, time.Minute
 	if s := conf.InMemoryCollectionInterval; s != "" {
 		d, err := time.ParseDuration(s)

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/shoenig/test/must"
+
+	"github.com/nomadq/nomadq/agent/config"
 )
 
 // Every series family a scrape shows is listed on website/metrics.md,
@@ -17,7 +19,7 @@ import (
 func TestMetrics_DocsListEverySeries(t *testing.T) {
 	page, err := os.ReadFile(filepath.Join("..", "website", "metrics.md"))
 	must.NoError(t, err)
-	a := NewTestAgent(t, func(c *Config) { c.Telemetry.DisableHostname = true })
+	a := NewTestAgent(t, func(c *config.Config) { c.Telemetry.DisableHostname = true })
 	c := apiClient(t, a)
 	job := mockJob("docs", 1)
 	job.TaskGroups[0].Tasks[0].Config = map[string]any{"run_for": "30s"}

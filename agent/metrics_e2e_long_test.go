@@ -11,6 +11,8 @@ import (
 
 	"github.com/shoenig/test/must"
 	"github.com/shoenig/test/wait"
+
+	"github.com/nomadq/nomadq/agent/config"
 )
 
 // TestE2ELong_MetricsStayFlat runs 2,000 short mock_driver jobs through a
@@ -23,7 +25,7 @@ func TestE2ELong_MetricsStayFlat(t *testing.T) {
 	if os.Getenv("NOMADQ_E2E_LONG") != "1" {
 		t.Skip("long: set NOMADQ_E2E_LONG=1 (make e2e-long)")
 	}
-	a := NewTestAgent(t, func(c *Config) { c.Telemetry.PublishJobMetrics = true })
+	a := NewTestAgent(t, func(c *config.Config) { c.Telemetry.PublishJobMetrics = true })
 	c := apiClient(t, a)
 
 	run := func(prefix string, n int) {

@@ -11,6 +11,8 @@ import (
 
 	"github.com/shoenig/test/must"
 	"github.com/shoenig/test/wait"
+
+	"github.com/nomadq/nomadq/agent/config"
 )
 
 // scrape reads /v1/metrics?format=prometheus as series line -> value
@@ -75,7 +77,7 @@ func TestMetrics_JSONShape(t *testing.T) {
 }
 
 func TestMetrics_PrometheusDisabled(t *testing.T) {
-	a := NewTestAgent(t, func(c *Config) { c.Telemetry.PrometheusMetrics = false })
+	a := NewTestAgent(t, func(c *config.Config) { c.Telemetry.PrometheusMetrics = false })
 	resp, err := http.Get(a.HTTPAddr() + "/v1/metrics?format=prometheus")
 	must.NoError(t, err)
 	defer resp.Body.Close()
@@ -126,7 +128,7 @@ func TestMetrics_ServerClientAndHTTPSeries(t *testing.T) {
 // A job's per-job series are gone from the first scrape after the job is
 // purged: nothing is kept between scrapes.
 func TestMetrics_PerJobSeriesEndWithTheJob(t *testing.T) {
-	a := NewTestAgent(t, func(c *Config) { c.Telemetry.PublishJobMetrics = true })
+	a := NewTestAgent(t, func(c *config.Config) { c.Telemetry.PublishJobMetrics = true })
 	c := apiClient(t, a)
 	job := mockJob("ghost", 1)
 	job.TaskGroups[0].Tasks[0].Config = map[string]any{"run_for": "30s"}
@@ -145,7 +147,7 @@ func TestMetrics_PerJobSeriesEndWithTheJob(t *testing.T) {
 }
 
 func TestMetrics_PrefixFilter(t *testing.T) {
-	a := NewTestAgent(t, func(c *Config) {
+	a := NewTestAgent(t, func(c *config.Config) {
 		c.Telemetry.PrefixFilter = []string{"-nomad.client", "+nomad.client.allocations"}
 	})
 	s := scrape(t, a)
@@ -179,7 +181,7 @@ func TestPrefixFilter(t *testing.T) {
 // go-metrics gauges of single allocs stay out of Prometheus, where they
 // would linger a minute after their alloc; other gauges pass.
 func TestPromSinkDropsPerAllocGauges(t *testing.T) {
-	tel, err := newTelemetry(&Telemetry{})
+	tel, err := newTelemetry(&config.Telemetry{})
 	must.NoError(t, err)
 	tel.metrics.SetGauge([]string{"client", "allocs", "max_run_duration", "remaining_seconds"}, 5)
 	tel.metrics.SetGauge([]string{"nomad", "batch_queue", "depth"}, 3)

@@ -8,6 +8,8 @@ import (
 	"github.com/hashicorp/nomad/api"
 	"github.com/hashicorp/nomad/api/contexts"
 	"github.com/shoenig/test/must"
+
+	"github.com/nomadq/nomadq/agent/config"
 )
 
 // statusOf returns the HTTP status of an api client error, or 0.
@@ -32,7 +34,7 @@ func namespaceNames(t *testing.T, c *api.Client, prefix string) []string {
 }
 
 func TestNamespaces_HTTP_CRUD(t *testing.T) {
-	a := NewTestAgent(t, func(c *Config) { c.Client.Enabled = false })
+	a := NewTestAgent(t, func(c *config.Config) { c.Client.Enabled = false })
 	c := apiClient(t, a)
 	nss := c.Namespaces()
 
@@ -76,7 +78,7 @@ func TestNamespaces_HTTP_CRUD(t *testing.T) {
 }
 
 func TestNamespaces_HTTP_Refusals(t *testing.T) {
-	a := NewTestAgent(t, func(c *Config) { c.Client.Enabled = false })
+	a := NewTestAgent(t, func(c *config.Config) { c.Client.Enabled = false })
 	c := apiClient(t, a)
 	cases := []struct {
 		name    string

@@ -8,15 +8,17 @@ import (
 	"github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
 	"github.com/shoenig/test/wait"
+
+	"github.com/nomadq/nomadq/agent/config"
 )
 
 // drainCluster starts a server and two client agents and returns an API
 // client of the server and the two clients' node IDs.
 func drainCluster(t *testing.T) (*api.Client, string, string) {
 	t.Helper()
-	srv := NewTestAgent(t, func(c *Config) { c.Client.Enabled = false })
+	srv := NewTestAgent(t, func(c *config.Config) { c.Client.Enabled = false })
 	client := func() *Agent {
-		return NewTestAgent(t, func(c *Config) {
+		return NewTestAgent(t, func(c *config.Config) {
 			c.DevMode = false
 			c.Server.Enabled = false
 			c.DataDir = t.TempDir()

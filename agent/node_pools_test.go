@@ -9,6 +9,8 @@ import (
 	"github.com/hashicorp/nomad/api"
 	"github.com/hashicorp/nomad/api/contexts"
 	"github.com/shoenig/test/must"
+
+	"github.com/nomadq/nomadq/agent/config"
 )
 
 func poolNames(t *testing.T, c *api.Client, prefix string) []string {
@@ -24,7 +26,7 @@ func poolNames(t *testing.T, c *api.Client, prefix string) []string {
 }
 
 func TestNodePools_HTTP_CRUD(t *testing.T) {
-	a := NewTestAgent(t, func(c *Config) { c.Client.Enabled = false })
+	a := NewTestAgent(t, func(c *config.Config) { c.Client.Enabled = false })
 	c := apiClient(t, a)
 	pools := c.NodePools()
 
@@ -71,7 +73,7 @@ func TestNodePools_HTTP_CRUD(t *testing.T) {
 }
 
 func TestNodePools_HTTP_Refusals(t *testing.T) {
-	a := NewTestAgent(t, func(c *Config) { c.Client.Enabled = false })
+	a := NewTestAgent(t, func(c *config.Config) { c.Client.Enabled = false })
 	c := apiClient(t, a)
 	cases := []struct {
 		name    string

@@ -19,6 +19,7 @@ import (
 	"github.com/shoenig/test/must"
 	"github.com/shoenig/test/wait"
 
+	"github.com/nomadq/nomadq/agent/config"
 	"github.com/nomadq/nomadq/structs"
 )
 
@@ -84,7 +85,7 @@ func watchQueueReleases(a *Agent) func() map[string]uint64 {
 // 600 s keeps launching, because max_run_duration kills each child at 3 s,
 // and prohibit_overlap keeps two children from ever running at once.
 func TestPeriodic_OverlapAndMaxRunDuration(t *testing.T) {
-	a := NewTestAgent(t, func(c *Config) {
+	a := NewTestAgent(t, func(c *config.Config) {
 		c.Server.DefaultSchedulerConfig.BatchQueue = structs.BatchQueueConfig{
 			Enabled: true, Order: "fifo", ConcurrentPlacements: 1, WorkloadTimeout: time.Minute,
 		}
@@ -209,7 +210,7 @@ func TestDispatch_ChildrenSeePayloadAndMeta(t *testing.T) {
 		n = 200
 	}
 	const slots = 4
-	a := NewTestAgent(t, func(c *Config) {
+	a := NewTestAgent(t, func(c *config.Config) {
 		c.Server.DefaultSchedulerConfig.BatchQueue = structs.BatchQueueConfig{
 			Enabled: true, Order: "fifo", ConcurrentPlacements: slots, WorkloadTimeout: time.Minute,
 		}

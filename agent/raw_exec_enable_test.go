@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/shoenig/test/must"
+
+	"github.com/nomadq/nomadq/agent/config"
 )
 
 // TestRawExec_OffUnlessEnabled: raw_exec runs any command as the agent's
@@ -12,24 +14,24 @@ import (
 func TestRawExec_OffUnlessEnabled(t *testing.T) {
 	cases := []struct {
 		name    string
-		modify  func(*Config)
+		modify  func(*config.Config)
 		enabled bool
 	}{
-		{"default agent", func(c *Config) {
-			def := DefaultConfig()
+		{"default agent", func(c *config.Config) {
+			def := config.Default()
 			c.DevMode = false
 			c.DataDir = t.TempDir()
 			c.Client.Options = def.Client.Options
 			c.Plugins = def.Plugins
 		}, false},
-		{"default agent with the plugin block", func(c *Config) {
+		{"default agent with the plugin block", func(c *config.Config) {
 			c.DevMode = false
 			c.DataDir = t.TempDir()
 			c.Client.Options = map[string]string{}
-			c.Plugins = []*PluginConfig{{Name: "raw_exec", Config: map[string]any{"enabled": true}}}
+			c.Plugins = []*config.Plugin{{Name: "raw_exec", Config: map[string]any{"enabled": true}}}
 		}, true},
-		{"-dev with enabled = false", func(c *Config) {
-			c.Plugins = []*PluginConfig{{Name: "raw_exec", Config: map[string]any{"enabled": false}}}
+		{"-dev with enabled = false", func(c *config.Config) {
+			c.Plugins = []*config.Plugin{{Name: "raw_exec", Config: map[string]any{"enabled": false}}}
 		}, false},
 	}
 	for _, tc := range cases {

@@ -10,6 +10,8 @@ import (
 
 	"github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
+
+	"github.com/nomadq/nomadq/agent/config"
 )
 
 // TestE2ELong_SimNodes5000 registers 5,000 simulated nodes on a dev
@@ -22,7 +24,7 @@ func TestE2ELong_SimNodes5000(t *testing.T) {
 	}
 	const nodes, jobs, count = 5000, 5, 1000
 	start := time.Now()
-	a := NewTestAgent(t, func(c *Config) {
+	a := NewTestAgent(t, func(c *config.Config) {
 		c.Client.SimNodes = nodes
 		c.LogLevel = "WARN"
 	})

@@ -12,13 +12,14 @@ import (
 	"github.com/shoenig/test/must"
 	"github.com/shoenig/test/wait"
 
+	"github.com/nomadq/nomadq/agent/config"
 	"github.com/nomadq/nomadq/structs"
 )
 
 // NewTestAgent starts a local dev agent (StartLocal) for a test of this
 // package, which cannot import agenttest, and shuts it down when the test
 // ends. modify, when set, edits the config first.
-func NewTestAgent(t testing.TB, modify func(*Config)) *Agent {
+func NewTestAgent(t testing.TB, modify func(*config.Config)) *Agent {
 	t.Helper()
 	a, err := StartLocal(modify, testLogOutput(), 10*time.Second)
 	if err != nil {

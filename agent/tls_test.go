@@ -15,6 +15,7 @@ import (
 	"github.com/shoenig/test/must"
 	"github.com/shoenig/test/wait"
 
+	"github.com/nomadq/nomadq/agent/config"
 	"github.com/nomadq/nomadq/msgpackrpc"
 	"github.com/nomadq/nomadq/structs"
 	"github.com/nomadq/nomadq/tlsutil"
@@ -37,7 +38,7 @@ func tlsAPI(t *testing.T, a *Agent, tc *api.TLSConfig) *api.Client {
 // port takes mutual TLS only.
 func TestTLS_HTTPSAndRPCRequireTheCA(t *testing.T) {
 	ca := tlstest.NewCA(t)
-	a := NewTestAgent(t, func(c *Config) {
+	a := NewTestAgent(t, func(c *config.Config) {
 		c.TLS = ca.Config(tlsutil.RoleServer, "global")
 		c.TLS.VerifyHTTPSClient = true
 	})
@@ -112,7 +113,7 @@ func TestTLS_ClientJoin(t *testing.T) {
 	ca := tlstest.NewCA(t)
 	// The server's certificate is for another region: its chain is good,
 	// its name is not server.global.nomad.
-	srv := NewTestAgent(t, func(c *Config) {
+	srv := NewTestAgent(t, func(c *config.Config) {
 		c.Client.Enabled = false
 		c.TLS = ca.Config(tlsutil.RoleServer, "elsewhere")
 	})
@@ -121,9 +122,9 @@ func TestTLS_ClientJoin(t *testing.T) {
 
 	startClient := func(name string, tc *tlsutil.Config) *logBuffer {
 		log := &logBuffer{}
-		cfg := DevConfig()
+		cfg := config.Dev()
 		cfg.Name = name
-		cfg.Ports = &Ports{}
+		cfg.Ports = &config.Ports{}
 		cfg.LogLevel = "WARN"
 		cfg.DevMode = false
 		cfg.Server.Enabled = false
@@ -165,8 +166,8 @@ func TestTLS_ClientJoin(t *testing.T) {
 // The tls block: every key of Nomad's is read; bad values and missing
 // files are refused naming the key.
 func TestTLS_Config(t *testing.T) {
-	c := DefaultConfig()
-	err := ParseConfig(c, "tls.hcl", []byte(`
+	c := config.Default()
+	err := config.Parse(c, "tls.hcl", []byte(`
 tls {
   http = true
   rpc = true
@@ -185,7 +186,7 @@ tls {
 		VerifyServerHostname: true, VerifyHTTPSClient: true, RPCUpgradeMode: true, MinVersion: "tls13",
 		CipherSuites: "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"}, *c.TLS)
 
-	err = ParseConfig(DefaultConfig(), "tls.hcl", []byte("tls {\n  tls_prefer_server_cipher_suites = true\n}\n"), nil)
+	err = config.Parse(config.Default(), "tls.hcl", []byte("tls {\n  tls_prefer_server_cipher_suites = true\n}\n"), nil)
 	must.ErrorContains(t, err, `unknown config key "tls.tls_prefer_server_cipher_suites"`)
 
 	for _, tc := range []struct {
@@ -197,13 +198,13 @@ tls {
 		{tlsutil.Config{EnableHTTP: true, CertFile: "c", KeyFile: "k", MinVersion: "ssl3"}, `tls.tls_min_version "ssl3" is not allowed`},
 		{tlsutil.Config{EnableHTTP: true, CertFile: "c", KeyFile: "k", CipherSuites: "TLS_RSA_WITH_RC4_128_SHA"}, `tls.tls_cipher_suites: "TLS_RSA_WITH_RC4_128_SHA" is not allowed`},
 	} {
-		c := DevConfig()
+		c := config.Dev()
 		c.TLS = &tc.tls
 		must.ErrorContains(t, c.Validate(), tc.want)
 	}
 
-	c = DevConfig()
-	c.Ports = &Ports{}
+	c = config.Dev()
+	c.Ports = &config.Ports{}
 	c.TLS = &tlsutil.Config{EnableHTTP: true, CertFile: "/nonexistent/cert.pem", KeyFile: "/nonexistent/key.pem"}
 	_, err = New(c, io.Discard)
 	must.ErrorContains(t, err, "tls.cert_file /nonexistent/cert.pem")
@@ -213,7 +214,7 @@ tls {
 // server certificate: a client's, though from the same CA, is hung up on.
 func TestTLS_RaftPeerNeedsServerCert(t *testing.T) {
 	ca := tlstest.NewCA(t)
-	a := NewTestAgent(t, func(c *Config) {
+	a := NewTestAgent(t, func(c *config.Config) {
 		c.Client.Enabled = false
 		c.TLS = ca.Config(tlsutil.RoleServer, "global")
 		c.TLS.VerifyServerHostname = true
@@ -240,7 +241,7 @@ func TestTLS_RaftPeerNeedsServerCert(t *testing.T) {
 // rpc_upgrade_mode lets plain RPC in beside mutual TLS.
 func TestTLS_RPCUpgradeMode(t *testing.T) {
 	ca := tlstest.NewCA(t)
-	a := NewTestAgent(t, func(c *Config) {
+	a := NewTestAgent(t, func(c *config.Config) {
 		c.TLS = ca.Config(tlsutil.RoleServer, "global")
 		c.TLS.RPCUpgradeMode = true
 	})
@@ -278,7 +279,7 @@ func TestTLS_ReloadRollsCertificates(t *testing.T) {
 	}
 	oldCA, newCA := tlstest.NewCA(t), tlstest.NewCA(t)
 	install(oldCA)
-	a := NewTestAgent(t, func(c *Config) {
+	a := NewTestAgent(t, func(c *config.Config) {
 		c.Client.Enabled = false
 		copied := *conf
 		c.TLS = &copied

@@ -17,14 +17,14 @@ import (
 	josejwt "github.com/go-jose/go-jose/v4/jwt"
 	"github.com/shoenig/test/must"
 
-	"github.com/nomadq/nomadq/agent"
 	"github.com/nomadq/nomadq/agent/agenttest"
+	"github.com/nomadq/nomadq/agent/config"
 )
 
 // TestACLAuthCommands drives auth methods, binding rules and nomad login
 // through the CLI against a real agent.
 func TestACLAuthCommands(t *testing.T) {
-	a := agenttest.New(t, func(c *agent.Config) { c.ACL.Enabled = true })
+	a := agenttest.New(t, func(c *config.Config) { c.ACL.Enabled = true })
 	addr := a.HTTPAddr()
 	code, out, errOut := cli(t, addr, "acl", "bootstrap")
 	must.Eq(t, 0, code, must.Sprint(errOut))

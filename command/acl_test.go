@@ -8,12 +8,12 @@ import (
 
 	"github.com/shoenig/test/must"
 
-	"github.com/nomadq/nomadq/agent"
 	"github.com/nomadq/nomadq/agent/agenttest"
+	"github.com/nomadq/nomadq/agent/config"
 )
 
 func TestACLCommands(t *testing.T) {
-	a := agenttest.New(t, func(c *agent.Config) { c.ACL.Enabled = true })
+	a := agenttest.New(t, func(c *config.Config) { c.ACL.Enabled = true })
 	addr := a.HTTPAddr()
 	secretRe := regexp.MustCompile(`(?m)^Secret ID\s+= (\S+)$`)
 	accessorRe := regexp.MustCompile(`(?m)^Accessor ID\s+= (\S+)$`)

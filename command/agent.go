@@ -12,6 +12,7 @@ import (
 	metrics "github.com/hashicorp/go-metrics"
 
 	"github.com/nomadq/nomadq/agent"
+	"github.com/nomadq/nomadq/agent/config"
 )
 
 const agentUsage = `
@@ -87,12 +88,12 @@ func runAgent(args []string, s Streams) int {
 		return 1
 	}
 
-	cfg := agent.DefaultConfig()
+	cfg := config.Default()
 	if dev {
-		cfg = agent.DevConfig()
+		cfg = config.Dev()
 	}
 	var warnings []string
-	if err := agent.LoadConfig(cfg, configs, func(w string) { warnings = append(warnings, w) }); err != nil {
+	if err := config.Load(cfg, configs, func(w string) { warnings = append(warnings, w) }); err != nil {
 		fmt.Fprintf(s.Stderr, "Error loading configuration: %s\n", err)
 		return 1
 	}
@@ -188,11 +189,11 @@ func runAgent(args []string, s Streams) int {
 	defer stop()
 	for sig := range sigCh {
 		if sig == syscall.SIGHUP {
-			reloaded := agent.DefaultConfig()
+			reloaded := config.Default()
 			if dev {
-				reloaded = agent.DevConfig()
+				reloaded = config.Dev()
 			}
-			if err := agent.LoadConfig(reloaded, configs, nil); err != nil {
+			if err := config.Load(reloaded, configs, nil); err != nil {
 				fmt.Fprintf(s.Stderr, "==> Error reloading configuration: %s\n", err)
 				continue
 			}

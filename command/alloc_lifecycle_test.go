@@ -7,15 +7,15 @@ import (
 	"time"
 
 	"github.com/hashicorp/nomad/api"
-	"github.com/nomadq/nomadq/agent"
 	"github.com/nomadq/nomadq/agent/agenttest"
+	"github.com/nomadq/nomadq/agent/config"
 	"github.com/shoenig/test/must"
 	"github.com/shoenig/test/wait"
 )
 
 // The alloc commands against a real agent running a raw_exec task.
 func TestCLI_AllocLifecycle(t *testing.T) {
-	a := agenttest.New(t, func(c *agent.Config) {
+	a := agenttest.New(t, func(c *config.Config) {
 		c.Client.Options = map[string]string{"driver.raw_exec.enable": "1"}
 	})
 	addr := a.HTTPAddr()

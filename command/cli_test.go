@@ -2,6 +2,7 @@ package command
 
 import (
 	"flag"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
+	"github.com/shoenig/test/wait"
 
 	"github.com/nomadq/nomadq/agent/agenttest"
 	"github.com/nomadq/nomadq/client/drivers/executor"
@@ -80,14 +82,25 @@ func isCommandPath(p string) bool {
 	return hasSubcommands(p)
 }
 
+// waitJobDead waits until the job's status is dead; when it never is, the
+// failure logs where the job was left.
 func waitJobDead(t *testing.T, addr, job string) {
 	t.Helper()
-	if !jobDeadWithin(addr, job, 15*time.Second) {
-		c, err := api.NewClient(&api.Config{Address: addr})
-		must.NoError(t, err)
+	c, err := api.NewClient(&api.Config{Address: addr})
+	must.NoError(t, err)
+	must.Wait(t, wait.InitialSuccess(wait.ErrorFunc(func() error {
+		j, _, err := c.Jobs().Info(job, nil)
+		if err != nil {
+			return err
+		}
+		if *j.Status != "dead" {
+			return fmt.Errorf("job %s is %s", job, *j.Status)
+		}
+		return nil
+	}), wait.Timeout(30*time.Second), wait.Gap(20*time.Millisecond)), must.Func(func() string {
 		dumpJob(t, c, job)
-		t.Fatalf("job %s not dead after 15s", job)
-	}
+		return "job " + job + " never became dead"
+	}))
 }
 
 // jobDeadWithin polls the job until its status is dead or d has passed.

@@ -7,8 +7,8 @@ import (
 
 	"github.com/shoenig/test/must"
 
-	"github.com/nomadq/nomadq/agent"
 	"github.com/nomadq/nomadq/agent/agenttest"
+	"github.com/nomadq/nomadq/agent/config"
 )
 
 func writeSpec(t *testing.T, name, content string) string {
@@ -19,7 +19,7 @@ func writeSpec(t *testing.T, name, content string) string {
 }
 
 func TestNamespaceCommands(t *testing.T) {
-	a := agenttest.New(t, func(c *agent.Config) { c.Client.Enabled = false })
+	a := agenttest.New(t, func(c *config.Config) { c.Client.Enabled = false })
 	addr := a.HTTPAddr()
 
 	code, out, errOut := cli(t, addr, "namespace", "apply", "-description", "API services", "api-prod")

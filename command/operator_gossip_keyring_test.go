@@ -7,8 +7,8 @@ import (
 
 	"github.com/shoenig/test/must"
 
-	"github.com/nomadq/nomadq/agent"
 	"github.com/nomadq/nomadq/agent/agenttest"
+	"github.com/nomadq/nomadq/agent/config"
 )
 
 func TestGossipKeyringCommands(t *testing.T) {
@@ -22,7 +22,7 @@ func TestGossipKeyringCommands(t *testing.T) {
 	k2 = strings.TrimSpace(k2)
 	must.NotEq(t, k1, k2)
 
-	a := agenttest.New(t, func(c *agent.Config) { c.Client.Enabled = false; c.Server.EncryptKey = k1 })
+	a := agenttest.New(t, func(c *config.Config) { c.Client.Enabled = false; c.Server.EncryptKey = k1 })
 	addr := a.HTTPAddr()
 
 	code, out, errOut := cli(t, addr, "operator", "gossip", "keyring", "list")

@@ -17,6 +17,7 @@ import (
 
 	"github.com/nomadq/nomadq/agent"
 	"github.com/nomadq/nomadq/agent/agenttest"
+	"github.com/nomadq/nomadq/agent/config"
 	"github.com/nomadq/nomadq/nomad/snapshot"
 )
 
@@ -90,7 +91,7 @@ func readClusterIDs(t *testing.T, c *api.Client) clusterIDs {
 func TestOperatorSnapshot_SaveWipeRestore(t *testing.T) {
 	monitorPollInterval = 20 * time.Millisecond
 	dataDir := filepath.Join(t.TempDir(), "data")
-	onDisk := func(c *agent.Config) {
+	onDisk := func(c *config.Config) {
 		c.DevMode = false
 		c.DataDir = dataDir
 	}

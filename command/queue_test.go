@@ -9,8 +9,8 @@ import (
 	"github.com/shoenig/test/must"
 	"github.com/shoenig/test/wait"
 
-	"github.com/nomadq/nomadq/agent"
 	"github.com/nomadq/nomadq/agent/agenttest"
+	"github.com/nomadq/nomadq/agent/config"
 	"github.com/nomadq/nomadq/structs"
 )
 
@@ -27,7 +27,7 @@ func sleepJob(id string, memMB int) *api.Job {
 }
 
 func TestQueueCommands(t *testing.T) {
-	a := agenttest.New(t, func(c *agent.Config) {
+	a := agenttest.New(t, func(c *config.Config) {
 		c.Server.DefaultSchedulerConfig.BatchQueue = structs.BatchQueueConfig{
 			Enabled: true, Order: structs.BatchQueueOrderFIFO, ConcurrentPlacements: 1, WorkloadTimeout: time.Hour,
 		}

@@ -8,8 +8,8 @@ import (
 	"github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
 
-	"github.com/nomadq/nomadq/agent"
 	"github.com/nomadq/nomadq/agent/agenttest"
+	"github.com/nomadq/nomadq/agent/config"
 )
 
 // TestSimNodes_DevAgentRunsBatchJob is the node simulator's smoke test: a
@@ -17,7 +17,7 @@ import (
 // and runs a count-100 mock_driver batch job to completion, every alloc
 // on a simulated node.
 func TestSimNodes_DevAgentRunsBatchJob(t *testing.T) {
-	a := agenttest.New(t, func(c *agent.Config) { c.Client.SimNodes = 50 })
+	a := agenttest.New(t, func(c *config.Config) { c.Client.SimNodes = 50 })
 	addr := a.HTTPAddr()
 	c, err := api.NewClient(&api.Config{Address: addr})
 	must.NoError(t, err)

@@ -8,8 +8,8 @@ import (
 
 	"github.com/shoenig/test/must"
 
-	"github.com/nomadq/nomadq/agent"
 	"github.com/nomadq/nomadq/agent/agenttest"
+	"github.com/nomadq/nomadq/agent/config"
 	"github.com/nomadq/nomadq/tlsutil"
 )
 
@@ -105,7 +105,7 @@ func TestTLSCommands_CLIAgainstHTTPSAgent(t *testing.T) {
 	}
 	caFile := filepath.Join(dir, "nomad-agent-ca.pem")
 	cliCert, cliKey := filepath.Join(dir, "global-cli-nomad.pem"), filepath.Join(dir, "global-cli-nomad-key.pem")
-	a := agenttest.New(t, func(c *agent.Config) {
+	a := agenttest.New(t, func(c *config.Config) {
 		c.TLS = &tlsutil.Config{
 			EnableHTTP: true, EnableRPC: true, VerifyHTTPSClient: true, VerifyServerHostname: true,
 			CAFile: caFile, CertFile: filepath.Join(dir, "global-server-nomad.pem"), KeyFile: filepath.Join(dir, "global-server-nomad-key.pem"),

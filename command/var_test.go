@@ -9,12 +9,12 @@ import (
 
 	"github.com/shoenig/test/must"
 
-	"github.com/nomadq/nomadq/agent"
 	"github.com/nomadq/nomadq/agent/agenttest"
+	"github.com/nomadq/nomadq/agent/config"
 )
 
 func TestVarCommands(t *testing.T) {
-	a := agenttest.New(t, func(c *agent.Config) { c.Client.Enabled = false })
+	a := agenttest.New(t, func(c *config.Config) { c.Client.Enabled = false })
 	addr := a.HTTPAddr()
 
 	code, out, errOut := cli(t, addr, "var", "put", "-out", "none", "app/db", "user=admin", "pass=s3cret")
@@ -86,7 +86,7 @@ func TestVarCommands(t *testing.T) {
 }
 
 func TestOperatorAPICommand(t *testing.T) {
-	a := agenttest.New(t, func(c *agent.Config) { c.Client.Enabled = false })
+	a := agenttest.New(t, func(c *config.Config) { c.Client.Enabled = false })
 	addr := a.HTTPAddr()
 
 	code, out, errOut := run(t, `{"Items":{"k":"v"}}`, "operator", "api", "-address", addr, "-X", "PUT", "/v1/var/api/x")
@@ -116,7 +116,7 @@ func TestOperatorAPICommand(t *testing.T) {
 // Job templates live in variables under nomad/job-templates/: with
 // variables served, `job init -template` and `-list-templates` use them.
 func TestJobInit_TemplateFromVariable(t *testing.T) {
-	a := agenttest.New(t, func(c *agent.Config) { c.Client.Enabled = false })
+	a := agenttest.New(t, func(c *config.Config) { c.Client.Enabled = false })
 	addr := a.HTTPAddr()
 	tmpl := writeSpec(t, "tmpl.hcl", "job \"from-template\" {}\n")
 	code, _, errOut := cli(t, addr, "var", "put", "-out", "none", "nomad/job-templates/batch", "template=@"+tmpl)

@@ -9,11 +9,12 @@ import (
 	"time"
 
 	"github.com/nomadq/nomadq/agent"
+	"github.com/nomadq/nomadq/agent/config"
 )
 
 // New starts a local dev agent (agent.StartLocal) for t, logging to stderr
 // when NOMADQ_TEST_LOG is set, and shuts it down when the test ends.
-func New(t testing.TB, modify func(*agent.Config)) *agent.Agent {
+func New(t testing.TB, modify func(*config.Config)) *agent.Agent {
 	t.Helper()
 	a, err := agent.StartLocal(modify, Log(), 10*time.Second)
 	if err != nil {

@@ -1,4 +1,4 @@
-package agent
+package config
 
 import (
 	"testing"
@@ -22,8 +22,8 @@ func TestACLConfig_CacheTTL(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := &ACLConfig{TokenTTL: tc.token, PolicyTTL: tc.policy, RoleTTL: tc.role}
-			must.Eq(t, tc.want, c.cacheTTL())
+			c := &ACL{TokenTTL: tc.token, PolicyTTL: tc.policy, RoleTTL: tc.role}
+			must.Eq(t, tc.want, c.CacheTTL())
 		})
 	}
 }

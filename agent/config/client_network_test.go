@@ -1,4 +1,4 @@
-package agent
+package config
 
 import (
 	"testing"
@@ -12,7 +12,7 @@ func TestParseConfig_ClientPortsAndHostVolumes(t *testing.T) {
 	cases := []struct {
 		name    string
 		src     string
-		check   func(t *testing.T, c *ClientConfig)
+		check   func(t *testing.T, c *Client)
 		wantErr string
 	}{
 		{
@@ -28,7 +28,7 @@ func TestParseConfig_ClientPortsAndHostVolumes(t *testing.T) {
   }
   host_volume "scratch" { path = "/srv/scratch" }
 }`,
-			check: func(t *testing.T, c *ClientConfig) {
+			check: func(t *testing.T, c *Client) {
 				must.Eq(t, 21000, c.MinDynamicPort)
 				must.Eq(t, 21999, c.MaxDynamicPort)
 				must.Eq(t, "lo", c.NetworkInterface)
@@ -61,9 +61,9 @@ func TestParseConfig_ClientPortsAndHostVolumes(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := DefaultConfig()
+			cfg := Default()
 			cfg.DataDir = t.TempDir()
-			err := ParseConfig(cfg, "client.hcl", []byte(tc.src), func(string) {})
+			err := Parse(cfg, "client.hcl", []byte(tc.src), func(string) {})
 			if err == nil {
 				err = cfg.Validate()
 			}

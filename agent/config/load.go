@@ -1,4 +1,4 @@
-package agent
+package config
 
 import (
 	"bytes"
@@ -13,13 +13,13 @@ import (
 	hcljson "github.com/hashicorp/hcl/v2/json"
 )
 
-// LoadConfig reads the given files and directories in order on top of c;
+// Load reads the given files and directories in order on top of c;
 // a directory contributes its *.hcl and *.json files in lexical order
 // (editor backups and lock files skipped). Later files override earlier
 // ones key by key. Keys Nomad has but nomadq does not implement are
 // reported through warn and otherwise ignored; a key Nomad does not have
 // is an error naming the key and its position.
-func LoadConfig(c *Config, paths []string, warn func(string)) error {
+func Load(c *Config, paths []string, warn func(string)) error {
 	for _, p := range paths {
 		files, err := configFiles(p)
 		if err != nil {
@@ -30,7 +30,7 @@ func LoadConfig(c *Config, paths []string, warn func(string)) error {
 			if err != nil {
 				return fmt.Errorf("error loading configuration from %s: %w", f, err)
 			}
-			if err := ParseConfig(c, f, src, warn); err != nil {
+			if err := Parse(c, f, src, warn); err != nil {
 				return err
 			}
 			c.Files = append(c.Files, f)
@@ -75,10 +75,10 @@ func isEditorFile(name string) bool {
 		(strings.HasPrefix(name, "#") && strings.HasSuffix(name, "#"))
 }
 
-// ParseConfig applies one config file's settings to c. The file is read
+// Parse applies one config file's settings to c. The file is read
 // as JSON when its name ends in .json or its content starts with "{"
 // (Nomad's loader accepts JSON under any name), as HCL otherwise.
-func ParseConfig(c *Config, filename string, src []byte, warn func(string)) error {
+func Parse(c *Config, filename string, src []byte, warn func(string)) error {
 	if warn == nil {
 		warn = func(string) {}
 	}

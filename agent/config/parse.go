@@ -1,4 +1,4 @@
-package agent
+package config
 
 import (
 	"time"
@@ -13,7 +13,7 @@ import (
 
 // The sections of an agent config file: for each block, the keys nomadq
 // implements (and where they land in Config) and the Nomad keys it
-// accepts but ignores with a warning. config_schema.go turns each into
+// accepts but ignores with a warning. schema.go turns each into
 // an hcl.BodySchema; the same tables serve HCL and JSON files.
 
 func (d *cfgDecoder) top(c *Config, body hcl.Body) {
@@ -56,7 +56,7 @@ func (d *cfgDecoder) top(c *Config, body hcl.Body) {
 	})
 }
 
-func (d *cfgDecoder) acl(b *hcl.Block, a *ACLConfig) {
+func (d *cfgDecoder) acl(b *hcl.Block, a *ACL) {
 	p := "acl"
 	d.decode(b.Body, section{
 		path: p,
@@ -101,7 +101,7 @@ func (d *cfgDecoder) addresses(b *hcl.Block, path string, a *Addresses) {
 	}})
 }
 
-func (d *cfgDecoder) server(b *hcl.Block, s *ServerConfig) {
+func (d *cfgDecoder) server(b *hcl.Block, s *Server) {
 	join := func(path string) map[string]setter {
 		return map[string]setter{
 			"retry_join":     d.strList(path+".retry_join", &s.RetryJoin),
@@ -209,7 +209,7 @@ func (d *cfgDecoder) schedulerConfig(b *hcl.Block, sc *structs.SchedulerConfigur
 	})
 }
 
-func (d *cfgDecoder) client(b *hcl.Block, c *ClientConfig) {
+func (d *cfgDecoder) client(b *hcl.Block, c *Client) {
 	d.decode(b.Body, section{
 		path: "client",
 		attrs: map[string]setter{
@@ -253,7 +253,7 @@ func (d *cfgDecoder) client(b *hcl.Block, c *ClientConfig) {
 
 // hostVolume reads one host_volume "name" { path, read_only } block; a
 // later file's block of the same name replaces an earlier one.
-func (d *cfgDecoder) hostVolume(b *hcl.Block, c *ClientConfig) {
+func (d *cfgDecoder) hostVolume(b *hcl.Block, c *Client) {
 	v := &structs.ClientHostVolumeConfig{Name: b.Labels[0]}
 	path := "client.host_volume." + v.Name
 	d.decode(b.Body, section{
@@ -287,7 +287,7 @@ func (d *cfgDecoder) mapBlock(b *hcl.Block, path string, into map[string]string)
 }
 
 func (d *cfgDecoder) plugin(b *hcl.Block, c *Config) {
-	pc := &PluginConfig{Name: b.Labels[0], Config: map[string]any{}}
+	pc := &Plugin{Name: b.Labels[0], Config: map[string]any{}}
 	path := "plugin." + pc.Name
 	d.decode(b.Body, section{
 		path: path,

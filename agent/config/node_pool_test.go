@@ -1,4 +1,4 @@
-package agent
+package config
 
 import (
 	"testing"
@@ -15,7 +15,7 @@ func TestConfigValidate_ClientNodePool(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.pool, func(t *testing.T) {
-			cfg := DevConfig()
+			cfg := Dev()
 			cfg.Client.NodePool = tc.pool
 			err := cfg.Validate()
 			if tc.wantErr == "" {

@@ -1,4 +1,4 @@
-package agent
+package config
 
 import (
 	"os"
@@ -60,13 +60,13 @@ func TestLoadConfig_APIHarnessJSON(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := DefaultConfig()
+			cfg := Default()
 			if tc.dev {
-				cfg = DevConfig()
+				cfg = Dev()
 			}
 			var warnings []string
 			path := filepath.Join("testdata", tc.file)
-			must.NoError(t, LoadConfig(cfg, []string{path}, func(w string) { warnings = append(warnings, w) }))
+			must.NoError(t, Load(cfg, []string{path}, func(w string) { warnings = append(warnings, w) }))
 			must.NoError(t, cfg.Validate())
 			must.Eq(t, []string{path}, cfg.Files)
 			tc.check(t, cfg)
@@ -90,8 +90,8 @@ func TestLoadConfig_DirectoryMergesHCLAndJSON(t *testing.T) {
 	writeConfig(t, dir, "#40-auto.hcl#", "nmae = 1\n")
 	writeConfig(t, dir, "README.md", "nmae = 1\n")
 
-	cfg := DefaultConfig()
-	must.NoError(t, LoadConfig(cfg, []string{dir}, nil))
+	cfg := Default()
+	must.NoError(t, Load(cfg, []string{dir}, nil))
 	must.Eq(t, "json", cfg.Name)
 	must.Eq(t, "r1", cfg.Region)
 	must.Eq(t, "dc9", cfg.Datacenter)
@@ -112,8 +112,8 @@ func TestLoadConfig_SeveralPaths(t *testing.T) {
 	jsonFile := writeConfig(t, dir, "agent-config", "\n  {\"name\": \"from-json\", \"server\": {\"enabled\": true}}")
 	hclFile := writeConfig(t, dir, "last.conf", "log_level = \"TRACE\"\n")
 
-	cfg := DefaultConfig()
-	must.NoError(t, LoadConfig(cfg, []string{sub, jsonFile, hclFile}, nil))
+	cfg := Default()
+	must.NoError(t, Load(cfg, []string{sub, jsonFile, hclFile}, nil))
 	must.Eq(t, "from-json", cfg.Name)
 	must.Eq(t, "TRACE", cfg.LogLevel)
 	must.True(t, cfg.Server.Enabled)
@@ -124,10 +124,10 @@ func TestLoadConfig_ErrorsNameTheFile(t *testing.T) {
 	dir := t.TempDir()
 	writeConfig(t, dir, "a.hcl", "name = \"a\"\n")
 	writeConfig(t, dir, "b.json", "{\"name\": \"b\",\n \"ports\": {\"http\": }}\n")
-	err := LoadConfig(DefaultConfig(), []string{dir}, nil)
+	err := Load(Default(), []string{dir}, nil)
 	must.ErrorContains(t, err, "error parsing "+filepath.Join(dir, "b.json")+": "+filepath.Join(dir, "b.json")+":2,20")
 
-	err = LoadConfig(DefaultConfig(), []string{filepath.Join(dir, "missing")}, nil)
+	err = Load(Default(), []string{filepath.Join(dir, "missing")}, nil)
 	must.ErrorContains(t, err, "error loading configuration from "+filepath.Join(dir, "missing"))
 	must.True(t, strings.Contains(err.Error(), "no such file"))
 }

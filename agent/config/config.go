@@ -1,9 +1,11 @@
-// Package agent runs a nomadq agent: a server, a client or both in one
-// process, behind Nomad's /v1 HTTP API. It reads Nomad's agent
-// configuration format (HCL), wires the server (nomad/) and the node agent
-// (client/) together, and serves the HTTP API the official Go client and
-// the CLI talk to.
-package agent
+// Package config is the nomadq agent's configuration: its types, Nomad's
+// defaults and -dev's, loading config files and directories, decoding
+// Nomad's agent config format (HCL or JSON, with file:line,column in every
+// error and warning) and validating the result. It only reads files: it
+// starts nothing, touches no network and does not import the agent, server
+// or client packages, which take a *Config and do the starting
+// (enforced by deps_test.go).
+package config
 
 import (
 	"fmt"
@@ -13,7 +15,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/nomadq/nomadq/nomad"
 	"github.com/nomadq/nomadq/structs"
 	"github.com/nomadq/nomadq/tlsutil"
 )
@@ -46,11 +47,11 @@ type Config struct {
 	Addresses      *Addresses
 	AdvertiseAddrs *Addresses
 
-	Server    *ServerConfig
-	Client    *ClientConfig
-	Plugins   []*PluginConfig
+	Server    *Server
+	Client    *Client
+	Plugins   []*Plugin
 	Telemetry *Telemetry
-	ACL       *ACLConfig
+	ACL       *ACL
 	// TLS is the tls block: HTTPS on the API, mutual TLS on RPC and
 	// Raft (website/security.md). /v1/agent/self shows it under
 	// Nomad's name.
@@ -58,7 +59,7 @@ type Config struct {
 
 	// UI is what the CLI reads to decide whether to print web UI hints;
 	// nomadq has no web UI, so hints are off.
-	UI *UIConfig
+	UI *UI
 
 	// DevMode runs server and client in memory (nomad agent -dev).
 	DevMode bool
@@ -70,9 +71,9 @@ type Config struct {
 	Files []string
 }
 
-// ACLConfig is the acl block: whether requests must carry a token, and
+// ACL is the acl block: whether requests must carry a token, and
 // how long an agent keeps what it resolved.
-type ACLConfig struct {
+type ACL struct {
 	Enabled bool
 	// TokenTTL, PolicyTTL and RoleTTL bound how long a resolved token
 	// (with its policies and roles) is cached by an agent that is not a
@@ -86,9 +87,16 @@ type ACLConfig struct {
 	TokenMaxExpirationTTL time.Duration
 }
 
-// DefaultACLConfig returns Nomad's defaults for the acl block.
-func DefaultACLConfig() *ACLConfig {
-	return &ACLConfig{TokenTTL: 30 * time.Second, PolicyTTL: 30 * time.Second, RoleTTL: 30 * time.Second,
+// CacheTTL is how long an agent that is not a server may keep what a
+// token resolved to: that holds the token, its policies and its roles,
+// so the shortest of their TTLs bounds it.
+func (c *ACL) CacheTTL() time.Duration {
+	return min(c.TokenTTL, c.PolicyTTL, c.RoleTTL)
+}
+
+// DefaultACL returns Nomad's defaults for the acl block.
+func DefaultACL() *ACL {
+	return &ACL{TokenTTL: 30 * time.Second, PolicyTTL: 30 * time.Second, RoleTTL: 30 * time.Second,
 		TokenMinExpirationTTL: structs.MinACLTokenExpirationTTL, TokenMaxExpirationTTL: structs.MaxACLTokenExpirationTTL}
 }
 
@@ -106,8 +114,8 @@ type Addresses struct {
 	Serf string
 }
 
-// ServerConfig is the server block.
-type ServerConfig struct {
+// Server is the server block.
+type Server struct {
 	Enabled         bool
 	BootstrapExpect int
 	NumSchedulers   int
@@ -122,7 +130,7 @@ type ServerConfig struct {
 
 	// JobMaxCount is job_max_count: the most allocations one job may ask
 	// for, as a group's count and as the sum of its groups' counts.
-	// DefaultConfig sets Nomad's default, 50,000; 0 means no limit.
+	// Default sets Nomad's default, 50,000; 0 means no limit.
 	JobMaxCount int
 
 	// DefaultSchedulerConfig seeds the cluster's scheduler configuration
@@ -140,8 +148,8 @@ type ServerConfig struct {
 	EncryptKey string `json:"-"`
 }
 
-// ClientConfig is the client block.
-type ClientConfig struct {
+// Client is the client block.
+type Client struct {
 	Enabled   bool
 	Servers   []string
 	NodePool  string
@@ -180,8 +188,8 @@ type ClientConfig struct {
 	IntroToken string `json:"-"`
 }
 
-// PluginConfig is one plugin "<name>" { config { ... } } block.
-type PluginConfig struct {
+// Plugin is one plugin "<name>" { config { ... } } block.
+type Plugin struct {
 	Name   string
 	Config map[string]any
 }
@@ -207,15 +215,15 @@ type Telemetry struct {
 	InMemoryRetentionPeriod    string
 }
 
-// UIConfig is the ui block as the CLI reads it.
-type UIConfig struct {
+// UI is the ui block as the CLI reads it.
+type UI struct {
 	Enabled      bool
 	ShowCLIHints bool
 }
 
-// DefaultConfig returns Nomad's agent defaults: server and client off,
+// Default returns Nomad's agent defaults: server and client off,
 // bind 0.0.0.0, ports 4646-4648, region global, datacenter dc1.
-func DefaultConfig() *Config {
+func Default() *Config {
 	host, _ := os.Hostname()
 	if host == "" {
 		host = "nomad"
@@ -229,24 +237,24 @@ func DefaultConfig() *Config {
 		Ports:          &Ports{HTTP: DefaultHTTPPort, RPC: DefaultRPCPort, Serf: DefaultSerfPort},
 		Addresses:      &Addresses{},
 		AdvertiseAddrs: &Addresses{},
-		Server: &ServerConfig{
+		Server: &Server{
 			RetryInterval:          30 * time.Second,
 			JobMaxCount:            structs.JobDefaultMaxCount,
 			DefaultSchedulerConfig: structs.DefaultSchedulerConfiguration(),
 		},
-		Client:         &ClientConfig{NodePool: structs.DefaultNodePool, Meta: map[string]string{}, Options: map[string]string{}, ChrootEnv: map[string]string{}},
+		Client:         &Client{NodePool: structs.DefaultNodePool, Meta: map[string]string{}, Options: map[string]string{}, ChrootEnv: map[string]string{}},
 		Telemetry:      &Telemetry{CollectionInterval: "1s", CollectionIntervalDur: time.Second},
-		ACL:            DefaultACLConfig(),
+		ACL:            DefaultACL(),
 		TLS:            &tlsutil.Config{},
-		UI:             &UIConfig{},
+		UI:             &UI{},
 		MaxRequestBody: DefaultMaxRequestBody,
 	}
 }
 
-// DevConfig returns the configuration of `nomad agent -dev`: server and
+// Dev returns the configuration of `nomad agent -dev`: server and
 // client in one process, in memory, on 127.0.0.1, raw_exec enabled.
-func DevConfig() *Config {
-	c := DefaultConfig()
+func Dev() *Config {
+	c := Default()
 	c.DevMode = true
 	c.EnableDebug = true
 	c.BindAddr = "127.0.0.1"
@@ -255,7 +263,7 @@ func DevConfig() *Config {
 	c.Server.BootstrapExpect = 1
 	c.Client.Enabled = true
 	c.Client.Options["driver.raw_exec.enable"] = "true"
-	c.Plugins = append(c.Plugins, &PluginConfig{Name: "raw_exec", Config: map[string]any{"enabled": true}})
+	c.Plugins = append(c.Plugins, &Plugin{Name: "raw_exec", Config: map[string]any{"enabled": true}})
 	c.Telemetry.PrometheusMetrics = true
 	c.Telemetry.PublishAllocationMetrics = true
 	c.Telemetry.PublishNodeMetrics = true
@@ -298,7 +306,7 @@ func (c *Config) Validate() error {
 		}
 	}
 	if c.Server.EncryptKey != "" {
-		if _, err := nomad.DecodeGossipKey(c.Server.EncryptKey); err != nil {
+		if err := checkGossipKey(c.Server.EncryptKey); err != nil {
 			errs.Add(fmt.Errorf("server.encrypt is not allowed: %w", err))
 		}
 	}
@@ -339,7 +347,7 @@ func (c *Config) Validate() error {
 	return errs.ErrorOrNil()
 }
 
-func (c *ClientConfig) validate(errs *structs.MultiError) {
+func (c *Client) validate(errs *structs.MultiError) {
 	for _, p := range []struct {
 		key string
 		v   int
@@ -381,14 +389,4 @@ func (c *ClientConfig) validate(errs *structs.MultiError) {
 		}
 		seen[v.Name] = true
 	}
-}
-
-// addr returns the address a listener binds: its addresses override, or
-// bind_addr.
-func (c *Config) addr(override string, port int) string {
-	host := c.BindAddr
-	if override != "" {
-		host = override
-	}
-	return net.JoinHostPort(host, strconv.Itoa(port))
 }

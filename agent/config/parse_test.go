@@ -1,4 +1,4 @@
-package agent
+package config
 
 import (
 	"os"
@@ -58,9 +58,9 @@ telemetry {
 ports { rpc = 5647 }
 consul { address = "x" }
 `)
-	cfg := DefaultConfig()
+	cfg := Default()
 	var warnings []string
-	must.NoError(t, LoadConfig(cfg, []string{dir}, func(w string) { warnings = append(warnings, w) }))
+	must.NoError(t, Load(cfg, []string{dir}, func(w string) { warnings = append(warnings, w) }))
 	must.Eq(t, "two", cfg.Name)
 	must.Eq(t, 5646, cfg.Ports.HTTP)
 	must.Eq(t, 5647, cfg.Ports.RPC)
@@ -92,7 +92,7 @@ func TestParseConfig_Errors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			err := ParseConfig(DefaultConfig(), "x.hcl", []byte(tc.body), nil)
+			err := Parse(Default(), "x.hcl", []byte(tc.body), nil)
 			must.ErrorContains(t, err, tc.want)
 		})
 	}
@@ -105,25 +105,25 @@ func TestParseConfig_Errors(t *testing.T) {
 		{`order = "fifo"`, false},
 		{`order = "fifo"` + "\n backfill = true", true},
 	} {
-		cfg := DefaultConfig()
-		must.NoError(t, ParseConfig(cfg, "x.hcl", []byte("server {\n default_scheduler_config {\n  batch_queue {\n "+tc.block+"\n }\n }\n}\n"), nil))
+		cfg := Default()
+		must.NoError(t, Parse(cfg, "x.hcl", []byte("server {\n default_scheduler_config {\n  batch_queue {\n "+tc.block+"\n }\n }\n}\n"), nil))
 		must.Eq(t, tc.want, cfg.Server.DefaultSchedulerConfig.BatchQueue.Backfill, must.Sprint(tc.block))
 	}
-	cfg := DefaultConfig()
-	must.NoError(t, ParseConfig(cfg, "x.hcl", []byte("server {\n enabled = true\n default_scheduler_config {\n  batch_queue { order = \"lifo\" }\n }\n}\n"), nil))
+	cfg := Default()
+	must.NoError(t, Parse(cfg, "x.hcl", []byte("server {\n enabled = true\n default_scheduler_config {\n  batch_queue { order = \"lifo\" }\n }\n}\n"), nil))
 	must.ErrorContains(t, cfg.Validate(), `BatchQueue.Order "lifo" is not allowed`)
-	must.ErrorContains(t, DefaultConfig().Validate(), "must specify either server, client or dev mode")
+	must.ErrorContains(t, Default().Validate(), "must specify either server, client or dev mode")
 
-	cfg = DefaultConfig()
-	must.NoError(t, ParseConfig(cfg, "x.hcl", []byte("data_dir = \"data\"\nserver {\n enabled = true\n client_introduction {\n  enforcement = \"strict\"\n  max_identity_ttl = \"1h\"\n }\n}\n"), nil))
+	cfg = Default()
+	must.NoError(t, Parse(cfg, "x.hcl", []byte("data_dir = \"data\"\nserver {\n enabled = true\n client_introduction {\n  enforcement = \"strict\"\n  max_identity_ttl = \"1h\"\n }\n}\n"), nil))
 	must.Eq(t, &structs.NodeIntroductionConfig{Enforcement: "strict", DefaultIdentityTTL: 5 * time.Minute, MaxIdentityTTL: time.Hour}, cfg.Server.ClientIntroduction)
 	must.NoError(t, cfg.Validate())
-	cfg = DefaultConfig()
-	must.NoError(t, ParseConfig(cfg, "x.hcl", []byte("server {\n enabled = true\n client_introduction {\n  enforcement = \"loose\"\n  max_identity_ttl = \"1m\"\n }\n}\n"), nil))
+	cfg = Default()
+	must.NoError(t, Parse(cfg, "x.hcl", []byte("server {\n enabled = true\n client_introduction {\n  enforcement = \"loose\"\n  max_identity_ttl = \"1m\"\n }\n}\n"), nil))
 	err := cfg.Validate()
 	must.ErrorContains(t, err, `server.client_introduction.enforcement "loose": must be one of none, warn, strict`)
 	must.ErrorContains(t, err, "server.client_introduction.max_identity_ttl 1m0s: must not be less than default_identity_ttl 5m0s")
-	must.ErrorContains(t, ParseConfig(DefaultConfig(), "x.hcl", []byte("server {\n client_introduction {\n  enforce = \"strict\"\n }\n}\n"), nil), `unknown config key "server.client_introduction.enforce"`)
+	must.ErrorContains(t, Parse(Default(), "x.hcl", []byte("server {\n client_introduction {\n  enforce = \"strict\"\n }\n}\n"), nil), `unknown config key "server.client_introduction.enforce"`)
 }
 
 // TestParseConfig_JSONMatchesHCL decodes the same settings written in
@@ -183,11 +183,11 @@ func TestParseConfig_JSONMatchesHCL(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			fromHCL, fromJSON := DefaultConfig(), DefaultConfig()
-			must.NoError(t, ParseConfig(fromHCL, "x.hcl", []byte(tc.hcl), nil))
-			must.NoError(t, ParseConfig(fromJSON, "x.json", []byte(tc.json), nil))
+			fromHCL, fromJSON := Default(), Default()
+			must.NoError(t, Parse(fromHCL, "x.hcl", []byte(tc.hcl), nil))
+			must.NoError(t, Parse(fromJSON, "x.json", []byte(tc.json), nil))
 			must.Eq(t, fromHCL, fromJSON)
-			must.NotEq(t, DefaultConfig(), fromJSON)
+			must.NotEq(t, Default(), fromJSON)
 		})
 	}
 }
@@ -218,7 +218,7 @@ func TestParseConfig_JSONErrorsAndWarnings(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var warnings []string
-			err := ParseConfig(DefaultConfig(), tc.file, []byte(tc.body), func(w string) { warnings = append(warnings, w) })
+			err := Parse(Default(), tc.file, []byte(tc.body), func(w string) { warnings = append(warnings, w) })
 			if tc.err != "" {
 				must.ErrorContains(t, err, tc.err)
 				return
@@ -248,7 +248,7 @@ func TestParseConfig_HCLNestedAndLabelled(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var warnings []string
-			err := ParseConfig(DefaultConfig(), "x.hcl", []byte(tc.body), func(w string) { warnings = append(warnings, w) })
+			err := Parse(Default(), "x.hcl", []byte(tc.body), func(w string) { warnings = append(warnings, w) })
 			if tc.err != "" {
 				must.ErrorContains(t, err, tc.err)
 				return
@@ -263,9 +263,9 @@ func TestParseConfig_HCLNestedAndLabelled(t *testing.T) {
 // chroot_env reaches the client config: exec tasks get exactly these
 // paths.
 func TestParseConfig_ChrootEnv(t *testing.T) {
-	c := DefaultConfig()
-	must.NoError(t, ParseConfig(c, "x.hcl", []byte("client {\n chroot_env = { \"/opt/tools\" = \"/usr/local\" }\n}\n"), nil))
+	c := Default()
+	must.NoError(t, Parse(c, "x.hcl", []byte("client {\n chroot_env = { \"/opt/tools\" = \"/usr/local\" }\n}\n"), nil))
 	must.Eq(t, map[string]string{"/opt/tools": "/usr/local"}, c.Client.ChrootEnv)
-	err := ParseConfig(DefaultConfig(), "x.json", []byte(`{"client": {"chroot_env": {"/bin": {"x": 1}}}}`), nil)
+	err := Parse(Default(), "x.json", []byte(`{"client": {"chroot_env": {"/bin": {"x": 1}}}}`), nil)
 	must.ErrorContains(t, err, "client.chroot_env./bin must be a string, got object")
 }
