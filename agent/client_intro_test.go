@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
 	"github.com/shoenig/test/wait"
@@ -110,12 +112,21 @@ func TestClientIntroduction_Strict(t *testing.T) {
 	}
 	good := mint(api.ACLIdentityClientIntroductionTokenRequest{NodeName: "intro-good"})
 	other := mint(api.ACLIdentityClientIntroductionTokenRequest{NodeName: "someone-else"})
+	// Expired by construction, no waiting: JWT times are whole seconds
+	// (truncated), so a 1ns token expires at the second it was signed in,
+	// which is behind us once the token is back. The server's expiry
+	// check against other clocks is nomad's TestClientIntroductionToken_Claims.
 	expired := mint(api.ACLIdentityClientIntroductionTokenRequest{TTL: time.Nanosecond})
+	tok, err := jwt.ParseSigned(expired, []jose.SignatureAlgorithm{jose.RS256})
+	must.NoError(t, err)
+	var claims jwt.Claims
+	must.NoError(t, tok.UnsafeClaimsWithoutVerification(&claims))
+	must.NotNil(t, claims.Expiry)
+	must.True(t, time.Now().After(claims.Expiry.Time()), must.Sprintf("expiry %s is not past", claims.Expiry.Time()))
 
 	introClient(t, srv, "intro-good", "", good)
 	noneLog := introClient(t, srv, "intro-none", "", "")
 	otherLog := introClient(t, srv, "intro-other", other, "")
-	time.Sleep(1100 * time.Millisecond) // the 1ns token's whole-second expiry passes
 	expiredLog := introClient(t, srv, "intro-expired", expired, "")
 
 	waitIntroNode(t, c, "intro-good")
