@@ -72,21 +72,6 @@ func (o *Operator) ServerHealth(args *structs.GenericRequest, reply *structs.Ope
 	return nil
 }
 
-func (f *nomadFSM) applyAutopilotConfig(buf []byte, index uint64) any {
-	req, err := decode[structs.AutopilotSetConfigRequest](buf, structs.AutopilotRequestType)
-	if err != nil {
-		return err
-	}
-	applied, err := f.State().AutopilotSetConfig(index, &req.Config, req.CAS, req.Config.ModifyIndex)
-	if err != nil {
-		return err
-	}
-	if req.CAS {
-		return applied
-	}
-	return nil
-}
-
 // initAutopilotConfig stores Nomad's default autopilot configuration when
 // the cluster has none yet (a check-and-set against "none", so that an
 // operator's write in between wins).

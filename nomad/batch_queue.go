@@ -50,37 +50,3 @@ func (c batchQueueCommitter) Commit(req *structs.BatchQueueReleaseRequest) error
 	_, _, err := c.s.raftApply(structs.BatchQueueReleaseRequestType, req)
 	return err
 }
-
-// applyBatchQueueRelease removes placed entries, records releases and
-// hands the released evals to the broker (a no-op on followers). A
-// repeated release is not applied twice.
-func (f *nomadFSM) applyBatchQueueRelease(buf []byte, index uint64) any {
-	req, err := decode[structs.BatchQueueReleaseRequest](buf, structs.BatchQueueReleaseRequestType)
-	if err != nil {
-		return err
-	}
-	evals, err := f.State().BatchQueueApply(index, req)
-	if err != nil {
-		return err
-	}
-	f.enqueue(evals)
-	return nil
-}
-
-// applyBatchQueueControl records an operator's hold, release or top of
-// a queued job.
-func (f *nomadFSM) applyBatchQueueControl(buf []byte, index uint64) any {
-	req, err := decode[structs.BatchQueueControlRequest](buf, structs.BatchQueueControlRequestType)
-	if err != nil {
-		return err
-	}
-	return f.State().BatchQueueControl(index, req)
-}
-
-// heldByBatchQueue reports whether a pending eval waits in the batch
-// queue rather than going to the broker. The state write that stored the
-// eval decided it (routing happens once per eval ID); this is one memdb
-// read, so the FSM never blocks on the queue.
-func (f *nomadFSM) heldByBatchQueue(e *structs.Evaluation) bool {
-	return e.Type == structs.JobTypeBatch && f.State().BatchQueueHoldsEval(e)
-}

@@ -121,8 +121,8 @@ func raftQueueTimes(b *testing.B, s *Server) (planned, created, released map[str
 		}
 		switch structs.MessageType(l.Data[0]) {
 		case structs.ApplyPlanResultsRequestType:
-			req, err := decode[structs.ApplyPlanResultsRequest](l.Data[1:], structs.ApplyPlanResultsRequestType)
-			if err != nil {
+			var req structs.ApplyPlanResultsRequest
+			if err := structs.Decode(l.Data[1:], &req); err != nil {
 				b.Fatal(err)
 			}
 			for _, a := range req.AllocsUpdated {
@@ -131,8 +131,8 @@ func raftQueueTimes(b *testing.B, s *Server) (planned, created, released map[str
 				}
 			}
 		case structs.BatchQueueReleaseRequestType:
-			req, err := decode[structs.BatchQueueReleaseRequest](l.Data[1:], structs.BatchQueueReleaseRequestType)
-			if err != nil {
+			var req structs.BatchQueueReleaseRequest
+			if err := structs.Decode(l.Data[1:], &req); err != nil {
 				b.Fatal(err)
 			}
 			for _, r := range req.Release {

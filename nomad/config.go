@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	metrics "github.com/hashicorp/go-metrics"
 	"github.com/nomadq/nomadq/nomad/evalbroker"
+	"github.com/nomadq/nomadq/nomad/eventbroker"
 	"github.com/nomadq/nomadq/structs"
 	"github.com/nomadq/nomadq/tlsutil"
 )
@@ -181,4 +182,13 @@ func DefaultConfig() *Config {
 		JobMaxCount:              structs.JobDefaultMaxCount,
 		DefaultSchedulerConfig:   structs.DefaultSchedulerConfiguration(),
 	}
+}
+
+// eventBroker returns the broker the config asks for, nil when the event
+// stream is disabled.
+func (c *Config) eventBroker() *eventbroker.Broker {
+	if c.DisableEventBroker {
+		return nil
+	}
+	return eventbroker.New(c.EventBufferSize)
 }

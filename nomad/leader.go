@@ -122,7 +122,7 @@ func (s *Server) restoreEvals() error {
 	for _, e := range evals {
 		switch e.Status {
 		case structs.EvalStatusPending:
-			if s.fsm.heldByBatchQueue(e) {
+			if e.Type == structs.JobTypeBatch && s.State().BatchQueueHoldsEval(e) {
 				continue // the batch queue releases it
 			}
 			s.evalBroker.Enqueue(e)

@@ -288,7 +288,7 @@ func (n *Node) GetClientAllocs(args *structs.NodeSpecificRequest, reply *structs
 // UpdateAlloc applies a client's alloc status updates at once (the client
 // batches them), with an alloc-failure eval for each job with a newly
 // failed alloc so the scheduler can reschedule it. Updates of several
-// clients arriving together share a Raft entry (see groupCommit).
+// clients arriving together share a Raft entry (see applyAllocUpdates).
 func (n *Node) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.GenericResponse) error {
 	if done, err := n.srv.forward("Node.UpdateAlloc", args.WriteRequest, args, reply); done {
 		return err
@@ -342,7 +342,7 @@ func (n *Node) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.Gene
 	if len(updates) == 0 {
 		return nil
 	}
-	index, err := n.srv.allocUpdates.submit(&structs.AllocUpdateRequest{Alloc: updates, Evals: evals}, len(updates))
+	index, err := n.srv.allocUpdates.Submit(&structs.AllocUpdateRequest{Alloc: updates, Evals: evals}, len(updates))
 	if err != nil {
 		return err
 	}

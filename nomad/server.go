@@ -20,7 +20,10 @@ import (
 	"github.com/nomadq/nomadq/nomad/batchqueue"
 	"github.com/nomadq/nomadq/nomad/blockedevals"
 	"github.com/nomadq/nomadq/nomad/evalbroker"
+	"github.com/nomadq/nomadq/nomad/eventbroker"
+	"github.com/nomadq/nomadq/nomad/fsm"
 	"github.com/nomadq/nomadq/nomad/inmemsnapshots"
+	"github.com/nomadq/nomadq/nomad/internal/groupcommit"
 	"github.com/nomadq/nomadq/nomad/planqueue"
 	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
@@ -33,9 +36,9 @@ type Server struct {
 	logger hclog.Logger
 	nodeID string
 
-	fsm *nomadFSM
+	fsm *fsm.FSM
 	// allocUpdates group-commits the clients' alloc status updates.
-	allocUpdates  *groupCommit[*structs.AllocUpdateRequest]
+	allocUpdates  *groupcommit.Committer[*structs.AllocUpdateRequest]
 	varLocks      *variableLocks
 	raft          *raft.Raft
 	raftLayer     *raftLayer
@@ -132,13 +135,13 @@ func NewServer(config *Config) (*Server, error) {
 	s.workerPool = newWorkerPool(s, config.NumSchedulers)
 	s.autopilot = newAutopilotHealth()
 	s.varLocks = newVariableLocks(s.expireVariableLock)
-	s.allocUpdates = &groupCommit[*structs.AllocUpdateRequest]{max: maxAllocUpdateBatch, apply: s.applyAllocUpdates}
+	s.allocUpdates = groupcommit.New(maxAllocUpdateBatch, s.applyAllocUpdates)
 
-	if s.fsm, err = newFSM(s.logger, s.blockedEvals, s.evalBroker); err != nil {
+	if s.fsm, err = fsm.New(s.logger, s.blockedEvals, s.evalBroker); err != nil {
 		return nil, err
 	}
-	s.fsm.setBatchQueueFeed(s.batchQueue.Feed)
-	s.fsm.setEventBroker(config.eventBroker())
+	s.fsm.SetBatchQueueFeed(s.batchQueue.Feed)
+	s.fsm.SetEventBroker(config.eventBroker())
 	if err := s.setupRPC(); err != nil {
 		s.Shutdown()
 		return nil, err
@@ -332,6 +335,10 @@ func (s *Server) Leader() string {
 // State returns the server's state store. Callers must not write to it.
 func (s *Server) State() *state.StateStore { return s.fsm.State() }
 
+// EventBroker returns the server's event broker, nil when the event
+// stream is disabled.
+func (s *Server) EventBroker() *eventbroker.Broker { return s.fsm.EventBroker() }
+
 // RPCAddr is the address other servers and clients dial.
 func (s *Server) RPCAddr() net.Addr { return s.rpcAdvertise }
 
@@ -373,7 +380,7 @@ func (s *Server) Shutdown() error {
 		}
 	}
 	s.revokeLeadership()
-	s.fsm.closeEvents()
+	s.fsm.CloseEvents()
 	if s.serf != nil {
 		_ = s.serf.Leave()
 		_ = s.serf.Shutdown()

@@ -1,6 +1,7 @@
 package nomad
 
 import (
+	"bytes"
 	"fmt"
 	"net"
 	"sync/atomic"
@@ -8,10 +9,15 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/nomadq/nomadq/internal/mock"
-	"github.com/nomadq/nomadq/structs"
+	"github.com/hashicorp/raft"
 	"github.com/shoenig/test/must"
 	"github.com/shoenig/test/wait"
+
+	"github.com/nomadq/nomadq/internal/mock"
+	"github.com/nomadq/nomadq/nomad/blockedevals"
+	"github.com/nomadq/nomadq/nomad/evalbroker"
+	"github.com/nomadq/nomadq/nomad/fsm"
+	"github.com/nomadq/nomadq/structs"
 )
 
 var serverSeq atomic.Int64
@@ -119,3 +125,75 @@ func mockJob(id string) *structs.Job { return mock.Job(id) }
 
 // mockNode returns a ready node with 4000 MHz and 8 GiB (mock.Node).
 func mockNode(id string) *structs.Node { return mock.Node(id) }
+
+// testFSM returns an FSM whose leader structures are disabled, as on a
+// follower.
+func testFSM(t testing.TB) *fsm.FSM {
+	t.Helper()
+	broker, err := evalbroker.New(time.Minute, time.Second, time.Second, 3)
+	must.NoError(t, err)
+	f, err := fsm.New(hclog.NewNullLogger(), blockedevals.New(broker, hclog.NewNullLogger()), broker)
+	must.NoError(t, err)
+	return f
+}
+
+// apply encodes msg and applies it at index, returning the FSM's answer.
+func apply(t *testing.T, f *fsm.FSM, index uint64, typ structs.MessageType, msg any) any {
+	t.Helper()
+	buf, err := structs.Encode(typ, msg)
+	must.NoError(t, err)
+	return f.Apply(&raft.Log{Index: index, Data: buf})
+}
+
+func mustApply(t *testing.T, f *fsm.FSM, index uint64, typ structs.MessageType, msg any) {
+	t.Helper()
+	if resp := apply(t, f, index, typ, msg); resp != nil {
+		if err, ok := resp.(error); ok {
+			t.Fatalf("apply %s at %d: %v", typ, index, err)
+		}
+	}
+}
+
+func mockEval(job *structs.Job) *structs.Evaluation {
+	return &structs.Evaluation{
+		ID:          structs.GenerateUUID(),
+		Namespace:   job.Namespace,
+		Priority:    job.Priority,
+		Type:        job.Type,
+		TriggeredBy: structs.EvalTriggerJobRegister,
+		JobID:       job.ID,
+		Status:      structs.EvalStatusPending,
+	}
+}
+
+func mockAlloc(job *structs.Job, node *structs.Node, evalID string) *structs.Allocation {
+	return &structs.Allocation{
+		ID:            structs.GenerateUUID(),
+		Namespace:     job.Namespace,
+		EvalID:        evalID,
+		Name:          structs.AllocName(job.ID, "work", 0),
+		NodeID:        node.ID,
+		JobID:         job.ID,
+		Job:           job,
+		TaskGroup:     "work",
+		DesiredStatus: structs.AllocDesiredStatusRun,
+		ClientStatus:  structs.AllocClientStatusPending,
+		AllocatedResources: &structs.AllocatedResources{
+			Tasks: map[string]*structs.AllocatedTaskResources{"main": {
+				Cpu:    structs.AllocatedCpuResources{CpuShares: 100},
+				Memory: structs.AllocatedMemoryResources{MemoryMB: 64},
+			}},
+		},
+		CreateTime: time.Now().UnixNano(),
+	}
+}
+
+// memSink is a raft.SnapshotSink into a buffer.
+type memSink struct {
+	bytes.Buffer
+	canceled bool
+}
+
+func (s *memSink) ID() string    { return "mem" }
+func (s *memSink) Cancel() error { s.canceled = true; return nil }
+func (s *memSink) Close() error  { return nil }

@@ -11,12 +11,16 @@ import (
 // and writes evals, all or nothing: an unknown alloc fails the whole
 // write.
 func (s *StateStore) UpdateAllocsDesiredTransitions(index uint64, transitions map[string]*structs.DesiredTransition, evals []*structs.Evaluation) error {
+	return s.write(index, updateAllocsDesiredTransitions(transitions, evals))
+}
+
+func updateAllocsDesiredTransitions(transitions map[string]*structs.DesiredTransition, evals []*structs.Evaluation) func(tx *writeTxn) error {
 	ids := make([]string, 0, len(transitions))
 	for id := range transitions {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
-	return s.write(index, func(tx *writeTxn) error {
+	return func(tx *writeTxn) error {
 		for _, id := range ids {
 			t := transitions[id]
 			if t == nil {
@@ -31,7 +35,7 @@ func (s *StateStore) UpdateAllocsDesiredTransitions(index uint64, transitions ma
 			}
 			c := existing.Copy()
 			c.DesiredTransition.Merge(t)
-			c.ModifyIndex = index
+			c.ModifyIndex = tx.index
 			if err := tx.putAlloc(c, existing); err != nil {
 				return err
 			}
@@ -42,5 +46,5 @@ func (s *StateStore) UpdateAllocsDesiredTransitions(index uint64, transitions ma
 			}
 		}
 		return nil
-	})
+	}
 }

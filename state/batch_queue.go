@@ -398,6 +398,7 @@ func (tx *writeTxn) batchQueueNewEval(eval *structs.Evaluation) error {
 			return fmt.Errorf("requeue %q: %w", eval.JobID, err)
 		}
 		tx.touch(TableBatchQueue)
+		tx.markQueued(eval.ID)
 		return nil
 	case decision == BatchQueueEnqueue:
 		entry := &structs.BatchQueueEntry{
@@ -413,9 +414,36 @@ func (tx *writeTxn) batchQueueNewEval(eval *structs.Evaluation) error {
 		}
 		tx.touch(TableBatchQueue)
 		tx.enqueued = append(tx.enqueued, entry)
+		tx.markQueued(eval.ID)
 		return tx.countBatchQueue(func(s *BatchQueueStats) { s.Queued++; s.Enqueued++ })
 	}
 	return nil
+}
+
+// batchQueueStillHolds records a rewritten pending eval as queued when
+// its job's entry holds it: routing happens once per eval ID, and a
+// rewrite must not send a held eval to the broker.
+func (tx *writeTxn) batchQueueStillHolds(eval *structs.Evaluation) error {
+	if tx.route == nil || eval.Status != structs.EvalStatusPending {
+		return nil
+	}
+	entry, err := batchQueueEntry(tx.Txn, nil, eval.Namespace, eval.JobID)
+	if err != nil {
+		return err
+	}
+	if entry != nil && entry.EvalID == eval.ID && !entry.Released() {
+		tx.markQueued(eval.ID)
+	}
+	return nil
+}
+
+// markQueued records that the eval waits in the batch queue, for the
+// writer to hand back (GroupWrite.Queued).
+func (tx *writeTxn) markQueued(evalID string) {
+	if tx.queued == nil {
+		tx.queued = make(map[string]struct{})
+	}
+	tx.queued[evalID] = struct{}{}
 }
 
 // batchQueueJobChanged keeps the queue table in step with a job write: a

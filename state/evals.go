@@ -173,6 +173,8 @@ func (tx *writeTxn) upsertEval(eval *structs.Evaluation) error {
 		if err := tx.batchQueueNewEval(eval); err != nil {
 			return fmt.Errorf("upsert eval %q: %w", eval.ID, err)
 		}
+	} else if err := tx.batchQueueStillHolds(eval); err != nil {
+		return fmt.Errorf("upsert eval %q: %w", eval.ID, err)
 	}
 	if eval.Status == structs.EvalStatusComplete && len(eval.FailedTGAllocs) == 0 {
 		if err := tx.cancelBlockedEvals(eval); err != nil {

@@ -60,10 +60,21 @@ func (r *reader) PeriodicLaunches(ws memdb.WatchSet) ([]*structs.PeriodicLaunch,
 // parent's launch record in one transaction, as one Raft entry of a
 // periodic launch does.
 func (s *StateStore) UpsertPeriodicLaunch(index uint64, child *structs.Job, eval *structs.Evaluation, launch *structs.PeriodicLaunch) error {
+	if err := checkPeriodicLaunch(launch); err != nil {
+		return err
+	}
+	return s.write(index, upsertPeriodicLaunch(child, eval, launch))
+}
+
+func checkPeriodicLaunch(launch *structs.PeriodicLaunch) error {
 	if launch == nil || launch.ID == "" || launch.Namespace == "" {
 		return errors.New("upsert periodic launch: missing job ID or namespace")
 	}
-	return s.write(index, func(tx *writeTxn) error {
+	return nil
+}
+
+func upsertPeriodicLaunch(child *structs.Job, eval *structs.Evaluation, launch *structs.PeriodicLaunch) func(tx *writeTxn) error {
+	return func(tx *writeTxn) error {
 		if child != nil {
 			if err := tx.upsertJob(child); err != nil {
 				return err
@@ -89,7 +100,7 @@ func (s *StateStore) UpsertPeriodicLaunch(index uint64, child *structs.Job, eval
 		}
 		tx.touch(TablePeriodicLaunch)
 		return nil
-	})
+	}
 }
 
 // deletePeriodicLaunch drops the launch record of a purged job.

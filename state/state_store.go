@@ -135,6 +135,10 @@ type writeTxn struct {
 	// enqueued are the batch queue rows this write added.
 	enqueued []*structs.BatchQueueEntry
 
+	// queued are the IDs of the evals this write stored that wait in the
+	// batch queue (see GroupWrite.Queued).
+	queued map[string]struct{}
+
 	// route is the store's batch queue router, nil for none.
 	route BatchQueueRouter
 

@@ -1,9 +1,9 @@
-package nomad
+package fsm
 
 import "github.com/nomadq/nomadq/structs"
 
 // applyACL applies the ACL system's Raft entries.
-func (f *nomadFSM) applyACL(msgType structs.MessageType, buf []byte, index uint64) any {
+func (f *FSM) applyACL(msgType structs.MessageType, buf []byte, index uint64) any {
 	st := f.State()
 	switch msgType {
 	case structs.ACLPolicyUpsertRequestType:
@@ -65,7 +65,7 @@ func (f *nomadFSM) applyACL(msgType structs.MessageType, buf []byte, index uint6
 }
 
 // applyACLAuth applies the Raft entries of auth methods and binding rules.
-func (f *nomadFSM) applyACLAuth(msgType structs.MessageType, buf []byte, index uint64) any {
+func (f *FSM) applyACLAuth(msgType structs.MessageType, buf []byte, index uint64) any {
 	st := f.State()
 	switch msgType {
 	case structs.ACLAuthMethodsUpsertRequestType:

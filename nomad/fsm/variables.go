@@ -1,10 +1,10 @@
-package nomad
+package fsm
 
 import "github.com/nomadq/nomadq/structs"
 
 // applyVariable performs a variable write; a conflict is an answer, not
 // an error, and comes back to the endpoint as the response.
-func (f *nomadFSM) applyVariable(buf []byte, index uint64) any {
+func (f *FSM) applyVariable(buf []byte, index uint64) any {
 	req, err := decode[structs.VarApplyStateRequest](buf, structs.VarApplyStateRequestType)
 	if err != nil {
 		return err

@@ -1,8 +1,8 @@
-package nomad
+package fsm
 
 import "github.com/nomadq/nomadq/structs"
 
-func (f *nomadFSM) applyRootKeyUpsert(buf []byte, index uint64) any {
+func (f *FSM) applyRootKeyUpsert(buf []byte, index uint64) any {
 	req, err := decode[structs.RootKeyUpsertRequest](buf, structs.RootKeyUpsertRequestType)
 	if err != nil {
 		return err
@@ -10,7 +10,7 @@ func (f *nomadFSM) applyRootKeyUpsert(buf []byte, index uint64) any {
 	return f.State().UpsertRootKey(index, req.RootKey)
 }
 
-func (f *nomadFSM) applyRootKeyDelete(buf []byte, index uint64) any {
+func (f *FSM) applyRootKeyDelete(buf []byte, index uint64) any {
 	req, err := decode[structs.RootKeyDeleteRequest](buf, structs.RootKeyDeleteRequestType)
 	if err != nil {
 		return err

@@ -1,8 +1,8 @@
-package nomad
+package fsm
 
 import "github.com/nomadq/nomadq/structs"
 
-func (f *nomadFSM) applyNamespaceUpsert(buf []byte, index uint64) any {
+func (f *FSM) applyNamespaceUpsert(buf []byte, index uint64) any {
 	req, err := decode[structs.NamespaceUpsertRequest](buf, structs.NamespaceUpsertRequestType)
 	if err != nil {
 		return err
@@ -10,7 +10,7 @@ func (f *nomadFSM) applyNamespaceUpsert(buf []byte, index uint64) any {
 	return f.State().UpsertNamespaces(index, req.Namespaces)
 }
 
-func (f *nomadFSM) applyNamespaceDelete(buf []byte, index uint64) any {
+func (f *FSM) applyNamespaceDelete(buf []byte, index uint64) any {
 	req, err := decode[structs.NamespaceDeleteRequest](buf, structs.NamespaceDeleteRequestType)
 	if err != nil {
 		return err
@@ -18,7 +18,7 @@ func (f *nomadFSM) applyNamespaceDelete(buf []byte, index uint64) any {
 	return f.State().DeleteNamespaces(index, req.Namespaces)
 }
 
-func (f *nomadFSM) applyNodePoolUpsert(buf []byte, index uint64) any {
+func (f *FSM) applyNodePoolUpsert(buf []byte, index uint64) any {
 	req, err := decode[structs.NodePoolUpsertRequest](buf, structs.NodePoolUpsertRequestType)
 	if err != nil {
 		return err
@@ -26,7 +26,7 @@ func (f *nomadFSM) applyNodePoolUpsert(buf []byte, index uint64) any {
 	return f.State().UpsertNodePools(index, req.NodePools)
 }
 
-func (f *nomadFSM) applyNodePoolDelete(buf []byte, index uint64) any {
+func (f *FSM) applyNodePoolDelete(buf []byte, index uint64) any {
 	req, err := decode[structs.NodePoolDeleteRequest](buf, structs.NodePoolDeleteRequestType)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package nomad
+package fsm
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 func TestFSM_PublishesCommittedChangesWithTheRaftIndex(t *testing.T) {
 	f := testFSM(t)
 	b := eventbroker.New(10)
-	f.setEventBroker(b)
+	f.SetEventBroker(b)
 	sub := b.Subscribe(eventbroker.SubscribeRequest{Topics: map[structs.Topic][]string{"*": {"*"}}, Namespace: "*"})
 
 	node := mockNode(structs.GenerateUUID())
@@ -53,7 +53,7 @@ func TestFSM_PublishesCommittedChangesWithTheRaftIndex(t *testing.T) {
 func TestFSM_SlowSubscriberDoesNotBlockApplies(t *testing.T) {
 	f := testFSM(t)
 	b := eventbroker.New(4)
-	f.setEventBroker(b)
+	f.SetEventBroker(b)
 	slow := b.Subscribe(eventbroker.SubscribeRequest{Topics: map[structs.Topic][]string{"*": {"*"}}, Namespace: "*"})
 
 	node := mockNode(structs.GenerateUUID())
@@ -74,7 +74,7 @@ func TestFSM_SlowSubscriberDoesNotBlockApplies(t *testing.T) {
 func TestFSM_RestoreDropsBufferedEvents(t *testing.T) {
 	f := testFSM(t)
 	b := eventbroker.New(10)
-	f.setEventBroker(b)
+	f.SetEventBroker(b)
 	mustApply(t, f, 3, structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: mockNode(structs.GenerateUUID())})
 	sub := b.Subscribe(eventbroker.SubscribeRequest{Topics: map[structs.Topic][]string{"*": {"*"}}, Namespace: "*", Index: 4})
 
@@ -102,7 +102,7 @@ func TestFSM_RestoreDropsBufferedEvents(t *testing.T) {
 func TestFSM_PlanWithVerdictPublishesAnEvalUpdate(t *testing.T) {
 	f := testFSM(t)
 	b := eventbroker.New(10)
-	f.setEventBroker(b)
+	f.SetEventBroker(b)
 	node := mockNode(structs.GenerateUUID())
 	mustApply(t, f, 5, structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: node})
 	job := mockJob("web")

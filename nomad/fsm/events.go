@@ -1,4 +1,4 @@
-package nomad
+package fsm
 
 import (
 	"sync"
@@ -10,13 +10,13 @@ import (
 	"github.com/nomadq/nomadq/structs"
 )
 
-// fsmEvents turns what each applied Raft entry committed into event
+// eventPublisher turns what each applied Raft entry committed into event
 // stream events. The state store hands over the changes of each commit;
 // once the entry is applied they become one batch, with the entry's index
 // and Nomad's event type for its message type, published to the broker,
 // which never blocks.
-type fsmEvents struct {
-	events *eventbroker.Broker // nil: the event stream is off
+type eventPublisher struct {
+	stream *eventbroker.Broker // nil: the event stream is off
 
 	pendingMu sync.Mutex
 	pending   []pendingChanges
@@ -29,37 +29,28 @@ type pendingChanges struct {
 	changes memdb.Changes
 }
 
-// eventBroker returns the broker the config asks for, nil when the event
-// stream is disabled.
-func (c *Config) eventBroker() *eventbroker.Broker {
-	if c.DisableEventBroker {
-		return nil
-	}
-	return eventbroker.New(c.EventBufferSize)
-}
-
-// setEventBroker publishes events to b (nil: none). Call it before Raft
+// SetEventBroker publishes events to b (nil: none). Call it before Raft
 // starts.
-func (f *nomadFSM) setEventBroker(b *eventbroker.Broker) {
-	f.events = b
+func (f *FSM) SetEventBroker(b *eventbroker.Broker) {
+	f.stream = b
 	f.wireEvents(f.State())
 }
 
-// EventBroker returns the server's event broker, nil when the event
-// stream is disabled.
-func (s *Server) EventBroker() *eventbroker.Broker { return s.fsm.events }
+// EventBroker returns the broker events are published to, nil when the
+// event stream is disabled.
+func (f *FSM) EventBroker() *eventbroker.Broker { return f.stream }
 
 // wireEvents makes st report its commits, when there is a broker to
 // publish them to; change tracking costs memory on every write.
-func (f *nomadFSM) wireEvents(st *state.StateStore) {
-	if f.events == nil {
+func (f *FSM) wireEvents(st *state.StateStore) {
+	if f.stream == nil {
 		st.SetChangeFeed(nil)
 		return
 	}
 	st.SetChangeFeed(f.collectChanges)
 }
 
-func (f *nomadFSM) collectChanges(index uint64, changes memdb.Changes) {
+func (f *FSM) collectChanges(index uint64, changes memdb.Changes) {
 	f.pendingMu.Lock()
 	f.pending = append(f.pending, pendingChanges{index: index, changes: changes})
 	f.pendingMu.Unlock()
@@ -69,7 +60,7 @@ func (f *nomadFSM) collectChanges(index uint64, changes memdb.Changes) {
 // entry that failed committed nothing, or only what its earlier writes
 // did. Changes for later entries (a write batch commits several at once)
 // wait for theirs.
-func (f *nomadFSM) publishEvents(msgType structs.MessageType, index uint64) {
+func (f *FSM) publishEvents(msgType structs.MessageType, index uint64) {
 	f.pendingMu.Lock()
 	var changes memdb.Changes
 	rest := f.pending[:0]
@@ -83,29 +74,29 @@ func (f *nomadFSM) publishEvents(msgType structs.MessageType, index uint64) {
 	clear(f.pending[len(rest):])
 	f.pending = rest
 	f.pendingMu.Unlock()
-	if f.events == nil || len(changes) == 0 {
+	if f.stream == nil || len(changes) == 0 {
 		return
 	}
-	f.events.Publish(&structs.Events{Index: index, Events: state.EventsFromChanges(msgType, index, changes)})
+	f.stream.Publish(&structs.Events{Index: index, Events: state.EventsFromChanges(msgType, index, changes)})
 }
 
 // restoredEvents drops the buffered events when a snapshot replaces the
 // state: the entries up to the snapshot were not applied here one by one,
 // so subscribers reading across them are told they missed events.
-func (f *nomadFSM) restoredEvents(st *state.StateStore) {
-	if f.events == nil {
+func (f *FSM) restoredEvents(st *state.StateStore) {
+	if f.stream == nil {
 		return
 	}
 	idx, err := st.LatestIndex()
 	if err != nil {
 		f.logger.Warn("event stream: cannot read the restored index; dropping buffered events", "error", err)
 	}
-	f.events.Reset(idx)
+	f.stream.Reset(idx)
 }
 
-// closeEvents ends every event stream subscription (server shutdown).
-func (f *nomadFSM) closeEvents() {
-	if f.events != nil {
-		f.events.Close()
+// CloseEvents ends every event stream subscription (server shutdown).
+func (f *FSM) CloseEvents() {
+	if f.stream != nil {
+		f.stream.Close()
 	}
 }

@@ -1,4 +1,4 @@
-package nomad
+package fsm
 
 import (
 	"context"
@@ -13,12 +13,12 @@ import (
 	"github.com/nomadq/nomadq/structs"
 )
 
-// batchLogs encodes a stretch of a cluster's Raft log from index 1: runs
-// of the entries the FSM batches (registrations, plans, client reports,
+// groupLogs encodes a stretch of a cluster's Raft log from index 1: runs
+// of the entries the FSM group-commits (registrations, plans, client reports,
 // eval updates) broken by others (a node's status, a configuration
 // entry), and one registration the state refuses. With queue, the batch
 // queue is switched on first, and holds the registrations' evals.
-func batchLogs(t *testing.T, queue bool) []*raft.Log {
+func groupLogs(t *testing.T, queue bool) []*raft.Log {
 	t.Helper()
 	node := mockNode("aaaaaaaa-0000-0000-0000-000000000001")
 	var logs []*raft.Log
@@ -78,12 +78,12 @@ func batchLogs(t *testing.T, queue bool) []*raft.Log {
 
 // leaderFSM is testFSM with the broker, blocked evals and event stream on,
 // as on the leader.
-func leaderFSM(t *testing.T) (*nomadFSM, *eventbroker.Subscription) {
+func leaderFSM(t *testing.T) (*FSM, *eventbroker.Subscription) {
 	f := testFSM(t)
 	f.broker.SetEnabled(true)
 	f.blocked.SetEnabled(true)
 	b := eventbroker.New(1000)
-	f.setEventBroker(b)
+	f.SetEventBroker(b)
 	return f, b.Subscribe(eventbroker.SubscribeRequest{Topics: map[structs.Topic][]string{"*": {"*"}}, Namespace: "*"})
 }
 
@@ -120,7 +120,7 @@ func TestFSM_ApplyBatchSameAsOneByOne(t *testing.T) {
 }
 
 func testApplyBatchSame(t *testing.T, queue bool) {
-	logs := batchLogs(t, queue)
+	logs := groupLogs(t, queue)
 	want, wantSub := leaderFSM(t)
 	var wantResp []any
 	for _, l := range logs {
@@ -134,6 +134,7 @@ func testApplyBatchSame(t *testing.T, queue bool) {
 	must.SliceNotEmpty(t, wantEvents)
 	if queue {
 		must.SliceLen(t, 6, mustQueueEntries(t, want), must.Sprint("the queue holds the six registrations"))
+		must.Eq(t, 0, want.broker.Stats().TotalReady, must.Sprint("a queued eval never reaches the broker"))
 	} else {
 		must.Eq(t, 6, want.broker.Stats().TotalReady, must.Sprint("the broker has the six registrations' evals"))
 	}
@@ -151,9 +152,9 @@ func testApplyBatchSame(t *testing.T, queue bool) {
 			must.SliceEmpty(t, rest)
 			must.Eq(t, fmt.Sprint(wantResp), fmt.Sprint(gotResp))
 			if len(slices) == 1 {
-				must.Eq(t, 1, got.batchFallbacks.Load(), must.Sprint("the run with the refused registration"))
+				must.Eq(t, 1, got.groupFallbacks.Load(), must.Sprint("the run with the refused registration"))
 			}
-			must.Greater(t, 0, got.batchedEntries.Load())
+			must.Greater(t, 0, got.groupedEntries.Load())
 
 			a, b := want.State(), got.State()
 			mustSameJobsAndEvals(t, a, b, "jobs", "job_version", "job_summary", "evals", "allocs", "nodes")
@@ -172,7 +173,7 @@ func testApplyBatchSame(t *testing.T, queue bool) {
 	}
 }
 
-func mustQueueEntries(t *testing.T, f *nomadFSM) []*structs.BatchQueueEntry {
+func mustQueueEntries(t *testing.T, f *FSM) []*structs.BatchQueueEntry {
 	t.Helper()
 	entries, err := f.State().BatchQueueEntries(nil)
 	must.NoError(t, err)

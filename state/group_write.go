@@ -9,31 +9,36 @@ import (
 	"github.com/nomadq/nomadq/structs"
 )
 
-// WriteBatch applies several Raft entries in one memdb transaction. Each
-// entry is written at its own index exactly as a write of its own would
-// (the same objects, index fields, job statuses and index table rows), so
-// the state after the batch does not depend on how entries were grouped;
-// what the batch saves is one commit, and one copy of the upper levels of
-// every index tree, per entry.
+// GroupWrite group-commits several Raft entries: their writes share one
+// memdb transaction. Each entry is written at its own index exactly as a
+// write of its own would (the same objects, index fields, job statuses
+// and index table rows), so the state after the commit does not depend on
+// how entries were grouped; what the group saves is one commit, and one
+// copy of the upper levels of every index tree, per entry.
 //
-// Nothing is visible to readers until Commit. Reads an entry needs to
-// make against the earlier entries of the batch go through the batch
-// (BatchQueueHoldsEval). When an entry fails, the batch is spoilt: Abort it and
-// apply the entries one at a time instead, which gives the failed entry
-// its error and the others their writes.
+// Nothing is visible to readers until Commit. Each write hands back, in
+// Queued, which of the evals it stored wait in the batch queue, so the
+// caller routes the others without reading the store again. When an entry
+// fails, the group is spoilt: Abort it and apply the entries one at a
+// time instead, which gives the failed entry its error and the others
+// their writes.
 //
-// Only the FSM's apply loop, the store's one writer, may open a batch;
-// while it is open no other write can start.
-type WriteBatch struct {
+// Only the FSM's apply loop, the store's one writer, may open a group
+// write; while it is open no other write can start.
+type GroupWrite struct {
 	s  *StateStore
 	tx *writeTxn
 
-	// err is the first entry error; the batch is spoilt.
+	// err is the first entry error; the group is spoilt.
 	err error
 
 	// nodes and jobs whose allocs some entry changed, woken at commit.
 	nodes, jobs map[string]struct{}
 	enqueued    []*structs.BatchQueueEntry
+
+	// queued are the IDs of the evals the last write stored that wait in
+	// the batch queue.
+	queued map[string]struct{}
 
 	// pieces are each index's changes for the change feed; seen is the
 	// transaction's change list as of the last piece. Writes at one index
@@ -50,8 +55,8 @@ type changePiece struct {
 	changes memdb.Changes
 }
 
-// BeginBatch opens a write batch.
-func (s *StateStore) BeginBatch() *WriteBatch {
+// BeginGroupWrite opens a group write.
+func (s *StateStore) BeginGroupWrite() *GroupWrite {
 	tx := &writeTxn{
 		Txn:       s.db.Txn(true),
 		touched:   make(map[string]struct{}),
@@ -61,16 +66,17 @@ func (s *StateStore) BeginBatch() *WriteBatch {
 	if s.changeFeed != nil {
 		tx.TrackChanges()
 	}
-	return &WriteBatch{s: s, tx: tx, nodes: make(map[string]struct{}), jobs: make(map[string]struct{})}
+	return &GroupWrite{s: s, tx: tx, nodes: make(map[string]struct{}), jobs: make(map[string]struct{})}
 }
 
-// write runs one entry's writes at index in the batch's transaction and
+// write runs one entry's writes at index in the group's transaction and
 // settles them as StateStore.write does before its commit.
-func (b *WriteBatch) write(index uint64, fn func(tx *writeTxn) error) error {
+func (b *GroupWrite) write(index uint64, fn func(tx *writeTxn) error) error {
 	if b.err != nil {
-		return fmt.Errorf("write batch spoilt by an earlier entry: %w", b.err)
+		return fmt.Errorf("group write spoilt by an earlier entry: %w", b.err)
 	}
 	tx := b.tx
+	tx.queued = nil
 	if b.written && index != b.at && b.s.changeFeed != nil {
 		// The writes at the last index are complete: split their
 		// changes out before this entry adds its own.
@@ -91,12 +97,13 @@ func (b *WriteBatch) write(index uint64, fn func(tx *writeTxn) error) error {
 	tx.allocNodes, tx.allocJobs = nil, nil
 	b.enqueued = append(b.enqueued, tx.enqueued...)
 	tx.enqueued = nil
+	b.queued = tx.queued
 	b.written = true
 	b.at = index
 	return nil
 }
 
-func (b *WriteBatch) settle(index uint64, fn func(tx *writeTxn) error) error {
+func (b *GroupWrite) settle(index uint64, fn func(tx *writeTxn) error) error {
 	tx := b.tx
 	if err := fn(tx); err != nil {
 		return err
@@ -121,9 +128,9 @@ func (b *WriteBatch) settle(index uint64, fn func(tx *writeTxn) error) error {
 // objects this entry did not write keep the order they had after the
 // previous entry, and the ones it wrote follow them. So the entry's own
 // changes are what follows the part of the list that matches the
-// previous one; an object an earlier entry of the batch wrote too gets,
+// previous one; an object an earlier entry of the group wrote too gets,
 // as its Before, what that entry left.
-func (b *WriteBatch) takeChanges(index uint64) {
+func (b *GroupWrite) takeChanges(index uint64) {
 	all := b.tx.Changes()
 	i := 0
 	var rewritten []memdb.Change
@@ -155,7 +162,7 @@ func (b *WriteBatch) takeChanges(index uint64) {
 
 // changeKey names the object a change is about: its table and primary
 // key.
-func (b *WriteBatch) changeKey(c memdb.Change) string {
+func (b *GroupWrite) changeKey(c memdb.Change) string {
 	obj := c.After
 	if obj == nil {
 		obj = c.Before
@@ -178,10 +185,10 @@ func sameChange(a, b memdb.Change) bool {
 // Commit makes every entry's writes visible at once, then wakes the
 // watchers and feeds the change feed (entry by entry, each with its own
 // index) and the batch queue, as each write of its own would have.
-func (b *WriteBatch) Commit() error {
+func (b *GroupWrite) Commit() error {
 	if b.err != nil {
 		b.tx.Abort()
-		return fmt.Errorf("write batch spoilt: %w", b.err)
+		return fmt.Errorf("group write spoilt: %w", b.err)
 	}
 	if b.written && b.s.changeFeed != nil {
 		b.takeChanges(b.at)
@@ -200,37 +207,53 @@ func (b *WriteBatch) Commit() error {
 	return nil
 }
 
-// Abort drops everything the batch wrote.
-func (b *WriteBatch) Abort() { b.tx.Abort() }
+// Abort drops everything the group wrote.
+func (b *GroupWrite) Abort() { b.tx.Abort() }
 
-// BatchQueueHoldsEval is StateStore.BatchQueueHoldsEval as of the batch's
-// writes so far.
-func (b *WriteBatch) BatchQueueHoldsEval(eval *structs.Evaluation) bool {
-	e, err := batchQueueEntry(b.tx.Txn, nil, eval.Namespace, eval.JobID)
-	return err == nil && e != nil && e.EvalID == eval.ID && !e.Released()
+// Queued reports whether the group's last write left the eval with this
+// ID waiting in the batch queue: the write routed it there, or found it
+// held there already. Such an eval must not go to the broker; the batch
+// queue releases it.
+func (b *GroupWrite) Queued(evalID string) bool {
+	_, ok := b.queued[evalID]
+	return ok
 }
 
-// The writes a batch takes: the ones the FSM applies by the thousand.
+// The writes a group takes: the FSM's writes that store evals.
 
-// UpsertJobWithSubmission is StateStore.UpsertJobWithSubmission in the batch.
-func (b *WriteBatch) UpsertJobWithSubmission(index uint64, job *structs.Job, sub *structs.JobSubmission, eval *structs.Evaluation) error {
+// UpsertJobWithSubmission is StateStore.UpsertJobWithSubmission in the group.
+func (b *GroupWrite) UpsertJobWithSubmission(index uint64, job *structs.Job, sub *structs.JobSubmission, eval *structs.Evaluation) error {
 	return b.write(index, upsertJobWithSubmission(job, sub, eval))
 }
 
-// UpsertEvals is StateStore.UpsertEvals in the batch.
-func (b *WriteBatch) UpsertEvals(index uint64, evals []*structs.Evaluation) error {
+// UpsertEvals is StateStore.UpsertEvals in the group.
+func (b *GroupWrite) UpsertEvals(index uint64, evals []*structs.Evaluation) error {
 	return b.write(index, upsertEvals(evals))
 }
 
-// UpdateAllocsFromClient is StateStore.UpdateAllocsFromClient in the batch.
-func (b *WriteBatch) UpdateAllocsFromClient(index uint64, allocs []*structs.Allocation) error {
+// UpdateAllocsFromClient is StateStore.UpdateAllocsFromClient in the group.
+func (b *GroupWrite) UpdateAllocsFromClient(index uint64, allocs []*structs.Allocation) error {
 	return b.write(index, updateAllocsFromClient(allocs))
 }
 
-// UpsertPlanResults is StateStore.UpsertPlanResults in the batch.
-func (b *WriteBatch) UpsertPlanResults(index uint64, req *structs.ApplyPlanResultsRequest) error {
+// UpsertPlanResults is StateStore.UpsertPlanResults in the group.
+func (b *GroupWrite) UpsertPlanResults(index uint64, req *structs.ApplyPlanResultsRequest) error {
 	if req == nil {
 		return errNilPlanResults
 	}
 	return b.write(index, upsertPlanResults(req))
+}
+
+// UpdateAllocsDesiredTransitions is StateStore.UpdateAllocsDesiredTransitions
+// in the group.
+func (b *GroupWrite) UpdateAllocsDesiredTransitions(index uint64, transitions map[string]*structs.DesiredTransition, evals []*structs.Evaluation) error {
+	return b.write(index, updateAllocsDesiredTransitions(transitions, evals))
+}
+
+// UpsertPeriodicLaunch is StateStore.UpsertPeriodicLaunch in the group.
+func (b *GroupWrite) UpsertPeriodicLaunch(index uint64, child *structs.Job, eval *structs.Evaluation, launch *structs.PeriodicLaunch) error {
+	if err := checkPeriodicLaunch(launch); err != nil {
+		return err
+	}
+	return b.write(index, upsertPeriodicLaunch(child, eval, launch))
 }

@@ -1,4 +1,4 @@
-package nomad
+package fsm
 
 import (
 	"github.com/nomadq/nomadq/structs"
@@ -6,7 +6,7 @@ import (
 
 // applyNodeDrain sets or clears a node's drain strategy as an operator
 // asked; a node made eligible again may be where blocked work fits.
-func (f *nomadFSM) applyNodeDrain(buf []byte, index uint64) any {
+func (f *FSM) applyNodeDrain(buf []byte, index uint64) any {
 	req, err := decode[structs.NodeUpdateDrainRequest](buf, structs.NodeUpdateDrainRequestType)
 	if err != nil {
 		return err
@@ -22,7 +22,7 @@ func (f *nomadFSM) applyNodeDrain(buf []byte, index uint64) any {
 }
 
 // applyBatchNodeDrain is the drainer's write that ends drains.
-func (f *nomadFSM) applyBatchNodeDrain(buf []byte, index uint64) any {
+func (f *FSM) applyBatchNodeDrain(buf []byte, index uint64) any {
 	req, err := decode[structs.BatchNodeUpdateDrainRequest](buf, structs.BatchNodeUpdateDrainRequestType)
 	if err != nil {
 		return err
@@ -40,20 +40,22 @@ func (f *nomadFSM) applyBatchNodeDrain(buf []byte, index uint64) any {
 
 // applyAllocDesiredTransition marks allocations (for migration, by the
 // drainer or `nomad alloc stop`) and writes the evals that move them.
-func (f *nomadFSM) applyAllocDesiredTransition(buf []byte, index uint64) any {
+func (f *FSM) applyAllocDesiredTransition(buf []byte, index uint64) any {
 	req, err := decode[structs.AllocUpdateDesiredTransitionRequest](buf, structs.AllocUpdateDesiredTransitionRequestType)
 	if err != nil {
 		return err
 	}
-	if err := f.State().UpdateAllocsDesiredTransitions(index, req.Allocs, req.Evals); err != nil {
-		return err
-	}
-	f.routeEvals(req.Evals)
-	return nil
+	return f.alone(func(w *entryWriter) error {
+		if err := w.UpdateAllocsDesiredTransitions(index, req.Allocs, req.Evals); err != nil {
+			return err
+		}
+		f.routeEvals(w, req.Evals)
+		return nil
+	})
 }
 
 // unblockNode releases evals blocked on the node's class.
-func (f *nomadFSM) unblockNode(id string, index uint64) {
+func (f *FSM) unblockNode(id string, index uint64) {
 	if n, err := f.State().NodeByID(nil, id); err == nil && n != nil {
 		f.blocked.Unblock(n.ComputedClass, index)
 	}

@@ -1,4 +1,4 @@
-package nomad
+package fsm
 
 import (
 	"fmt"
@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	metrics "github.com/hashicorp/go-metrics"
 	"github.com/hashicorp/raft"
+
 	"github.com/nomadq/nomadq/nomad/batchqueue"
 	"github.com/nomadq/nomadq/nomad/blockedevals"
 	"github.com/nomadq/nomadq/nomad/evalbroker"
@@ -18,11 +18,11 @@ import (
 	"github.com/nomadq/nomadq/structs"
 )
 
-// nomadFSM applies committed Raft entries to the state store. It is the
-// only writer of state. After writing evaluations it hands them to the
+// FSM applies committed Raft entries to the state store. It is the only
+// writer of state. After writing evaluations it hands them to the
 // leader's broker or blocked set, which are disabled (and ignore them) on
 // followers; those hand-offs never block.
-type nomadFSM struct {
+type FSM struct {
 	logger  hclog.Logger
 	blocked *blockedevals.Tracker
 	broker  *evalbroker.Broker
@@ -34,21 +34,23 @@ type nomadFSM struct {
 	// is set on every store the FSM builds, a restored one included.
 	batchQueueFeed func([]*structs.BatchQueueEntry)
 
-	// batchFallbacks counts the runs of batched entries that one failed
-	// entry sent back to be applied one at a time.
-	batchFallbacks atomic.Int64
-	// batchedEntries counts the entries applied in a shared transaction.
-	batchedEntries atomic.Int64
+	// groupFallbacks counts the group commits that one failed entry sent
+	// back to be applied one entry at a time.
+	groupFallbacks atomic.Int64
+	// groupedEntries counts the entries applied in a shared transaction.
+	groupedEntries atomic.Int64
 
-	fsmEvents
+	eventPublisher
 }
 
-func newFSM(logger hclog.Logger, blocked *blockedevals.Tracker, broker *evalbroker.Broker) (*nomadFSM, error) {
+// New returns an FSM over an empty state store that hands evals to
+// broker and blocked.
+func New(logger hclog.Logger, blocked *blockedevals.Tracker, broker *evalbroker.Broker) (*FSM, error) {
 	st, err := state.NewStateStore()
 	if err != nil {
 		return nil, err
 	}
-	f := &nomadFSM{logger: logger.Named("fsm"), blocked: blocked, broker: broker, state: st}
+	f := &FSM{logger: logger.Named("fsm"), blocked: blocked, broker: broker, state: st}
 	f.wireBatchQueue(st)
 	f.wireEvents(st)
 	return f, nil
@@ -56,21 +58,21 @@ func newFSM(logger hclog.Logger, blocked *blockedevals.Tracker, broker *evalbrok
 
 // wireBatchQueue gives a store the batch queue's routing rule and feed;
 // every store the FSM builds, a restored one included, gets them.
-func (f *nomadFSM) wireBatchQueue(st *state.StateStore) {
+func (f *FSM) wireBatchQueue(st *state.StateStore) {
 	st.SetBatchQueueRouter(batchqueue.Route)
 	st.SetBatchQueueFeed(f.batchQueueFeed)
 }
 
-// setBatchQueueFeed hands the rows each apply adds to the batch queue
+// SetBatchQueueFeed hands the rows each apply adds to the batch queue
 // table to fn (the leader's queue, which drops them unless it runs).
 // Call it before Raft starts.
-func (f *nomadFSM) setBatchQueueFeed(fn func([]*structs.BatchQueueEntry)) {
+func (f *FSM) SetBatchQueueFeed(fn func([]*structs.BatchQueueEntry)) {
 	f.batchQueueFeed = fn
 	f.wireBatchQueue(f.State())
 }
 
 // State returns the current state store; a restore replaces it.
-func (f *nomadFSM) State() *state.StateStore {
+func (f *FSM) State() *state.StateStore {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	return f.state
@@ -78,7 +80,7 @@ func (f *nomadFSM) State() *state.StateStore {
 
 // Apply applies one log entry and returns nil or the error that the
 // caller of raftApply receives.
-func (f *nomadFSM) Apply(l *raft.Log) any {
+func (f *FSM) Apply(l *raft.Log) any {
 	if len(l.Data) == 0 {
 		return nil
 	}
@@ -172,7 +174,7 @@ func decode[T any](buf []byte, msgType structs.MessageType) (*T, error) {
 	return &req, nil
 }
 
-func (f *nomadFSM) applyNodeRegister(buf []byte, index uint64) any {
+func (f *FSM) applyNodeRegister(buf []byte, index uint64) any {
 	req, err := decode[structs.NodeRegisterRequest](buf, structs.NodeRegisterRequestType)
 	if err != nil {
 		return err
@@ -186,7 +188,7 @@ func (f *nomadFSM) applyNodeRegister(buf []byte, index uint64) any {
 	return nil
 }
 
-func (f *nomadFSM) applyNodeDeregister(buf []byte, index uint64) any {
+func (f *FSM) applyNodeDeregister(buf []byte, index uint64) any {
 	req, err := decode[structs.NodeDeregisterRequest](buf, structs.NodeDeregisterRequestType)
 	if err != nil {
 		return err
@@ -194,7 +196,7 @@ func (f *nomadFSM) applyNodeDeregister(buf []byte, index uint64) any {
 	return f.State().DeleteNode(index, req.NodeIDs)
 }
 
-func (f *nomadFSM) applyNodeStatus(buf []byte, index uint64) any {
+func (f *FSM) applyNodeStatus(buf []byte, index uint64) any {
 	req, err := decode[structs.NodeUpdateStatusRequest](buf, structs.NodeUpdateStatusRequestType)
 	if err != nil {
 		return err
@@ -203,10 +205,8 @@ func (f *nomadFSM) applyNodeStatus(buf []byte, index uint64) any {
 	if err := st.UpdateNodeStatus(index, req.NodeID, req.Status, req.UpdatedAt, req.NodeEvent); err != nil {
 		return err
 	}
-	if len(req.Evals) > 0 {
-		if err := f.upsertEvals(index, req.Evals); err != nil {
-			return err
-		}
+	if err := f.upsertEvals(index, req.Evals); err != nil {
+		return err
 	}
 	if req.Status == structs.NodeStatusReady {
 		if n, err := st.NodeByID(nil, req.NodeID); err == nil && n != nil {
@@ -216,7 +216,7 @@ func (f *nomadFSM) applyNodeStatus(buf []byte, index uint64) any {
 	return nil
 }
 
-func (f *nomadFSM) applyNodeEligibility(buf []byte, index uint64) any {
+func (f *FSM) applyNodeEligibility(buf []byte, index uint64) any {
 	req, err := decode[structs.NodeUpdateEligibilityRequest](buf, structs.NodeUpdateEligibilityRequestType)
 	if err != nil {
 		return err
@@ -225,10 +225,8 @@ func (f *nomadFSM) applyNodeEligibility(buf []byte, index uint64) any {
 	if err := st.UpdateNodeEligibility(index, req.NodeID, req.Eligibility, req.UpdatedAt, req.NodeEvent); err != nil {
 		return err
 	}
-	if len(req.Evals) > 0 {
-		if err := f.upsertEvals(index, req.Evals); err != nil {
-			return err
-		}
+	if err := f.upsertEvals(index, req.Evals); err != nil {
+		return err
 	}
 	if req.Eligibility == structs.NodeSchedulingEligible {
 		if n, err := st.NodeByID(nil, req.NodeID); err == nil && n != nil {
@@ -238,11 +236,11 @@ func (f *nomadFSM) applyNodeEligibility(buf []byte, index uint64) any {
 	return nil
 }
 
-func (f *nomadFSM) applyJobRegister(buf []byte, index uint64) any {
-	return f.jobRegister(f.direct(), buf, index)
+func (f *FSM) applyJobRegister(buf []byte, index uint64) any {
+	return f.alone(func(w *entryWriter) error { return f.jobRegister(w, buf, index) })
 }
 
-func (f *nomadFSM) jobRegister(w entryWriter, buf []byte, index uint64) error {
+func (f *FSM) jobRegister(w *entryWriter, buf []byte, index uint64) error {
 	req, err := decode[structs.JobRegisterRequest](buf, structs.JobRegisterRequestType)
 	if err != nil {
 		return err
@@ -254,12 +252,12 @@ func (f *nomadFSM) jobRegister(w entryWriter, buf []byte, index uint64) error {
 		return err
 	}
 	if req.Eval != nil {
-		f.routeEvalsVia(w, []*structs.Evaluation{req.Eval})
+		f.routeEvals(w, []*structs.Evaluation{req.Eval})
 	}
 	return nil
 }
 
-func (f *nomadFSM) applyJobDeregister(buf []byte, index uint64) any {
+func (f *FSM) applyJobDeregister(buf []byte, index uint64) any {
 	req, err := decode[structs.JobDeregisterRequest](buf, structs.JobDeregisterRequestType)
 	if err != nil {
 		return err
@@ -285,18 +283,16 @@ func (f *nomadFSM) applyJobDeregister(buf []byte, index uint64) any {
 	}
 	f.blocked.Untrack(req.Namespace, req.JobID)
 	if req.Eval != nil {
-		if err := f.upsertEvals(index, []*structs.Evaluation{req.Eval}); err != nil {
-			return err
-		}
+		return f.upsertEvals(index, []*structs.Evaluation{req.Eval})
 	}
 	return nil
 }
 
-func (f *nomadFSM) applyEvalUpdate(buf []byte, index uint64) any {
-	return f.evalUpdate(f.direct(), buf, index)
+func (f *FSM) applyEvalUpdate(buf []byte, index uint64) any {
+	return f.alone(func(w *entryWriter) error { return f.evalUpdate(w, buf, index) })
 }
 
-func (f *nomadFSM) evalUpdate(w entryWriter, buf []byte, index uint64) error {
+func (f *FSM) evalUpdate(w *entryWriter, buf []byte, index uint64) error {
 	req, err := decode[structs.EvalUpdateRequest](buf, structs.EvalUpdateRequestType)
 	if err != nil {
 		return err
@@ -304,31 +300,32 @@ func (f *nomadFSM) evalUpdate(w entryWriter, buf []byte, index uint64) error {
 	return f.upsertEvalsVia(w, index, req.Evals)
 }
 
-// upsertEvals writes evals and routes them to the leader's structures.
-func (f *nomadFSM) upsertEvals(index uint64, evals []*structs.Evaluation) error {
-	return f.upsertEvalsVia(f.direct(), index, evals)
+// upsertEvals writes an entry's evals, when it has any, on their own
+// and routes them to the leader's structures.
+func (f *FSM) upsertEvals(index uint64, evals []*structs.Evaluation) error {
+	if len(evals) == 0 {
+		return nil
+	}
+	return f.alone(func(w *entryWriter) error { return f.upsertEvalsVia(w, index, evals) })
 }
 
-func (f *nomadFSM) upsertEvalsVia(w entryWriter, index uint64, evals []*structs.Evaluation) error {
+func (f *FSM) upsertEvalsVia(w *entryWriter, index uint64, evals []*structs.Evaluation) error {
 	if err := w.UpsertEvals(index, evals); err != nil {
 		return err
 	}
-	f.routeEvalsVia(w, evals)
+	f.routeEvals(w, evals)
 	return nil
 }
 
-// routeEvals hands evals to the broker or blocked set; both are in-memory
-// and disabled on followers, so this never blocks Raft.
-func (f *nomadFSM) routeEvals(evals []*structs.Evaluation) {
-	f.routeEvalsVia(f.direct(), evals)
-}
-
-// routeEvalsVia decides where each eval goes as of w's writes (whether
-// the batch queue holds it), and hands it over once they are visible.
-func (f *nomadFSM) routeEvalsVia(w entryWriter, evals []*structs.Evaluation) {
+// routeEvals hands the evals w's last write stored to the broker or the
+// blocked set once the writes are visible; both are in-memory and
+// disabled on followers, so this never blocks Raft. Where a pending eval
+// goes was decided by that write: one it routed to the batch queue (or
+// found held there) waits there, and only the others reach the broker.
+func (f *FSM) routeEvals(w *entryWriter, evals []*structs.Evaluation) {
 	for _, e := range evals {
 		switch {
-		case e.Status == structs.EvalStatusPending && e.Type == structs.JobTypeBatch && w.BatchQueueHoldsEval(e):
+		case e.Status == structs.EvalStatusPending && w.Queued(e.ID):
 			// Waits in the batch queue, which watches its table.
 		case e.Status == structs.EvalStatusPending:
 			w.after(func() { f.broker.Enqueue(e) })
@@ -340,7 +337,7 @@ func (f *nomadFSM) routeEvalsVia(w entryWriter, evals []*structs.Evaluation) {
 	}
 }
 
-func (f *nomadFSM) applyEvalDelete(buf []byte, index uint64) any {
+func (f *FSM) applyEvalDelete(buf []byte, index uint64) any {
 	req, err := decode[structs.EvalDeleteRequest](buf, structs.EvalDeleteRequestType)
 	if err != nil {
 		return err
@@ -348,11 +345,11 @@ func (f *nomadFSM) applyEvalDelete(buf []byte, index uint64) any {
 	return f.State().DeleteEval(index, req.Evals, req.Allocs)
 }
 
-func (f *nomadFSM) applyAllocClientUpdate(buf []byte, index uint64) any {
-	return f.allocClientUpdate(f.direct(), buf, index)
+func (f *FSM) applyAllocClientUpdate(buf []byte, index uint64) any {
+	return f.alone(func(w *entryWriter) error { return f.allocClientUpdate(w, buf, index) })
 }
 
-func (f *nomadFSM) allocClientUpdate(w entryWriter, buf []byte, index uint64) error {
+func (f *FSM) allocClientUpdate(w *entryWriter, buf []byte, index uint64) error {
 	req, err := decode[structs.AllocUpdateRequest](buf, structs.AllocClientUpdateRequestType)
 	if err != nil {
 		return err
@@ -383,11 +380,11 @@ func (f *nomadFSM) allocClientUpdate(w entryWriter, buf []byte, index uint64) er
 	return nil
 }
 
-func (f *nomadFSM) applyPlanResults(buf []byte, index uint64) any {
-	return f.planResults(f.direct(), buf, index)
+func (f *FSM) applyPlanResults(buf []byte, index uint64) any {
+	return f.alone(func(w *entryWriter) error { return f.planResults(w, buf, index) })
 }
 
-func (f *nomadFSM) planResults(w entryWriter, buf []byte, index uint64) error {
+func (f *FSM) planResults(w *entryWriter, buf []byte, index uint64) error {
 	req, err := decode[structs.ApplyPlanResultsRequest](buf, structs.ApplyPlanResultsRequestType)
 	if err != nil {
 		return err
@@ -395,14 +392,14 @@ func (f *nomadFSM) planResults(w entryWriter, buf []byte, index uint64) error {
 	if err := w.UpsertPlanResults(index, req); err != nil {
 		return err
 	}
-	f.routeEvalsVia(w, req.Evals)
+	f.routeEvals(w, req.Evals)
 	return nil
 }
 
 // applySchedulerConfig writes the configuration; one that switches the
 // batch queue off drains the queue in the same transaction, and the evals
 // that waited in it go to the broker at once.
-func (f *nomadFSM) applySchedulerConfig(buf []byte, index uint64) any {
+func (f *FSM) applySchedulerConfig(buf []byte, index uint64) any {
 	req, err := decode[structs.SchedulerSetConfigRequest](buf, structs.SchedulerConfigRequestType)
 	if err != nil {
 		return err
@@ -426,7 +423,7 @@ func (f *nomadFSM) applySchedulerConfig(buf []byte, index uint64) any {
 }
 
 // enqueue hands evals to the broker (a no-op on followers).
-func (f *nomadFSM) enqueue(evals []*structs.Evaluation) {
+func (f *FSM) enqueue(evals []*structs.Evaluation) {
 	for _, e := range evals {
 		f.broker.Enqueue(e)
 	}
@@ -434,17 +431,17 @@ func (f *nomadFSM) enqueue(evals []*structs.Evaluation) {
 
 // Snapshot captures the state for Raft; it is written out later, off the
 // apply path.
-func (f *nomadFSM) Snapshot() (raft.FSMSnapshot, error) {
+func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
 	snap, err := f.State().Snapshot()
 	if err != nil {
 		return nil, err
 	}
-	return &fsmSnapshot{snap: snap}, nil
+	return &snapshot{snap: snap}, nil
 }
 
 // Restore replaces the state with a snapshot's. Blocking queries on the old
 // store are woken through its abandon channel.
-func (f *nomadFSM) Restore(r io.ReadCloser) error {
+func (f *FSM) Restore(r io.ReadCloser) error {
 	defer r.Close()
 	start := time.Now()
 	st, err := state.RestoreFrom(r)
@@ -463,11 +460,13 @@ func (f *nomadFSM) Restore(r io.ReadCloser) error {
 	return nil
 }
 
-type fsmSnapshot struct {
+// snapshot is a state snapshot Raft writes out off the apply path.
+type snapshot struct {
 	snap *state.StateSnapshot
 }
 
-func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
+// Persist writes the snapshot to sink.
+func (s *snapshot) Persist(sink raft.SnapshotSink) error {
 	if d, ok := sink.(inmemsnapshots.DeferringSink); ok {
 		// A dev server's store: encode only if the snapshot is read. The
 		// state snapshot is immutable, so encoding it later writes the
@@ -485,65 +484,5 @@ func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
 	return sink.Close()
 }
 
-func (s *fsmSnapshot) Release() {}
-
-// raftApply encodes a message, commits it through Raft and returns the
-// FSM's response and the entry's index. An error from the FSM is returned
-// as the error.
-func (s *Server) raftApply(t structs.MessageType, msg any) (any, uint64, error) {
-	future, err := s.raftApplyAsync(t, msg)
-	if err != nil {
-		return nil, 0, err
-	}
-	if err := future.Error(); err != nil {
-		return nil, 0, err
-	}
-	resp := future.Response()
-	if err, ok := resp.(error); ok && err != nil {
-		return nil, future.Index(), err
-	}
-	return resp, future.Index(), nil
-}
-
-// raftApplyAsync encodes msg and hands it to Raft without waiting for it
-// to be applied; raftResult waits. The apply's latency is measured when
-// it completes.
-func (s *Server) raftApplyAsync(t structs.MessageType, msg any) (raft.ApplyFuture, error) {
-	buf, err := structs.Encode(t, msg)
-	if err != nil {
-		return nil, fmt.Errorf("encode %s: %w", t, err)
-	}
-	start := time.Now()
-	return &measuredApply{ApplyFuture: s.raft.Apply(buf, s.config.RaftTimeout), srv: s, start: start,
-		labels: []metrics.Label{{Name: "type", Value: t.String()}}}, nil
-}
-
-// measuredApply records nomad.nomad.raft.apply the first time its result
-// is waited for.
-type measuredApply struct {
-	raft.ApplyFuture
-	srv      *Server
-	start    time.Time
-	labels   []metrics.Label
-	measured sync.Once
-}
-
-func (m *measuredApply) Error() error {
-	err := m.ApplyFuture.Error()
-	m.measured.Do(func() {
-		m.srv.metrics().MeasureSinceWithLabels([]string{"nomad", "raft", "apply"}, m.start, m.labels)
-	})
-	return err
-}
-
-// raftResult waits for an apply and returns its error, or the error the
-// FSM answered with.
-func raftResult(f raft.ApplyFuture) error {
-	if err := f.Error(); err != nil {
-		return err
-	}
-	if err, ok := f.Response().(error); ok && err != nil {
-		return err
-	}
-	return nil
-}
+// Release is a no-op: the state snapshot holds no resources.
+func (s *snapshot) Release() {}

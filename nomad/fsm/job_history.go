@@ -1,18 +1,22 @@
-package nomad
+package fsm
 
 import (
 	"github.com/nomadq/nomadq/structs"
 )
 
-func (f *nomadFSM) applyJobStability(buf []byte, index uint64) any {
+func (f *FSM) applyJobStability(buf []byte, index uint64) any {
 	req, err := decode[structs.JobStabilityRequest](buf, structs.JobStabilityRequestType)
 	if err != nil {
 		return err
 	}
-	return f.State().UpdateJobStability(index, namespaceOf(req.Namespace), req.JobID, req.JobVersion, req.Stable)
+	ns := req.Namespace
+	if ns == "" {
+		ns = structs.DefaultNamespace
+	}
+	return f.State().UpdateJobStability(index, ns, req.JobID, req.JobVersion, req.Stable)
 }
 
-func (f *nomadFSM) applyScalingEvent(buf []byte, index uint64) any {
+func (f *FSM) applyScalingEvent(buf []byte, index uint64) any {
 	req, err := decode[structs.ScalingEventRequest](buf, structs.ScalingEventRegisterRequestType)
 	if err != nil {
 		return err
@@ -20,7 +24,7 @@ func (f *nomadFSM) applyScalingEvent(buf []byte, index uint64) any {
 	return f.State().UpsertScalingEvent(index, req)
 }
 
-func (f *nomadFSM) applyReconcileJobSummaries(buf []byte, index uint64) any {
+func (f *FSM) applyReconcileJobSummaries(buf []byte, index uint64) any {
 	if _, err := decode[structs.ReconcileJobSummariesRequest](buf, structs.ReconcileJobSummariesRequestType); err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package nomad
+package fsm
 
 import (
 	"bytes"
@@ -34,7 +34,7 @@ func TestFSM_NamespacesAndNodePools(t *testing.T) {
 	restored := testFSM(t)
 	must.NoError(t, restored.Restore(io.NopCloser(bytes.NewReader(sink.Bytes()))))
 
-	for _, fsm := range []*nomadFSM{f, restored} {
+	for _, fsm := range []*FSM{f, restored} {
 		nss, err := fsm.State().NamespacesByNamePrefix(nil, "")
 		must.NoError(t, err)
 		must.SliceLen(t, 2, nss)
