@@ -103,25 +103,6 @@ func waitJobDead(t *testing.T, addr, job string) {
 	}))
 }
 
-// jobDeadWithin polls the job until its status is dead or d has passed.
-func jobDeadWithin(addr, job string, d time.Duration) bool {
-	c, err := api.NewClient(&api.Config{Address: addr})
-	if err != nil {
-		return false
-	}
-	deadline := time.Now().Add(d)
-	for {
-		j, _, err := c.Jobs().Info(job, nil)
-		if err == nil && *j.Status == "dead" {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // dumpJob logs what a job that did not finish was left with: its status,
 // summary, evals and every alloc that is not complete, so a failure says
 // where the pipeline stopped.

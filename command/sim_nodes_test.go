@@ -1,12 +1,14 @@
 package command
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
+	"github.com/shoenig/test/wait"
 
 	"github.com/nomadq/nomadq/agent/agenttest"
 	"github.com/nomadq/nomadq/agent/config"
@@ -23,10 +25,13 @@ func TestSimNodes_DevAgentRunsBatchJob(t *testing.T) {
 	must.NoError(t, err)
 
 	simIDs := map[string]bool{}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		nodes, _, err := c.Nodes().List(nil)
-		must.NoError(t, err)
+	var nodes []*api.NodeListStub
+	must.Wait(t, wait.InitialSuccess(wait.ErrorFunc(func() error {
+		var err error
+		nodes, _, err = c.Nodes().List(nil)
+		if err != nil {
+			return err
+		}
 		ready := 0
 		for _, n := range nodes {
 			if n.Status == "ready" && strings.HasPrefix(n.Name, "sim-") {
@@ -34,15 +39,12 @@ func TestSimNodes_DevAgentRunsBatchJob(t *testing.T) {
 				simIDs[n.ID] = true
 			}
 		}
-		if ready == 50 {
-			must.Eq(t, 50, len(nodes), must.Sprint("only the simulated nodes register: no real client runs"))
-			break
+		if ready != 50 {
+			return fmt.Errorf("%d of 50 simulated nodes ready", ready)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of 50 simulated nodes ready after 30s", ready)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	}), wait.Timeout(60*time.Second), wait.Gap(20*time.Millisecond)))
+	must.Eq(t, 50, len(nodes), must.Sprint("only the simulated nodes register: no real client runs"))
 
 	code, out, errOut := cli(t, addr, "node", "status")
 	must.Eq(t, 0, code, must.Sprint(errOut))
@@ -71,10 +73,7 @@ job "simjob" {
 `)
 	code, out, errOut = cli(t, addr, "job", "run", "-detach", spec)
 	must.Eq(t, 0, code, must.Sprint(errOut, out))
-	if !jobDeadWithin(addr, "simjob", 15*time.Second) {
-		dumpJob(t, c, "simjob")
-		t.Fatalf("job simjob not dead after 15s")
-	}
+	waitJobDead(t, addr, "simjob")
 
 	allocs, _, err := c.Jobs().Allocations("simjob", false, nil)
 	must.NoError(t, err)
