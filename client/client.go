@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/nomadq/nomadq/client/allocrunner"
 	"github.com/nomadq/nomadq/client/drivers"
+	"github.com/nomadq/nomadq/client/drivers/docker"
 	execdriver "github.com/nomadq/nomadq/client/drivers/exec"
 	"github.com/nomadq/nomadq/client/drivers/mock"
 	"github.com/nomadq/nomadq/client/drivers/rawexec"
@@ -110,11 +111,19 @@ func NewClient(cfg Config) (*Client, error) {
 	}
 	c.drivers = cfg.Drivers
 	if c.drivers == nil {
+		dockerCfg, err := docker.ParsePluginConfig(cfg.DockerPluginConfig)
+		if err != nil {
+			c.cancel()
+			db.Close()
+			return nil, fmt.Errorf("client: %w", err)
+		}
 		c.drivers = map[string]drivers.Driver{
 			rawexec.Name: rawexec.New(rawexec.Options{Enabled: cfg.rawExecEnabled()}),
 			// exec needs no enabling, as in Nomad: it fingerprints itself
 			// undetected where it cannot isolate tasks.
 			execdriver.Name: execdriver.New(execdriver.Options{ChrootEnv: cfg.ChrootEnv}),
+			// docker too: detected where its engine answers.
+			docker.Name: docker.New(docker.Options{Config: dockerCfg, NodeID: id, NodeName: cfg.NodeName, Logger: cfg.Logger}),
 		}
 		if cfg.DevMode || cfg.optionBool("driver.mock_driver.enable") {
 			c.drivers[mock.Name] = mock.New()

@@ -86,6 +86,11 @@ type Config struct {
 	// Version is reported as the node's nomad.version.
 	Version string
 
+	// DockerPluginConfig is the agent's plugin "docker" { config { ... } }
+	// block as decoded (docker.ParsePluginConfig reads it); nil means
+	// Nomad's defaults: the engine at DOCKER_HOST or the default socket.
+	DockerPluginConfig map[string]any
+
 	// Drivers, when set, replaces the built-in drivers (tests).
 	Drivers map[string]drivers.Driver
 	// ExtraAllocHooks are added to every alloc runner (tests).

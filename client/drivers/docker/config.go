@@ -1,0 +1,276 @@
+package docker
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/nomadq/nomadq/client/drivers"
+)
+
+// DefaultEndpoint is the engine's address when neither the plugin config
+// nor DOCKER_HOST names one.
+const DefaultEndpoint = "unix:///var/run/docker.sock"
+
+// DefaultAllowCaps are the capabilities a task may keep or add unless the
+// plugin's allow_caps says otherwise: Nomad's defaults (Docker's default
+// set less NET_RAW).
+var DefaultAllowCaps = []string{
+	"AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD",
+	"NET_BIND_SERVICE", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT",
+}
+
+// PluginConfig is the docker plugin's config block as Nomad reads it, the
+// keys nomadq honours.
+type PluginConfig struct {
+	// Endpoint is the engine's address; "" means DOCKER_HOST, else
+	// DefaultEndpoint.
+	Endpoint string
+	// GCContainer removes a task's container once the task is destroyed.
+	GCContainer bool
+	// VolumesEnabled allows host paths in a task's volumes and mounts;
+	// reported as driver.docker.volumes.enabled.
+	VolumesEnabled bool
+	// AllowPrivileged allows privileged = true in tasks.
+	AllowPrivileged bool
+	// AllowCaps are the capabilities tasks may have; "ALL" allows any.
+	AllowCaps []string
+	// PullActivityTimeout cancels a pull the engine reports no progress
+	// on for this long.
+	PullActivityTimeout time.Duration
+	// ImagePullTimeout is a pull's limit unless the task sets
+	// image_pull_timeout.
+	ImagePullTimeout time.Duration
+	// InfraImage is the image of the network pause container; it takes
+	// effect with bridge networking, which is not supported yet.
+	InfraImage string
+	// ExtraLabels are globs over Nomad's optional container labels
+	// (job_name, job_id, task_group_name, task_name, namespace,
+	// node_name, node_id).
+	ExtraLabels []string
+}
+
+// DefaultPluginConfig is the config of a client whose agent has no
+// plugin "docker" block, as Nomad's defaults.
+func DefaultPluginConfig() PluginConfig {
+	return PluginConfig{
+		Endpoint:            os.Getenv("DOCKER_HOST"),
+		GCContainer:         true,
+		AllowCaps:           slices.Clone(DefaultAllowCaps),
+		PullActivityTimeout: 2 * time.Minute,
+		ImagePullTimeout:    5 * time.Minute,
+		InfraImage:          "registry.k8s.io/pause-amd64:3.3",
+	}
+}
+
+// pluginKeys are the plugin config keys nomadq honours; pluginRefused are
+// Nomad's others, refused with the reason.
+var (
+	pluginKeys = []string{
+		"endpoint", "auth", "gc", "volumes", "allow_privileged", "allow_caps",
+		"pull_activity_timeout", "image_pull_timeout", "infra_image", "extra_labels",
+	}
+	pluginRefused = []string{
+		"tls", "logging", "nvidia_runtime", "allow_runtimes", "infra_image_pull_timeout",
+		"container_exists_attempts", "oom_score_adj", "pids_limit", "disable_log_collection",
+		"windows_allow_insecure_container_admin", "allowed_modes",
+	}
+)
+
+// ParsePluginConfig reads a plugin "docker" { config { ... } } block as
+// the agent's config decoder hands it over (nested blocks as a map or a
+// list of one map) on top of DefaultPluginConfig. Nomad keys nomadq does
+// not implement yet and keys Nomad does not have are refused by name.
+func ParsePluginConfig(m map[string]any) (PluginConfig, error) {
+	c := DefaultPluginConfig()
+	if err := checkKnown("plugin \"docker\" config", m, pluginKeys, pluginRefused); err != nil {
+		return c, err
+	}
+	var err error
+	if v, ok, e := drivers.String(m, "endpoint"); e != nil {
+		return c, pluginErr(e)
+	} else if ok && v != "" {
+		c.Endpoint = v
+	}
+	if auth, err := block(m, "auth"); err != nil {
+		return c, pluginErr(err)
+	} else if len(auth) > 0 {
+		// Registry credentials from a docker config file or a
+		// credential helper come with registry pulls (issue 39).
+		for _, k := range slices.Sorted(mapKeys(auth)) {
+			return c, fmt.Errorf("docker plugin config: auth.%s is not supported by nomadq yet", k)
+		}
+	}
+	if gc, err := block(m, "gc"); err != nil {
+		return c, pluginErr(err)
+	} else if gc != nil {
+		if err := checkKnown("plugin \"docker\" config gc", gc, []string{"container", "image"}, []string{"image_delay", "dangling_containers"}); err != nil {
+			return c, err
+		}
+		if v, ok, err := boolKey(gc, "container"); err != nil {
+			return c, pluginErr(err)
+		} else if ok {
+			c.GCContainer = v
+		}
+		// nomadq never removes images yet; only the setting that says
+		// so is accepted.
+		if v, ok, err := boolKey(gc, "image"); err != nil {
+			return c, pluginErr(err)
+		} else if ok && v {
+			return c, fmt.Errorf("docker plugin config: gc.image = true is not supported by nomadq yet: images are not garbage collected; set gc.image = false")
+		}
+	}
+	if vol, err := block(m, "volumes"); err != nil {
+		return c, pluginErr(err)
+	} else if vol != nil {
+		if err := checkKnown("plugin \"docker\" config volumes", vol, []string{"enabled"}, []string{"selinuxlabel"}); err != nil {
+			return c, err
+		}
+		if c.VolumesEnabled, _, err = boolKey(vol, "enabled"); err != nil {
+			return c, pluginErr(err)
+		}
+	}
+	if c.AllowPrivileged, _, err = boolKey(m, "allow_privileged"); err != nil {
+		return c, pluginErr(err)
+	}
+	if _, ok := m["allow_caps"]; ok {
+		caps, err := drivers.Strings(m, "allow_caps")
+		if err != nil {
+			return c, pluginErr(err)
+		}
+		c.AllowCaps = normalizeCaps(caps)
+	}
+	for _, d := range []struct {
+		key string
+		dst *time.Duration
+	}{{"pull_activity_timeout", &c.PullActivityTimeout}, {"image_pull_timeout", &c.ImagePullTimeout}} {
+		v, ok, err := drivers.Duration(m, d.key)
+		if err != nil {
+			return c, pluginErr(err)
+		}
+		if ok {
+			if v <= 0 {
+				return c, fmt.Errorf("docker plugin config: %s must be positive, got %s", d.key, v)
+			}
+			*d.dst = v
+		}
+	}
+	if v, ok, e := drivers.String(m, "infra_image"); e != nil {
+		return c, pluginErr(e)
+	} else if ok && v != "" {
+		c.InfraImage = v
+	}
+	if c.ExtraLabels, err = drivers.Strings(m, "extra_labels"); err != nil {
+		return c, pluginErr(err)
+	}
+	for _, g := range c.ExtraLabels {
+		if _, err := path.Match(g, ""); err != nil {
+			return c, fmt.Errorf("docker plugin config: extra_labels: %q is not a valid glob: %v", g, err)
+		}
+	}
+	return c, nil
+}
+
+// endpoint is where the engine is reached.
+func (c PluginConfig) endpoint() string {
+	if c.Endpoint != "" {
+		return c.Endpoint
+	}
+	return DefaultEndpoint
+}
+
+func pluginErr(err error) error { return fmt.Errorf("docker plugin config: %w", err) }
+
+// checkKnown refuses the first key (in sorted order) of m that is not in
+// ok: by name as not supported yet when it is in refused (a key Nomad
+// has), as unknown otherwise.
+func checkKnown(what string, m map[string]any, ok, refused []string) error {
+	for _, k := range slices.Sorted(mapKeys(m)) {
+		if slices.Contains(ok, k) {
+			continue
+		}
+		if slices.Contains(refused, k) {
+			return &drivers.ValidationError{Err: fmt.Errorf("docker: %s key %q is not supported by nomadq yet", what, k)}
+		}
+		allowed := append(slices.Clone(ok), refused...)
+		sort.Strings(allowed)
+		return &drivers.ValidationError{Err: fmt.Errorf("docker: unknown %s key %q (Nomad's keys: %s)", what, k, strings.Join(allowed, ", "))}
+	}
+	return nil
+}
+
+func mapKeys(m map[string]any) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// block returns the block m[key]: decoders hand a block over as a map or
+// as a list of one map (HCL's repeated block form). nil when absent.
+func block(m map[string]any, key string) (map[string]any, error) {
+	v, ok := m[key]
+	if !ok || v == nil {
+		return nil, nil
+	}
+	switch b := v.(type) {
+	case map[string]any:
+		return b, nil
+	case []map[string]any:
+		if len(b) == 1 {
+			return b[0], nil
+		}
+		if len(b) == 0 {
+			return nil, nil
+		}
+	case []any:
+		if len(b) == 0 {
+			return nil, nil
+		}
+		if len(b) == 1 {
+			if mm, ok := b[0].(map[string]any); ok {
+				return mm, nil
+			}
+		}
+	}
+	return nil, &drivers.ValidationError{Err: fmt.Errorf("config key %q must be a single block, got %T", key, v)}
+}
+
+// boolKey returns m[key] as a bool; "true"/"false" strings are accepted
+// as the agent's options carry them.
+func boolKey(m map[string]any, key string) (bool, bool, error) {
+	v, ok := m[key]
+	if !ok || v == nil {
+		return false, false, nil
+	}
+	switch b := v.(type) {
+	case bool:
+		return b, true, nil
+	case string:
+		switch b {
+		case "true", "1":
+			return true, true, nil
+		case "false", "0":
+			return false, true, nil
+		}
+	}
+	return false, true, &drivers.ValidationError{Err: fmt.Errorf("config key %q must be a bool, got %v", key, v)}
+}
+
+// normalizeCaps upper-cases capability names and strips "CAP_", as
+// Docker and Nomad accept either spelling.
+func normalizeCaps(caps []string) []string {
+	out := make([]string, 0, len(caps))
+	for _, c := range caps {
+		c = strings.ToUpper(strings.TrimSpace(c))
+		out = append(out, strings.TrimPrefix(c, "CAP_"))
+	}
+	return out
+}

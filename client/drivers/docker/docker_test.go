@@ -1,0 +1,373 @@
+package docker
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/moby/moby/client"
+	"github.com/nomadq/nomadq/client/drivers"
+	"github.com/nomadq/nomadq/client/drivers/docker/dockertest"
+	"github.com/shoenig/test/must"
+	"github.com/shoenig/test/wait"
+)
+
+// One engine for the package: starting dockerd costs about a second.
+func TestMain(m *testing.M) { dockertest.Main(m) }
+
+// newDriver returns a driver on the test engine with the plugin config
+// m (nil: defaults).
+func newDriver(t *testing.T, e *dockertest.Engine, m map[string]any) *Driver {
+	t.Helper()
+	if m == nil {
+		m = map[string]any{}
+	}
+	m["endpoint"] = e.Host
+	pc, err := ParsePluginConfig(m)
+	must.NoError(t, err)
+	return New(Options{Config: pc, NodeID: "node-1", NodeName: "node-one"})
+}
+
+var taskSeq int
+
+// newTask lays out an alloc dir as the client does and returns a task
+// config for it.
+func newTask(t *testing.T, cfg map[string]any) *drivers.TaskConfig {
+	t.Helper()
+	taskSeq++
+	allocDir := t.TempDir()
+	allocID := strings.ReplaceAll(t.Name(), "/", "-") + "-" + time.Now().Format("150405.000000")
+	allocID = strings.ToLower(strings.NewReplacer("_", "-", ".", "-").Replace(allocID))
+	for _, d := range []string{"alloc/logs", "alloc/data", "web/local", "web/secrets"} {
+		must.NoError(t, os.MkdirAll(filepath.Join(allocDir, d), 0o755))
+	}
+	if _, ok := cfg["network_mode"]; !ok {
+		cfg["network_mode"] = "none"
+	}
+	return &drivers.TaskConfig{
+		ID:        allocID + "/web",
+		AllocID:   allocID,
+		Name:      "web",
+		JobName:   "example",
+		TaskGroup: "group",
+		Config:    cfg,
+		Env:       map[string]string{"NOMAD_ALLOC_ID": allocID, "NOMAD_JOB_ID": "example", "NOMAD_NAMESPACE": "default"},
+		TaskDir:   filepath.Join(allocDir, "web"),
+		LogDir:    filepath.Join(allocDir, "alloc/logs"),
+		MaxFiles:  3, MaxFileSizeMB: 1,
+		Resources: &drivers.Resources{CPUShares: 100, MemoryMB: 64},
+	}
+}
+
+func waitExit(t *testing.T, d *Driver, id string, within time.Duration) *drivers.ExitResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	ch, err := d.WaitTask(ctx, id)
+	must.NoError(t, err)
+	res, ok := <-ch
+	must.True(t, ok, must.Sprint("task did not exit in time"))
+	return res
+}
+
+func readLog(t *testing.T, tc *drivers.TaskConfig, prefix string) string {
+	t.Helper()
+	b, err := os.ReadFile(prefix + ".0")
+	if errors.Is(err, os.ErrNotExist) {
+		return ""
+	}
+	must.NoError(t, err)
+	return string(b)
+}
+
+// containersOf lists the engine's containers (running or not) labelled
+// with the alloc ID.
+func containersOf(t *testing.T, e *dockertest.Engine, allocID string, all bool) int {
+	t.Helper()
+	res, err := e.Client.ContainerList(context.Background(), client.ContainerListOptions{
+		All: all, Filters: client.Filters{}.Add("label", LabelAllocID+"="+allocID),
+	})
+	must.NoError(t, err)
+	return len(res.Items)
+}
+
+func TestDriver_Fingerprint(t *testing.T) {
+	e := dockertest.Require(t)
+	d := newDriver(t, e, map[string]any{"allow_privileged": true, "volumes": map[string]any{"enabled": true}})
+	fp := d.Fingerprint()
+	must.True(t, fp.Detected)
+	must.True(t, fp.Healthy, must.Sprint(fp.HealthDescription))
+	must.Eq(t, "true", fp.Attributes["driver.docker"])
+	must.StrHasPrefix(t, "20.", fp.Attributes["driver.docker.version"])
+	must.Eq(t, "true", fp.Attributes["driver.docker.privileged.enabled"])
+	must.Eq(t, "true", fp.Attributes["driver.docker.volumes.enabled"])
+	must.Eq(t, "linux", fp.Attributes["driver.docker.os_type"])
+
+	gone := New(Options{Config: PluginConfig{Endpoint: "unix://" + filepath.Join(t.TempDir(), "none.sock")}})
+	fp = gone.Fingerprint()
+	must.False(t, fp.Detected)
+	must.False(t, fp.Healthy)
+	must.Eq(t, "Failed to connect to docker daemon", fp.HealthDescription)
+}
+
+// TestDriver_HealthFollowsEngine checks a driver that saw its engine turns
+// unhealthy (still detected) when the engine stops answering and healthy
+// when it answers again.
+func TestDriver_HealthFollowsEngine(t *testing.T) {
+	e := dockertest.Require(t)
+	// A proxy socket the test can take away and bring back.
+	dir, err := os.MkdirTemp("", "nqp")
+	must.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "p.sock")
+	p := startProxy(t, sock, strings.TrimPrefix(e.Host, "unix://"))
+	d := New(Options{Config: PluginConfig{Endpoint: "unix://" + sock}})
+	must.True(t, d.Fingerprint().Healthy)
+	p.Close()
+	fp := d.Fingerprint()
+	must.True(t, fp.Detected)
+	must.False(t, fp.Healthy)
+	p = startProxy(t, sock, strings.TrimPrefix(e.Host, "unix://"))
+	defer p.Close()
+	must.True(t, d.Fingerprint().Healthy)
+}
+
+func TestDriver_HelloLogsAndLabels(t *testing.T) {
+	e := dockertest.Require(t)
+	d := newDriver(t, e, map[string]any{"extra_labels": []any{"job_*", "task_name", "node_id"}})
+	tc := newTask(t, map[string]any{
+		"image":   dockertest.Image,
+		"command": "/bin/sh",
+		"args":    []any{"-c", `echo hello-$NOMAD_ALLOC_ID; echo dir=$NOMAD_ALLOC_DIR; echo oops >&2; echo x > $NOMAD_ALLOC_DIR/data/seen; echo s > /secrets/s; echo l > /local/l`},
+		"labels":  map[string]any{"team": "queue"},
+	})
+	_, err := d.StartTask(tc)
+	must.NoError(t, err)
+	res := waitExit(t, d, tc.ID, time.Minute)
+	must.True(t, res.Successful(), must.Sprintf("%+v", res))
+	out := readLog(t, tc, tc.StdoutPrefix())
+	must.StrContains(t, out, "hello-"+tc.AllocID+"\n")
+	must.StrContains(t, out, "dir=/alloc\n")
+	must.Eq(t, "oops\n", readLog(t, tc, tc.StderrPrefix()))
+	for _, f := range []string{"alloc/data/seen", "web/secrets/s", "web/local/l"} {
+		_, err := os.Stat(filepath.Join(filepath.Dir(tc.TaskDir), f))
+		must.NoError(t, err, must.Sprintf("%s written in the container", f))
+	}
+
+	ins, err := e.Client.ContainerInspect(context.Background(), "web-"+tc.AllocID, client.ContainerInspectOptions{})
+	must.NoError(t, err)
+	l := ins.Container.Config.Labels
+	must.Eq(t, tc.AllocID, l[LabelAllocID])
+	must.Eq(t, "example", l[LabelJobName])
+	must.Eq(t, "example", l[LabelJobID])
+	must.Eq(t, "web", l[LabelTaskName])
+	must.Eq(t, "node-1", l[LabelNodeID])
+	must.Eq(t, "queue", l["team"])
+	_, hasNS := l[LabelNamespace]
+	must.False(t, hasNS, must.Sprint("namespace is not in extra_labels"))
+	must.Eq(t, int64(64<<20), ins.Container.HostConfig.Memory)
+
+	must.NoError(t, d.DestroyTask(tc.ID))
+	must.Eq(t, 0, containersOf(t, e, tc.AllocID, true))
+}
+
+func TestDriver_ExitCode(t *testing.T) {
+	e := dockertest.Require(t)
+	d := newDriver(t, e, map[string]any{"gc": map[string]any{"container": false}})
+	tc := newTask(t, map[string]any{"image": dockertest.Image, "command": "sh", "args": []any{"-c", "exit 3"}})
+	_, err := d.StartTask(tc)
+	must.NoError(t, err)
+	res := waitExit(t, d, tc.ID, time.Minute)
+	must.Eq(t, 3, res.ExitCode)
+	must.False(t, res.Successful())
+	must.NoError(t, d.DestroyTask(tc.ID))
+	// gc.container = false keeps it.
+	must.Eq(t, 1, containersOf(t, e, tc.AllocID, true))
+	_, err = e.Client.ContainerRemove(context.Background(), "web-"+tc.AllocID, client.ContainerRemoveOptions{Force: true})
+	must.NoError(t, err)
+}
+
+func TestDriver_StopAndDestroy(t *testing.T) {
+	e := dockertest.Require(t)
+	d := newDriver(t, e, nil)
+	// sh ignores SIGINT as pid 1; the kill after the timeout ends it.
+	tc := newTask(t, map[string]any{"image": dockertest.Image, "command": "sleep", "args": []any{"600"}})
+	_, err := d.StartTask(tc)
+	must.NoError(t, err)
+	must.Eq(t, 1, containersOf(t, e, tc.AllocID, false))
+	must.NoError(t, d.StopTask(tc.ID, 500*time.Millisecond, "SIGTERM"))
+	res := waitExit(t, d, tc.ID, time.Minute)
+	must.False(t, res.Successful())
+	must.NoError(t, d.DestroyTask(tc.ID))
+	must.Eq(t, 0, containersOf(t, e, tc.AllocID, true))
+	_, err = d.get(tc.ID)
+	must.ErrorIs(t, err, drivers.ErrTaskNotFound)
+}
+
+func TestDriver_OOMKilled(t *testing.T) {
+	e := dockertest.Require(t)
+	d := newDriver(t, e, nil)
+	tc := newTask(t, map[string]any{
+		"image": dockertest.Image, "command": "sh",
+		// The shell's variable grows past the 32 MB limit.
+		"args": []any{"-c", `x=$(head -c 200000000 /dev/zero | tr '\0' a); echo ${#x}`},
+	})
+	tc.Resources = &drivers.Resources{MemoryMB: 32}
+	_, err := d.StartTask(tc)
+	must.NoError(t, err)
+	res := waitExit(t, d, tc.ID, 2*time.Minute)
+	must.True(t, res.OOMKilled, must.Sprintf("%+v", res))
+	must.EqError(t, res.Err, drivers.OOMKilledMessage)
+	must.NoError(t, d.DestroyTask(tc.ID))
+}
+
+// TestDriver_Recover checks a second driver (a restarted client) finds
+// the running container by its handle, keeps its logs without repeating
+// them, and reports the exit of a container that ended while no driver
+// watched it with its real code.
+func TestDriver_Recover(t *testing.T) {
+	e := dockertest.Require(t)
+	d1 := newDriver(t, e, nil)
+	tc := newTask(t, map[string]any{
+		"image": dockertest.Image, "command": "sh",
+		"args": []any{"-c", `echo before; while [ ! -e /alloc/data/go ]; do sleep 0.1; done; echo after; exit 7`},
+	})
+	h, err := d1.StartTask(tc)
+	must.NoError(t, err)
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
+		return readLog(t, tc, tc.StdoutPrefix()) == "before\n"
+	}), wait.Timeout(30*time.Second), wait.Gap(50*time.Millisecond)))
+	// The old client goes away without destroying anything.
+	mustGet(t, d1, tc.ID).stop()
+
+	d2 := newDriver(t, e, nil)
+	must.NoError(t, d2.RecoverTask(h))
+	must.NoError(t, os.WriteFile(filepath.Join(filepath.Dir(tc.LogDir), "data/go"), nil, 0o644))
+	res := waitExit(t, d2, tc.ID, time.Minute)
+	must.Eq(t, 7, res.ExitCode)
+	must.Eq(t, "before\nafter\n", readLog(t, tc, tc.StdoutPrefix()))
+	must.Eq(t, 1, containersOf(t, e, tc.AllocID, true), must.Sprint("no second container"))
+
+	// A container that died while no driver ran.
+	d3 := newDriver(t, e, nil)
+	must.NoError(t, d3.RecoverTask(h))
+	must.Eq(t, 7, waitExit(t, d3, tc.ID, time.Minute).ExitCode)
+	must.NoError(t, d3.DestroyTask(tc.ID))
+	must.Error(t, newDriver(t, e, nil).RecoverTask(h), must.Sprint("the container is gone"))
+}
+
+func TestDriver_ExecAndStats(t *testing.T) {
+	e := dockertest.Require(t)
+	d := newDriver(t, e, nil)
+	tc := newTask(t, map[string]any{"image": dockertest.Image, "command": "sleep", "args": []any{"600"}})
+	_, err := d.StartTask(tc)
+	must.NoError(t, err)
+	t.Cleanup(func() { _ = d.DestroyTask(tc.ID) })
+
+	var out, errOut bytes.Buffer
+	code, err := d.ExecTask(context.Background(), tc, &drivers.ExecOptions{
+		Command: []string{"sh", "-c", "cat; echo id=$NOMAD_ALLOC_ID; echo e >&2; exit 4"},
+		Stdin:   strings.NewReader("in\n"), Stdout: &out, Stderr: &errOut,
+	})
+	must.NoError(t, err)
+	must.Eq(t, 4, code)
+	must.Eq(t, "in\nid="+tc.AllocID+"\n", out.String())
+	must.Eq(t, "e\n", errOut.String())
+
+	u, err := d.TaskStats(tc.ID)
+	must.NoError(t, err)
+	must.Positive(t, u.Usage)
+	must.SliceContains(t, u.Measured, "RSS")
+}
+
+func TestDriver_SignalTask(t *testing.T) {
+	e := dockertest.Require(t)
+	d := newDriver(t, e, nil)
+	tc := newTask(t, map[string]any{"image": dockertest.Image, "command": "sh",
+		"args": []any{"-c", `trap 'echo got-usr1; exit 0' USR1; while true; do sleep 0.1; done`}})
+	_, err := d.StartTask(tc)
+	must.NoError(t, err)
+	t.Cleanup(func() { _ = d.DestroyTask(tc.ID) })
+	must.Wait(t, wait.InitialSuccess(wait.ErrorFunc(func() error {
+		if err := d.SignalTask(tc.ID, "SIGUSR1"); err != nil {
+			return err
+		}
+		select {
+		case <-mustGet(t, d, tc.ID).done:
+			return nil
+		case <-time.After(200 * time.Millisecond):
+			return errors.New("not exited yet")
+		}
+	}), wait.Timeout(30*time.Second), wait.Gap(50*time.Millisecond)))
+	must.True(t, waitExit(t, d, tc.ID, time.Minute).Successful())
+	must.StrContains(t, readLog(t, tc, tc.StdoutPrefix()), "got-usr1")
+}
+
+// proxy forwards connections on a socket to the engine's socket, so a
+// test can take the engine away from a driver and give it back.
+type proxy struct {
+	l     net.Listener
+	mu    sync.Mutex
+	conns []net.Conn
+}
+
+func startProxy(t *testing.T, sock, target string) *proxy {
+	t.Helper()
+	os.Remove(sock)
+	l, err := net.Listen("unix", sock)
+	must.NoError(t, err)
+	p := &proxy{l: l}
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			up, err := net.Dial("unix", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, c, up)
+			p.mu.Unlock()
+			go func() { _, _ = io.Copy(up, c); up.Close() }()
+			go func() { _, _ = io.Copy(c, up); c.Close() }()
+		}
+	}()
+	return p
+}
+
+// Close stops accepting and cuts the connections it forwards.
+func (p *proxy) Close() {
+	p.l.Close()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		c.Close()
+	}
+}
+
+func mustGet(t *testing.T, d *Driver, id string) *task {
+	tk, err := d.get(id)
+	must.NoError(t, err)
+	return tk
+}
+
+func TestDriver_StartFailsForMissingImage(t *testing.T) {
+	e := dockertest.Require(t)
+	// A registry on a closed loopback port: the pull fails fast.
+	d := newDriver(t, e, nil)
+	tc := newTask(t, map[string]any{"image": "127.0.0.1:1/nothing/here:1", "image_pull_timeout": "20s"})
+	_, err := d.StartTask(tc)
+	must.ErrorContains(t, err, `pull image "127.0.0.1:1/nothing/here:1"`)
+	must.Eq(t, 0, containersOf(t, e, tc.AllocID, true))
+}

@@ -1,0 +1,114 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/distribution/reference"
+	"github.com/moby/moby/api/pkg/authconfig"
+	"github.com/moby/moby/api/types/registry"
+	"github.com/moby/moby/client"
+)
+
+// ensureImage pulls the task's image when the engine does not have it,
+// or always with force_pull, within image_pull_timeout; a pull the engine
+// reports no progress on for pull_activity_timeout is cancelled.
+func (d *Driver) ensureImage(c taskConfig) error {
+	if !c.forcePull {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		_, err := d.client.ImageInspect(ctx, c.image)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if !notFound(err) {
+			return fmt.Errorf("docker: inspect image %q: %w", c.image, err)
+		}
+	}
+	return d.pull(c)
+}
+
+func (d *Driver) pull(c taskConfig) error {
+	ref, err := reference.ParseNormalizedNamed(c.image)
+	if err != nil {
+		return fmt.Errorf("docker: image %q: %w", c.image, err)
+	}
+	opts := client.ImagePullOptions{}
+	if c.auth != nil {
+		server := c.auth.serverAddress
+		if server == "" {
+			server = reference.Domain(ref)
+		}
+		enc, err := authconfig.Encode(registry.AuthConfig{Username: c.auth.username, Password: c.auth.password, ServerAddress: server})
+		if err != nil {
+			return fmt.Errorf("docker: encode registry auth: %w", err)
+		}
+		opts.RegistryAuth = enc
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), c.imagePullTimeout)
+	defer cancel()
+	d.logger.Info("pulling image", "image", c.image)
+	resp, err := d.client.ImagePull(ctx, reference.TagNameOnly(ref).String(), opts)
+	if err != nil {
+		return fmt.Errorf("docker: pull image %q: %w", c.image, err)
+	}
+	defer resp.Close()
+
+	// Each message from the engine is activity; none for
+	// pull_activity_timeout cancels the pull.
+	var mu sync.Mutex
+	last := time.Now()
+	stalled := make(chan struct{})
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		t := time.NewTicker(max(d.cfg.PullActivityTimeout/10, 100*time.Millisecond))
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				mu.Lock()
+				idle := time.Since(last)
+				mu.Unlock()
+				if idle > d.cfg.PullActivityTimeout {
+					close(stalled)
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	for msg, err := range resp.JSONMessages(ctx) {
+		mu.Lock()
+		last = time.Now()
+		mu.Unlock()
+		if err == nil && msg.Error != nil {
+			err = errors.New(msg.Error.Message)
+		}
+		if err != nil {
+			select {
+			case <-stalled:
+				return fmt.Errorf("docker: pull image %q: no progress for %s (pull_activity_timeout)", c.image, d.cfg.PullActivityTimeout)
+			default:
+			}
+			if ctx.Err() == context.DeadlineExceeded {
+				return fmt.Errorf("docker: pull image %q: not done within image_pull_timeout %s", c.image, c.imagePullTimeout)
+			}
+			return fmt.Errorf("docker: pull image %q: %w", c.image, err)
+		}
+	}
+	d.logger.Info("image pulled", "image", c.image)
+	return nil
+}
+
+// notFound reports the engine's "no such image/container".
+func notFound(err error) bool {
+	return err != nil && (cerrdefs.IsNotFound(err) || strings.Contains(strings.ToLower(err.Error()), "no such"))
+}

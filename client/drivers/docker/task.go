@@ -1,0 +1,162 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/moby/moby/api/pkg/stdcopy"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+	"github.com/nomadq/nomadq/client/drivers"
+)
+
+// task is a container the driver tracks.
+type task struct {
+	cfg         *drivers.TaskConfig
+	containerID string
+
+	// done is closed once result is set.
+	done   chan struct{}
+	result *drivers.ExitResult
+
+	// cancelLogs stops following the output; logsDone is closed when the
+	// follower has written all it got.
+	cancelLogs context.CancelFunc
+	logsDone   chan struct{}
+	stopOnce   sync.Once
+}
+
+// stop stops following the container's output.
+func (t *task) stop() {
+	t.stopOnce.Do(t.cancelLogs)
+	<-t.logsDone
+}
+
+// track starts following a started (or recovered) container: its output
+// from since (zero: all of it) into the task's log files, and its exit.
+func (d *Driver) track(tc *drivers.TaskConfig, id string, since time.Time) *task {
+	logCtx, cancel := context.WithCancel(context.Background())
+	t := &task{cfg: tc, containerID: id, done: make(chan struct{}), cancelLogs: cancel, logsDone: make(chan struct{})}
+	d.mu.Lock()
+	d.tasks[tc.ID] = t
+	d.mu.Unlock()
+	go func() {
+		defer close(t.logsDone)
+		if err := d.followLogs(logCtx, t, since); err != nil && logCtx.Err() == nil {
+			d.logger.Warn("following container output failed", "task_id", tc.ID, "container_id", shortID(id), "error", err)
+		}
+	}()
+	go d.waitExit(t)
+	return t
+}
+
+// followLogs copies the container's stdout and stderr into the task's
+// rotated log files until the container's output ends.
+func (d *Driver) followLogs(ctx context.Context, t *task, since time.Time) error {
+	tc := t.cfg
+	stdoutPrefix, stderrPrefix := tc.StdoutPrefix(), tc.StderrPrefix()
+	if tc.LogsDisabled {
+		stdoutPrefix, stderrPrefix = "", ""
+	}
+	maxSize := int64(tc.MaxFileSizeMB) << 20
+	stdout, err := openLogWriter(stdoutPrefix, tc.MaxFiles, maxSize)
+	if err != nil {
+		return err
+	}
+	defer stdout.Close()
+	stderr, err := openLogWriter(stderrPrefix, tc.MaxFiles, maxSize)
+	if err != nil {
+		return err
+	}
+	defer stderr.Close()
+	opts := client.ContainerLogsOptions{ShowStdout: true, ShowStderr: true, Follow: true}
+	if !since.IsZero() {
+		opts.Since = strconv.FormatInt(since.Unix(), 10) + "." + fmt.Sprintf("%09d", since.Nanosecond())
+	}
+	rc, err := d.client.ContainerLogs(ctx, t.containerID, opts)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	_, err = stdcopy.StdCopy(stdout, stderr, rc)
+	return err
+}
+
+// logsSince is where a recovered task's output is followed from: the
+// last write to its log files, so lines written before the restart are
+// not written twice.
+func logsSince(tc *drivers.TaskConfig) time.Time {
+	var last time.Time
+	for _, prefix := range []string{tc.StdoutPrefix(), tc.StderrPrefix()} {
+		live := prefix + "." + strconv.Itoa(latestIndex(prefix))
+		if st, err := os.Stat(live); err == nil && st.ModTime().After(last) {
+			last = st.ModTime()
+		}
+	}
+	return last
+}
+
+// waitExit waits for the container to stop and records how it ended; the
+// result is published once the output is written, so a reader of the
+// logs after the exit sees all of it.
+func (d *Driver) waitExit(t *task) {
+	res := d.waitContainer(t.containerID)
+	select {
+	case <-t.logsDone:
+	case <-time.After(10 * time.Second):
+		d.logger.Warn("container output still being followed after its exit", "container_id", shortID(t.containerID))
+	}
+	t.result = res
+	close(t.done)
+}
+
+// waitContainer blocks until the container is not running and returns its
+// exit. A lost connection to the engine is retried: the container runs on
+// without the client.
+func (d *Driver) waitContainer(id string) *drivers.ExitResult {
+	backoff := 500 * time.Millisecond
+	for {
+		w := d.client.ContainerWait(context.Background(), id, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
+		var err error
+		select {
+		case <-w.Result:
+		case err = <-w.Error:
+		}
+		if err == nil {
+			return d.exitResult(id)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		insp, ierr := d.client.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
+		cancel()
+		if notFound(ierr) {
+			return &drivers.ExitResult{ExitCode: -1, Err: fmt.Errorf("docker: container %s is gone: %w", shortID(id), ierr)}
+		}
+		if ierr == nil && insp.Container.State != nil && !insp.Container.State.Running {
+			return d.exitResult(id)
+		}
+		d.logger.Warn("waiting for container failed; retrying", "container_id", shortID(id), "error", err)
+		time.Sleep(backoff)
+		backoff = min(backoff*2, 10*time.Second)
+	}
+}
+
+// exitResult reads a stopped container's exit code and OOM state.
+func (d *Driver) exitResult(id string) *drivers.ExitResult {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	insp, err := d.client.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
+	if err != nil || insp.Container.State == nil {
+		return &drivers.ExitResult{ExitCode: -1, Err: fmt.Errorf("docker: inspect exited container %s: %v", shortID(id), err)}
+	}
+	st := insp.Container.State
+	r := &drivers.ExitResult{ExitCode: st.ExitCode, OOMKilled: st.OOMKilled}
+	if st.OOMKilled {
+		r.Err = errors.New(drivers.OOMKilledMessage)
+	}
+	return r
+}
