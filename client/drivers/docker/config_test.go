@@ -1,0 +1,145 @@
+package docker
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/nomadq/nomadq/client/drivers"
+	"github.com/shoenig/test/must"
+)
+
+func TestParsePluginConfig(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "")
+	def, err := ParsePluginConfig(nil)
+	must.NoError(t, err)
+	must.Eq(t, DefaultEndpoint, def.endpoint())
+	must.True(t, def.GCContainer)
+	must.False(t, def.AllowPrivileged)
+	must.Eq(t, 2*time.Minute, def.PullActivityTimeout)
+
+	t.Setenv("DOCKER_HOST", "unix:///run/other.sock")
+	env, err := ParsePluginConfig(map[string]any{})
+	must.NoError(t, err)
+	must.Eq(t, "unix:///run/other.sock", env.endpoint())
+
+	full, err := ParsePluginConfig(map[string]any{
+		"endpoint":              "unix:///x.sock",
+		"gc":                    []any{map[string]any{"container": false, "image": false}},
+		"volumes":               []map[string]any{{"enabled": true}},
+		"allow_privileged":      true,
+		"allow_caps":            []any{"cap_net_raw", "CHOWN"},
+		"pull_activity_timeout": "30s",
+		"extra_labels":          []any{"job_*"},
+		"infra_image":           "pause:1",
+	})
+	must.NoError(t, err)
+	must.Eq(t, "unix:///x.sock", full.endpoint())
+	must.False(t, full.GCContainer)
+	must.True(t, full.VolumesEnabled)
+	must.True(t, full.AllowPrivileged)
+	must.Eq(t, []string{"NET_RAW", "CHOWN"}, full.AllowCaps)
+	must.Eq(t, 30*time.Second, full.PullActivityTimeout)
+	must.Eq(t, []string{"job_*"}, full.ExtraLabels)
+
+	refused := []struct {
+		name string
+		cfg  map[string]any
+		want string
+	}{
+		{"unknown", map[string]any{"endpiont": "x"}, `unknown plugin "docker" config key "endpiont"`},
+		{"not built", map[string]any{"tls": map[string]any{}}, `plugin "docker" config key "tls" is not supported by nomadq yet`},
+		{"auth helper", map[string]any{"auth": map[string]any{"helper": "ecr"}}, "auth.helper is not supported"},
+		{"image gc", map[string]any{"gc": map[string]any{"image": true}}, "gc.image = true is not supported"},
+		{"image delay", map[string]any{"gc": map[string]any{"image_delay": "1m"}}, `gc key "image_delay" is not supported`},
+		{"selinux", map[string]any{"volumes": map[string]any{"selinuxlabel": "z"}}, `volumes key "selinuxlabel" is not supported`},
+		{"bad duration", map[string]any{"pull_activity_timeout": "soon"}, "pull_activity_timeout"},
+		{"bad glob", map[string]any{"extra_labels": []any{"job_["}}, "not a valid glob"},
+	}
+	for _, tc := range refused {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParsePluginConfig(tc.cfg)
+			must.ErrorContains(t, err, tc.want)
+		})
+	}
+}
+
+func TestParseTask(t *testing.T) {
+	pc := DefaultPluginConfig()
+	ok := func(extra map[string]any) map[string]any {
+		m := map[string]any{"image": "busybox:1"}
+		for k, v := range extra {
+			m[k] = v
+		}
+		return m
+	}
+	c, err := parseTask(ok(map[string]any{
+		"command": "sh", "args": []any{"-c", "true"}, "entrypoint": []any{"/bin/env"},
+		"labels": []any{map[string]any{"a": "b"}}, "cap_add": []any{"chown"}, "cap_drop": []any{"ALL"},
+		"auth": []any{map[string]any{"username": "u", "password": "p"}}, "image_pull_timeout": "1m",
+		"memory_hard_limit": 128, "network_mode": "host", "readonly_rootfs": true, "force_pull": true,
+	}), pc)
+	must.NoError(t, err)
+	must.Eq(t, map[string]string{"a": "b"}, c.labels)
+	must.Eq(t, time.Minute, c.imagePullTimeout)
+	must.Eq(t, int64(128), c.memoryHardLimit)
+	must.Eq(t, "u", c.auth.username)
+
+	add, drop := taskConfig{}.effectiveCaps(pc)
+	must.SliceEmpty(t, add)
+	must.Eq(t, []string{"NET_RAW"}, drop, must.Sprint("Nomad's default allow_caps drops NET_RAW"))
+
+	refused := []struct {
+		name string
+		cfg  map[string]any
+		want string
+	}{
+		{"no image", map[string]any{"command": "x"}, `missing required config key "image"`},
+		{"bad image", map[string]any{"image": "UPPER/Case::"}, `config key "image": "UPPER/Case::" is not a valid image reference`},
+		{"unknown key", ok(map[string]any{"imagee": "x"}), `unknown task config key "imagee"`},
+		{"not built", ok(map[string]any{"ports": []any{"http"}}), `task config key "ports" is not supported by nomadq yet`},
+		{"volumes", ok(map[string]any{"volumes": []any{"/a:/b"}}), `task config key "volumes" is not supported`},
+		{"privileged", ok(map[string]any{"privileged": true}), "allow_privileged is false"},
+		{"cap not allowed", ok(map[string]any{"cap_add": []any{"SYS_ADMIN"}}), `"SYS_ADMIN" is not allowed by the docker plugin's allow_caps`},
+		{"container net", ok(map[string]any{"network_mode": "container:db"}), `"container:db": joining another container's network is not supported`},
+		{"custom net", ok(map[string]any{"network_mode": "mynet"}), `"mynet": user-defined networks are not supported`},
+		{"relative work_dir", ok(map[string]any{"work_dir": "srv"}), `"work_dir": "srv" must be an absolute path`},
+		{"reserved label", ok(map[string]any{"labels": map[string]any{LabelAllocID: "x"}}), "reserved"},
+		{"auth key", ok(map[string]any{"auth": map[string]any{"token": "x"}}), `unknown task config auth key "token"`},
+	}
+	for _, tc := range refused {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := parseTask(tc.cfg, pc)
+			must.ErrorContains(t, err, tc.want)
+			var ve *drivers.ValidationError
+			must.True(t, errors.As(err, &ve), must.Sprintf("%T is not a *ValidationError", err))
+		})
+	}
+	priv := pc
+	priv.AllowPrivileged = true
+	priv.AllowCaps = []string{"ALL"}
+	_, err = parseTask(ok(map[string]any{"privileged": true, "cap_add": []any{"SYS_ADMIN"}}), priv)
+	must.NoError(t, err)
+}
+
+func TestMemoryLimits(t *testing.T) {
+	const mb = 1 << 20
+	cases := []struct {
+		name                   string
+		hard, memory, max      int64
+		wantLimit, wantReserve int64
+	}{
+		{"memory is the limit", 0, 256, 0, 256 * mb, 0},
+		{"memory_max raises it", 0, 256, 512, 512 * mb, 256 * mb},
+		{"memory_hard_limit raises it", 1024, 256, 0, 1024 * mb, 256 * mb},
+		{"the higher wins", 1024, 256, 2048, 2048 * mb, 256 * mb},
+		{"memory_max -1 is no limit", 1024, 256, -1, 0, 256 * mb},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			l, r := memoryLimits(c.hard, c.memory, c.max)
+			must.Eq(t, c.wantLimit, l)
+			must.Eq(t, c.wantReserve, r)
+		})
+	}
+}
