@@ -9,8 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nomadq/nomadq/structs"
 	"github.com/shoenig/test/must"
+
+	"github.com/nomadq/nomadq/nomad/planfit"
+	"github.com/nomadq/nomadq/structs"
 )
 
 // reportLatencies adds p50 and p99 of the samples to the benchmark output.
@@ -163,7 +165,7 @@ func BenchmarkPlanApply(b *testing.B) {
 				for k := 0; k < size; k++ {
 					plan.AppendAlloc(mockAlloc(job, nodes[(i*size+k)%len(nodes)], reg.EvalID))
 				}
-				_, commit, err := s.applyPlan(plan, &inflightPlans{})
+				_, commit, err := s.applyPlan(plan, &planfit.Inflight{})
 				if err == nil && commit != nil {
 					err = raftResult(commit)
 				}
