@@ -12,56 +12,6 @@ import (
 	"github.com/shoenig/test/wait"
 )
 
-// TestPresignPlan_SignsNewPlacementsOnly: the worker signs the identities
-// of a plan's new placements before the plan reaches the applier, and
-// leaves an in-place update of a stored alloc to keep what it has.
-func TestPresignPlan_SignsNewPlacementsOnly(t *testing.T) {
-	st, err := state.NewStateStore()
-	must.NoError(t, err)
-	key, err := newRootKey(time.Now())
-	must.NoError(t, err)
-	must.NoError(t, st.UpsertRootKey(1, key))
-	job := identityJob("presign")
-	must.NoError(t, st.UpsertJob(2, job))
-	stored := &structs.Allocation{ID: structs.GenerateUUID(), Namespace: "default", JobID: job.ID, Job: job,
-		TaskGroup: "work", NodeID: structs.GenerateUUID(), DesiredStatus: structs.AllocDesiredStatusRun,
-		ClientStatus: structs.AllocClientStatusPending, SignedIdentities: map[string]string{"main": "stored-token"}}
-	must.NoError(t, st.UpsertAllocs(3, []*structs.Allocation{stored}))
-	snap, err := st.Snapshot()
-	must.NoError(t, err)
-
-	fresh := &structs.Allocation{ID: structs.GenerateUUID(), Namespace: "default", JobID: job.ID, TaskGroup: "work"}
-	update := &structs.Allocation{ID: stored.ID, Namespace: "default", JobID: job.ID, TaskGroup: "work"}
-	plan := &structs.Plan{Job: job, NodeAllocation: map[string][]*structs.Allocation{stored.NodeID: {fresh, update}}}
-	s := &Server{keyring: newKeyring()}
-	s.presignPlan(snap, plan)
-
-	must.MapLen(t, 1, fresh.SignedIdentities)
-	must.Eq(t, key.KeyID, fresh.SigningKeyID)
-	must.MapEmpty(t, update.SignedIdentities, must.Sprint("an update is left for the applier to carry over"))
-
-	// The applier keeps the worker's token rather than signing again.
-	token := fresh.SignedIdentities["main"]
-	write := fresh.Copy()
-	must.NoError(t, s.signIdentities(snap, plan, []placement{{planned: fresh, write: write}}))
-	must.Eq(t, token, write.SignedIdentities["main"])
-}
-
-// TestPresignPlan_WithoutKeyLeavesItToTheApplier: with no root key yet the
-// worker signs nothing and the applier reports the error.
-func TestPresignPlan_WithoutKeyLeavesItToTheApplier(t *testing.T) {
-	st, err := state.NewStateStore()
-	must.NoError(t, err)
-	snap, err := st.Snapshot()
-	must.NoError(t, err)
-	a := &structs.Allocation{ID: structs.GenerateUUID(), Namespace: "default", TaskGroup: "work"}
-	plan := &structs.Plan{Job: identityJob("x"), NodeAllocation: map[string][]*structs.Allocation{"n": {a}}}
-	s := &Server{keyring: newKeyring()}
-	s.presignPlan(snap, plan)
-	must.MapEmpty(t, a.SignedIdentities)
-	must.ErrorIs(t, s.signIdentities(snap, plan, []placement{{planned: a, write: a.Copy()}}), errNoActiveRootKey)
-}
-
 // TestSchedulerState_AllocsByNodeOmitsTerminal: the scheduler computes a
 // node's usage from its live allocs only, so a node that ran thousands of
 // finished allocs costs no more to place on than an idle one.

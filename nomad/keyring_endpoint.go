@@ -8,6 +8,7 @@ import (
 
 	memdb "github.com/hashicorp/go-memdb"
 
+	"github.com/nomadq/nomadq/nomad/keyring"
 	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
 )
@@ -29,7 +30,7 @@ func (k *Keyring) Rotate(args *structs.KeyringRotateRequest, reply *structs.Keyr
 	if err := checkRotateRequest(args); err != nil {
 		return err
 	}
-	key, err := newRootKey(time.Now())
+	key, err := keyring.NewRootKey(time.Now())
 	if err != nil {
 		return err
 	}
@@ -101,7 +102,7 @@ func (k *Keyring) ListPublic(args *structs.GenericRequest, reply *structs.Keyrin
 		}
 		reply.PublicKeys = make([]*structs.KeyringPublicKey, 0, len(keys))
 		for _, key := range keys {
-			pub, err := k.srv.keyring.publicKey(key)
+			pub, err := k.srv.keyring.PublicKey(key)
 			if err != nil {
 				return 0, err
 			}

@@ -7,28 +7,9 @@ import (
 
 	memdb "github.com/hashicorp/go-memdb"
 
+	"github.com/nomadq/nomadq/nomad/keyring"
 	"github.com/nomadq/nomadq/structs"
 )
-
-// nextPublication returns the prepublished key whose publish time comes
-// first and how long until it is due (zero or less: due now), or nil when
-// no key is prepublished. Ties go to the lower key ID, so every leader
-// picks the same key.
-func nextPublication(keys []*structs.RootKey, now time.Time) (*structs.RootKey, time.Duration) {
-	var next *structs.RootKey
-	for _, k := range keys {
-		if k.State != structs.RootKeyStatePrepublished {
-			continue
-		}
-		if next == nil || k.PublishTime < next.PublishTime || k.PublishTime == next.PublishTime && k.KeyID < next.KeyID {
-			next = k
-		}
-	}
-	if next == nil {
-		return nil, 0
-	}
-	return next, time.Unix(0, next.PublishTime).Sub(now)
-}
 
 // publishRootKeys is the leader loop that makes each prepublished key
 // active at its publish time. It watches the keyring, so a key
@@ -53,7 +34,7 @@ func (s *Server) publishRootKeys(ctx context.Context) {
 				continue
 			}
 		}
-		key, wait := nextPublication(keys, time.Now())
+		key, wait := keyring.NextPublication(keys, time.Now())
 		if key != nil && wait <= 0 {
 			active := key.Copy()
 			active.State = structs.RootKeyStateActive

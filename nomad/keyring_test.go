@@ -11,7 +11,7 @@ import (
 	"github.com/shoenig/test/must"
 	"github.com/shoenig/test/wait"
 
-	"github.com/nomadq/nomadq/state"
+	"github.com/nomadq/nomadq/nomad/keyring"
 	"github.com/nomadq/nomadq/structs"
 )
 
@@ -250,10 +250,10 @@ func TestKeyring_SignsWorkloadIdentitiesAtPlanApply(t *testing.T) {
 
 func TestFSM_RootKeyMessages(t *testing.T) {
 	f := testFSM(t)
-	old, err := newRootKey(time.Now())
+	old, err := keyring.NewRootKey(time.Now())
 	must.NoError(t, err)
 	mustApply(t, f, 1, structs.RootKeyUpsertRequestType, &structs.RootKeyUpsertRequest{RootKey: old})
-	cur, err := newRootKey(time.Now())
+	cur, err := keyring.NewRootKey(time.Now())
 	must.NoError(t, err)
 	mustApply(t, f, 2, structs.RootKeyUpsertRequestType, &structs.RootKeyUpsertRequest{RootKey: cur})
 
@@ -274,169 +274,11 @@ func TestFSM_RootKeyMessages(t *testing.T) {
 	must.Eq(t, "WrappedRootKeysUpsertRequestType", structs.RootKeyUpsertRequestType.String())
 }
 
-// keyedSnapshot returns a state snapshot holding one active root key.
-func keyedSnapshot(t testing.TB) (*state.StateSnapshot, *structs.RootKey) {
-	t.Helper()
-	st, err := state.NewStateStore()
-	must.NoError(t, err)
-	key, err := newRootKey(time.Now())
-	must.NoError(t, err)
-	must.NoError(t, st.UpsertRootKey(1, key))
-	snap, err := st.Snapshot()
-	must.NoError(t, err)
-	return snap, key
-}
-
-func TestSignIdentities_NewAndStoredAllocs(t *testing.T) {
-	snap, key := keyedSnapshot(t)
-	s := &Server{keyring: newKeyring()}
-	job := identityJob("many")
-	job.TaskGroups[0].Tasks = append(job.TaskGroups[0].Tasks, &structs.Task{Name: "side", Driver: "mock_driver",
-		Templates: []*structs.Template{{EmbeddedTmpl: "x", DestPath: "local/x"}}})
-	plan := &structs.Plan{Job: job}
-
-	stored := &structs.Allocation{
-		ID: structs.GenerateUUID(), Namespace: "default", TaskGroup: "work",
-		SignedIdentities: map[string]string{"main": "stored-token"}, SigningKeyID: "old-key",
-	}
-	var placements []placement
-	for i := range 16 {
-		a := &structs.Allocation{ID: structs.GenerateUUID(), Namespace: "default", TaskGroup: "work"}
-		p := placement{planned: a, write: a.Copy()}
-		if i == 0 {
-			// An in-place update: the scheduler's copy shares the stored map.
-			a = &structs.Allocation{ID: stored.ID, Namespace: "default", TaskGroup: "work", SignedIdentities: stored.SignedIdentities}
-			p = placement{planned: a, write: &structs.Allocation{ID: a.ID, Namespace: "default", TaskGroup: "work", SignedIdentities: stored.SignedIdentities}, existing: stored}
-		}
-		placements = append(placements, p)
-	}
-	must.NoError(t, s.signIdentities(snap, plan, placements))
-
-	must.Eq(t, map[string]string{"main": "stored-token"}, stored.SignedIdentities, must.Sprint("the stored alloc is never written into"))
-	must.Eq(t, "stored-token", placements[0].write.SignedIdentities["main"], must.Sprint("a stored identity is kept"))
-	for i, p := range placements {
-		must.MapLen(t, 2, p.write.SignedIdentities, must.Sprintf("placement %d", i))
-		must.Eq(t, key.KeyID, p.write.SigningKeyID)
-		for task, token := range p.write.SignedIdentities {
-			if i == 0 && task == "main" {
-				continue
-			}
-			tok, err := jwt.ParseSigned(token, []jose.SignatureAlgorithm{jose.RS256})
-			must.NoError(t, err)
-			var claims structs.WorkloadIdentityClaims
-			priv, err := x509.ParsePKCS1PrivateKey(key.RSAKey)
-			must.NoError(t, err)
-			must.NoError(t, tok.Claims(&priv.PublicKey, &claims))
-			must.Eq(t, structs.WorkloadIdentityClaims{Namespace: "default", JobID: "many", AllocationID: p.write.ID, TaskName: task}, claims)
-		}
-	}
-}
-
-func TestSignIdentities_NoKeyFailsThePlan(t *testing.T) {
-	st, err := state.NewStateStore()
-	must.NoError(t, err)
-	snap, err := st.Snapshot()
-	must.NoError(t, err)
-	s := &Server{keyring: newKeyring()}
-	a := &structs.Allocation{ID: structs.GenerateUUID(), TaskGroup: "work"}
-	err = s.signIdentities(snap, &structs.Plan{Job: identityJob("x")}, []placement{{planned: a, write: a.Copy()}})
-	must.ErrorIs(t, err, errNoActiveRootKey)
-}
-
-// TestSignIdentities_OnlyTasksThatUseOne: a task with neither an identity
-// block that exposes it nor a template is signed nothing, so a plan of
-// such tasks needs no root key; in a mixed group only the task that can
-// read its identity gets one.
-func TestSignIdentities_OnlyTasksThatUseOne(t *testing.T) {
-	st, err := state.NewStateStore()
-	must.NoError(t, err)
-	keyless, err := st.Snapshot()
-	must.NoError(t, err)
-	s := &Server{keyring: newKeyring()}
-	a := &structs.Allocation{ID: structs.GenerateUUID(), Namespace: "default", TaskGroup: "work"}
-	w := a.Copy()
-	must.NoError(t, s.signIdentities(keyless, &structs.Plan{Job: mockJob("plain")}, []placement{{planned: a, write: w}}))
-	must.MapEmpty(t, w.SignedIdentities)
-	plan := &structs.Plan{Job: mockJob("plain"), NodeAllocation: map[string][]*structs.Allocation{"n": {a}}}
-	s.presignPlan(keyless, plan)
-	must.MapEmpty(t, a.SignedIdentities)
-
-	snap, _ := keyedSnapshot(t)
-	job := mockJob("mixed")
-	hidden := &structs.Task{Name: "hidden", Driver: "mock_driver", Identity: &structs.WorkloadIdentity{Name: "default"}}
-	job.TaskGroups[0].Tasks = append(job.TaskGroups[0].Tasks, hidden,
-		&structs.Task{Name: "file", Driver: "mock_driver", Identity: &structs.WorkloadIdentity{File: true}})
-	b := &structs.Allocation{ID: structs.GenerateUUID(), Namespace: "default", TaskGroup: "work"}
-	w = b.Copy()
-	must.NoError(t, s.signIdentities(snap, &structs.Plan{Job: job}, []placement{{planned: b, write: w}}))
-	must.MapLen(t, 1, w.SignedIdentities)
-	must.MapContainsKey(t, w.SignedIdentities, "file")
-}
-
 // identityJob is mockJob with its task's identity in the env.
 func identityJob(id string) *structs.Job {
 	job := mockJob(id)
 	job.TaskGroups[0].Tasks[0].Identity = &structs.WorkloadIdentity{Env: true}
 	return job
-}
-
-// BenchmarkSignIdentities measures the plan applier's signing cost for a
-// plan of 100 one-task placements.
-func BenchmarkSignIdentities(b *testing.B) {
-	snap, _ := keyedSnapshot(b)
-	s := &Server{keyring: newKeyring()}
-	plan := &structs.Plan{Job: identityJob("bench")}
-	for b.Loop() {
-		placements := make([]placement, 100)
-		for i := range placements {
-			a := &structs.Allocation{ID: structs.GenerateUUID(), Namespace: "default", TaskGroup: "work"}
-			placements[i] = placement{planned: a, write: a.Copy()}
-		}
-		if err := s.signIdentities(snap, plan, placements); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-func TestNextPublication(t *testing.T) {
-	now := time.Unix(1_800_000_000, 0)
-	key := func(id string, st structs.RootKeyState, publish time.Time) *structs.RootKey {
-		k := &structs.RootKey{KeyID: id, State: st}
-		if !publish.IsZero() {
-			k.PublishTime = publish.UnixNano()
-		}
-		return k
-	}
-	cases := []struct {
-		name     string
-		keys     []*structs.RootKey
-		wantID   string
-		wantWait time.Duration
-	}{
-		{"empty keyring", nil, "", 0},
-		{"no prepublished key", []*structs.RootKey{key("a", structs.RootKeyStateActive, time.Time{}), key("b", structs.RootKeyStateInactive, time.Time{})}, "", 0},
-		{"due later", []*structs.RootKey{key("a", structs.RootKeyStateActive, time.Time{}), key("b", structs.RootKeyStatePrepublished, now.Add(time.Hour))}, "b", time.Hour},
-		{"overdue", []*structs.RootKey{key("b", structs.RootKeyStatePrepublished, now.Add(-time.Minute))}, "b", -time.Minute},
-		{"earliest first", []*structs.RootKey{
-			key("c", structs.RootKeyStatePrepublished, now.Add(2*time.Hour)),
-			key("d", structs.RootKeyStatePrepublished, now.Add(time.Hour)),
-		}, "d", time.Hour},
-		{"a tie goes to the lower ID", []*structs.RootKey{
-			key("f", structs.RootKeyStatePrepublished, now.Add(time.Hour)),
-			key("e", structs.RootKeyStatePrepublished, now.Add(time.Hour)),
-		}, "e", time.Hour},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			got, wait := nextPublication(tc.keys, now)
-			if tc.wantID == "" {
-				must.Nil(t, got)
-				return
-			}
-			must.Eq(t, tc.wantID, got.KeyID)
-			must.Eq(t, tc.wantWait, wait)
-		})
-	}
 }
 
 // A prepublished key is in the JWKS at once, signs nothing until its

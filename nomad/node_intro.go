@@ -55,7 +55,7 @@ func (a *ACL) CreateClientIntroductionToken(args *structs.ACLCreateClientIntrodu
 		return err
 	}
 	now := time.Now().UTC()
-	signer, err := a.srv.keyring.signer(snap, now)
+	signer, err := a.srv.keyring.Signer(snap, now)
 	if err != nil {
 		return err
 	}
@@ -70,7 +70,7 @@ func (a *ACL) CreateClientIntroductionToken(args *structs.ACLCreateClientIntrodu
 			Expiry:    jwt.NewNumericDate(now.Add(ttl)),
 		},
 	}
-	token, err := jwt.Signed(signer.signer).Claims(claims).Serialize()
+	token, err := signer.Sign(claims)
 	if err != nil {
 		return fmt.Errorf("sign client introduction token: %w", err)
 	}
@@ -96,7 +96,7 @@ func (s *Server) verifyIntroToken(secret string, now time.Time) (*structs.NodeIn
 	if key == nil {
 		return nil, fmt.Errorf("signing key %s is not in the keyring", tok.Headers[0].KeyID)
 	}
-	priv, err := s.keyring.privateKey(key)
+	priv, err := s.keyring.PrivateKey(key)
 	if err != nil {
 		return nil, err
 	}

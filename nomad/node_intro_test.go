@@ -21,7 +21,7 @@ func TestClientIntroductionToken_Claims(t *testing.T) {
 		c.NodeIntroduction = &structs.NodeIntroductionConfig{Enforcement: "strict", DefaultIdentityTTL: 2 * time.Minute, MaxIdentityTTL: 10 * time.Minute}
 	})
 	key := waitForKeyring(t, s)
-	priv, err := s.keyring.privateKey(key)
+	priv, err := s.keyring.PrivateKey(key)
 	must.NoError(t, err)
 
 	mint := func(req structs.ACLCreateClientIntroductionTokenRequest) (string, introClaims) {

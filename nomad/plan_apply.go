@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/nomadq/nomadq/nomad/keyring"
 	"github.com/nomadq/nomadq/nomad/planfit"
 	"github.com/nomadq/nomadq/structs"
 )
@@ -127,7 +128,7 @@ func (s *Server) applyPlan(plan *structs.Plan, inflight *planfit.Inflight) (*str
 			req.AllocsStopped = append(req.AllocsStopped, c)
 		}
 	}
-	var placements []placement
+	var placements []keyring.Placement
 	for _, allocs := range result.NodeAllocation {
 		for _, a := range allocs {
 			existing, err := snap.AllocByID(nil, a.ID)
@@ -135,7 +136,7 @@ func (s *Server) applyPlan(plan *structs.Plan, inflight *planfit.Inflight) (*str
 				return nil, nil, err
 			}
 			c := strip(a)
-			placements = append(placements, placement{planned: a, write: c, existing: existing})
+			placements = append(placements, keyring.Placement{Planned: a, Write: c, Existing: existing})
 			if existing == nil {
 				// CreateTime is stamped here, once: max_run_duration
 				// deadlines are anchored to it.
@@ -147,7 +148,7 @@ func (s *Server) applyPlan(plan *structs.Plan, inflight *planfit.Inflight) (*str
 			req.AllocsUpdated = append(req.AllocsUpdated, c)
 		}
 	}
-	if err := s.signIdentities(snap, plan, placements); err != nil {
+	if err := s.keyring.SignPlacements(snap, plan, placements); err != nil {
 		return nil, nil, err
 	}
 	// The scheduler's verdict on its eval, for a plan that commits in

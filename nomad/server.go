@@ -24,6 +24,7 @@ import (
 	"github.com/nomadq/nomadq/nomad/fsm"
 	"github.com/nomadq/nomadq/nomad/inmemsnapshots"
 	"github.com/nomadq/nomadq/nomad/internal/groupcommit"
+	"github.com/nomadq/nomadq/nomad/keyring"
 	"github.com/nomadq/nomadq/nomad/planqueue"
 	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
@@ -77,7 +78,7 @@ type Server struct {
 	autopilot    *autopilotHealth
 
 	// keyring signs workload identities with the root keys of state.
-	keyring *keyring
+	keyring *keyring.Keyring
 
 	leaderLock   sync.Mutex
 	leaderCancel func()
@@ -114,7 +115,7 @@ func NewServer(config *Config) (*Server, error) {
 		conns:      make(map[net.Conn]struct{}),
 		eventCh:    make(chan serf.Event, 256),
 		shutdownCh: make(chan struct{}),
-		keyring:    newKeyring(),
+		keyring:    keyring.New(),
 	}
 	if config.TLS != nil {
 		s.connPool.UseTLS(config.TLS.OutgoingRPC())

@@ -7,6 +7,7 @@ import (
 
 	memdb "github.com/hashicorp/go-memdb"
 
+	"github.com/nomadq/nomadq/nomad/keyring"
 	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
 )
@@ -81,7 +82,7 @@ func (v *Variables) Apply(args *structs.VariablesApplyRequest, reply *structs.Va
 
 	enc := &structs.VariableEncrypted{VariableMetadata: in.VariableMetadata.Copy()}
 	if len(in.Items) > 0 {
-		if enc, err = encryptVariable(st, in); err != nil {
+		if enc, err = keyring.EncryptVariable(st, in); err != nil {
 			return err
 		}
 	}
@@ -99,7 +100,7 @@ func (v *Variables) Apply(args *structs.VariablesApplyRequest, reply *structs.Va
 	if resp.Result == structs.VarOpResultConflict {
 		reply.Conflict = &structs.VariableDecrypted{}
 		if resp.Conflict != nil {
-			if reply.Conflict, err = decryptVariable(st, resp.Conflict); err != nil {
+			if reply.Conflict, err = keyring.DecryptVariable(st, resp.Conflict); err != nil {
 				return err
 			}
 		}
@@ -119,7 +120,7 @@ func (v *Variables) Apply(args *structs.VariablesApplyRequest, reply *structs.Va
 		reply.Output = &structs.VariableDecrypted{VariableMetadata: resp.Written.VariableMetadata.Copy()}
 		return nil
 	}
-	reply.Output, err = decryptVariable(st, resp.Written)
+	reply.Output, err = keyring.DecryptVariable(st, resp.Written)
 	return err
 }
 
@@ -171,7 +172,7 @@ func (v *Variables) Read(args *structs.VariablesReadRequest, reply *structs.Vari
 		if stored == nil {
 			return maxIndex(st, state.TableVariables)
 		}
-		if reply.Data, err = decryptVariable(st, stored); err != nil {
+		if reply.Data, err = keyring.DecryptVariable(st, stored); err != nil {
 			return 0, err
 		}
 		return stored.ModifyIndex, nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/shoenig/test/must"
 
+	"github.com/nomadq/nomadq/nomad/keyring"
 	"github.com/nomadq/nomadq/structs"
 )
 
@@ -37,7 +38,7 @@ func TestVariables_EncryptedAtRestAndReadBack(t *testing.T) {
 	// Sealed items are bound to their path: moved elsewhere they do not open.
 	moved := stored.Copy()
 	moved.Path = "app/other"
-	_, err = decryptVariable(s.State(), moved)
+	_, err = keyring.DecryptVariable(s.State(), moved)
 	must.ErrorContains(t, err, "message authentication failed")
 
 	var read structs.VariablesReadResponse

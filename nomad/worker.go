@@ -217,7 +217,7 @@ func (w *worker) SubmitPlan(plan *structs.Plan) (*structs.PlanResult, scheduler.
 		defer func() { _ = w.srv.evalBroker.ResumeNackTimeout(plan.EvalID, w.token) }()
 	}
 	if w.snap != nil {
-		w.srv.presignPlan(w.snap, plan)
+		w.srv.keyring.Presign(w.snap, plan)
 	}
 	future, err := w.srv.planQueue.Enqueue(plan)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 
+	"github.com/nomadq/nomadq/nomad/keyring"
 	"github.com/nomadq/nomadq/structs"
 )
 
@@ -54,11 +55,11 @@ func (s *Server) resolveWorkloadIdentity(secret string) (*workloadIdentity, erro
 	if key == nil {
 		return nil, fmt.Errorf("workload identity: signing key %s is not in the keyring", tok.Headers[0].KeyID)
 	}
-	priv, err := s.keyring.privateKey(key)
+	priv, err := s.keyring.PrivateKey(key)
 	if err != nil {
 		return nil, err
 	}
-	var claims workloadClaims
+	var claims keyring.WorkloadClaims
 	if err := tok.Claims(&priv.PublicKey, &claims); err != nil {
 		return nil, fmt.Errorf("workload identity: %w", err)
 	}

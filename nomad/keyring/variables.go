@@ -1,4 +1,4 @@
-package nomad
+package keyring
 
 import (
 	"crypto/aes"
@@ -18,8 +18,8 @@ import (
 // authenticated data, so sealed items cannot be moved to another
 // variable; the random nonce is stored in front of the ciphertext.
 
-// rootKeyReader finds a root key; the state store and its snapshots do.
-type rootKeyReader interface {
+// RootKeyReader finds a root key; the state store and its snapshots do.
+type RootKeyReader interface {
 	RootKeyByID(ws memdb.WatchSet, id string) (*structs.RootKey, error)
 }
 
@@ -36,14 +36,14 @@ func rootKeyAEAD(key *structs.RootKey) (cipher.AEAD, error) {
 	return cipher.NewGCM(block)
 }
 
-// encryptVariable seals v's items with the active root key.
-func encryptVariable(st *state.StateStore, v *structs.VariableDecrypted) (*structs.VariableEncrypted, error) {
+// EncryptVariable seals v's items with the active root key.
+func EncryptVariable(st *state.StateStore, v *structs.VariableDecrypted) (*structs.VariableEncrypted, error) {
 	key, err := st.ActiveRootKey(nil)
 	if err != nil {
 		return nil, err
 	}
 	if key == nil {
-		return nil, fmt.Errorf("encrypt variable %q: %w", v.Path, errNoActiveRootKey)
+		return nil, fmt.Errorf("encrypt variable %q: %w", v.Path, ErrNoActiveRootKey)
 	}
 	aead, err := rootKeyAEAD(key)
 	if err != nil {
@@ -64,9 +64,9 @@ func encryptVariable(st *state.StateStore, v *structs.VariableDecrypted) (*struc
 	}, nil
 }
 
-// decryptVariable opens v's items with the root key that sealed them. A
+// DecryptVariable opens v's items with the root key that sealed them. A
 // variable without data (a lock that never had items) has no items.
-func decryptVariable(st rootKeyReader, v *structs.VariableEncrypted) (*structs.VariableDecrypted, error) {
+func DecryptVariable(st RootKeyReader, v *structs.VariableEncrypted) (*structs.VariableDecrypted, error) {
 	if v == nil {
 		return nil, nil
 	}
