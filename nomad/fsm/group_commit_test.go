@@ -134,7 +134,6 @@ func testApplyBatchSame(t *testing.T, queue bool) {
 	must.SliceNotEmpty(t, wantEvents)
 	if queue {
 		must.SliceLen(t, 6, mustQueueEntries(t, want), must.Sprint("the queue holds the six registrations"))
-		must.Eq(t, 0, want.broker.Stats().TotalReady, must.Sprint("a queued eval never reaches the broker"))
 	} else {
 		must.Eq(t, 6, want.broker.Stats().TotalReady, must.Sprint("the broker has the six registrations' evals"))
 	}
@@ -178,4 +177,59 @@ func mustQueueEntries(t *testing.T, f *FSM) []*structs.BatchQueueEntry {
 	entries, err := f.State().BatchQueueEntries(nil)
 	must.NoError(t, err)
 	return entries
+}
+
+// TestFSM_QueuedEvalsNeverReachTheBroker: with the batch queue on, the
+// evals of batch registrations wait in the queue, whether their entries
+// are applied one by one or group-committed, and so does a queued eval
+// written again (an eval update); a service job's eval goes to the
+// broker. The FSM takes where each eval goes from the state write that
+// stored it.
+func TestFSM_QueuedEvalsNeverReachTheBroker(t *testing.T) {
+	encode := func(index uint64, typ structs.MessageType, msg any) *raft.Log {
+		buf, err := structs.Encode(typ, msg)
+		must.NoError(t, err)
+		return &raft.Log{Index: index, Type: raft.LogCommand, Data: buf}
+	}
+	for _, grouped := range []bool{false, true} {
+		t.Run(fmt.Sprintf("grouped %v", grouped), func(t *testing.T) {
+			f, _ := leaderFSM(t)
+			cfg := structs.DefaultSchedulerConfiguration()
+			cfg.BatchQueue = structs.BatchQueueConfig{Enabled: true, Order: structs.BatchQueueOrderFIFO, ConcurrentPlacements: 2, WorkloadTimeout: time.Minute}
+			mustApply(t, f, 1, structs.SchedulerConfigRequestType, &structs.SchedulerSetConfigRequest{Config: *cfg})
+
+			var logs []*raft.Log
+			var queued []*structs.Evaluation
+			for i := range 3 {
+				job := mockJob(fmt.Sprintf("batch-%d", i))
+				job.Canonicalize()
+				eval := mockEval(job)
+				queued = append(queued, eval)
+				logs = append(logs, encode(uint64(2+i), structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: job, Eval: eval}))
+			}
+			web := mockJob("web")
+			web.Type = structs.JobTypeService
+			web.Canonicalize()
+			webEval := mockEval(web)
+			logs = append(logs,
+				encode(5, structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: web, Eval: webEval}),
+				encode(6, structs.EvalUpdateRequestType, &structs.EvalUpdateRequest{Evals: []*structs.Evaluation{queued[0].Copy()}}))
+			if grouped {
+				for _, resp := range f.ApplyBatch(logs) {
+					must.Nil(t, resp)
+				}
+				must.Eq(t, int64(len(logs)), f.groupedEntries.Load())
+			} else {
+				for _, l := range logs {
+					must.Nil(t, f.Apply(l))
+				}
+			}
+
+			must.SliceLen(t, 3, mustQueueEntries(t, f))
+			must.Eq(t, 1, f.broker.Stats().TotalReady, must.Sprint("only the service job's eval"))
+			got, _, err := f.broker.Dequeue([]string{structs.JobTypeBatch, structs.JobTypeService}, time.Second)
+			must.NoError(t, err)
+			must.Eq(t, webEval.ID, got.ID)
+		})
+	}
 }
