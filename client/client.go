@@ -269,6 +269,13 @@ func (c *Client) stop(flush bool) {
 	}
 	c.cancel()
 	c.wg.Wait()
+	// Drivers that follow their tasks from this process stop doing so;
+	// the tasks run on for the next client to re-attach.
+	for _, d := range c.drivers {
+		if s, ok := d.(interface{ Shutdown() }); ok {
+			s.Shutdown()
+		}
+	}
 	if c.servers != nil {
 		c.servers.close()
 	}

@@ -68,6 +68,10 @@ type Driver struct {
 	client    *client.Client
 	clientErr error
 
+	// ctx ends with Shutdown: the followers of output and exits stop.
+	ctx    context.Context
+	cancel context.CancelFunc
+
 	mu       sync.Mutex
 	tasks    map[string]*task
 	detected bool
@@ -98,6 +102,7 @@ func New(opts Options) *Driver {
 		tasks:   make(map[string]*task),
 		lastCPU: make(map[string]cpuSample),
 	}
+	d.ctx, d.cancel = context.WithCancel(context.Background())
 	d.client, d.clientErr = client.New(client.WithHost(opts.Config.endpoint()), client.WithAPIVersionNegotiation())
 	return d
 }
@@ -463,6 +468,22 @@ func (d *Driver) DestroyTask(taskID string) error {
 	delete(d.lastCPU, taskID)
 	d.mu.Unlock()
 	return nil
+}
+
+// Shutdown stops following the tasks' output and exits, leaving the
+// containers running, as a client that exits does: a later client
+// re-attaches to them.
+func (d *Driver) Shutdown() {
+	d.cancel()
+	d.mu.Lock()
+	tasks := make([]*task, 0, len(d.tasks))
+	for _, t := range d.tasks {
+		tasks = append(tasks, t)
+	}
+	d.mu.Unlock()
+	for _, t := range tasks {
+		t.stop()
+	}
 }
 
 // removeContainer removes a container that never became a task.

@@ -40,7 +40,7 @@ func (t *task) stop() {
 // track starts following a started (or recovered) container: its output
 // from since (zero: all of it) into the task's log files, and its exit.
 func (d *Driver) track(tc *drivers.TaskConfig, id string, since time.Time) *task {
-	logCtx, cancel := context.WithCancel(context.Background())
+	logCtx, cancel := context.WithCancel(d.ctx)
 	t := &task{cfg: tc, containerID: id, done: make(chan struct{}), cancelLogs: cancel, logsDone: make(chan struct{})}
 	d.mu.Lock()
 	d.tasks[tc.ID] = t
@@ -106,6 +106,9 @@ func logsSince(tc *drivers.TaskConfig) time.Time {
 // logs after the exit sees all of it.
 func (d *Driver) waitExit(t *task) {
 	res := d.waitContainer(t.containerID)
+	if res == nil {
+		return // the driver shut down
+	}
 	select {
 	case <-t.logsDone:
 	case <-time.After(10 * time.Second):
@@ -116,12 +119,15 @@ func (d *Driver) waitExit(t *task) {
 }
 
 // waitContainer blocks until the container is not running and returns its
-// exit. A lost connection to the engine is retried: the container runs on
-// without the client.
+// exit, or nil once the driver shuts down. A lost connection to the
+// engine is retried: the container runs on without the client.
 func (d *Driver) waitContainer(id string) *drivers.ExitResult {
 	backoff := 500 * time.Millisecond
 	for {
-		w := d.client.ContainerWait(context.Background(), id, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
+		if d.ctx.Err() != nil {
+			return nil
+		}
+		w := d.client.ContainerWait(d.ctx, id, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
 		var err error
 		select {
 		case <-w.Result:
@@ -139,8 +145,15 @@ func (d *Driver) waitContainer(id string) *drivers.ExitResult {
 		if ierr == nil && insp.Container.State != nil && !insp.Container.State.Running {
 			return d.exitResult(id)
 		}
+		if d.ctx.Err() != nil {
+			return nil
+		}
 		d.logger.Warn("waiting for container failed; retrying", "container_id", shortID(id), "error", err)
-		time.Sleep(backoff)
+		select {
+		case <-time.After(backoff):
+		case <-d.ctx.Done():
+			return nil
+		}
 		backoff = min(backoff*2, 10*time.Second)
 	}
 }

@@ -91,6 +91,19 @@ func Require(t testing.TB) *Engine {
 	return current
 }
 
+// StartT starts an engine for one test (and its subtests) and stops it
+// when the test ends; for packages whose TestMain is taken. It skips the
+// test, saying why, where the engine cannot start.
+func StartT(t testing.TB) *Engine {
+	t.Helper()
+	e, err := Start()
+	if err != nil {
+		t.Skipf("no test Docker engine: %v", err)
+	}
+	t.Cleanup(e.Stop)
+	return e
+}
+
 // Start starts a dockerd under a fresh temp dir, waits until it answers
 // and imports the test image.
 func Start() (*Engine, error) {
