@@ -2,14 +2,13 @@ package nomad
 
 import (
 	"errors"
-	"fmt"
-	"strings"
 	"time"
 
 	memdb "github.com/hashicorp/go-memdb"
+
 	"github.com/nomadq/nomadq/nomad/jobdiff"
+	"github.com/nomadq/nomadq/nomad/jobplan"
 	"github.com/nomadq/nomadq/nomad/periodicschedule"
-	"github.com/nomadq/nomadq/scheduler"
 	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
 )
@@ -71,163 +70,26 @@ func (j *Job) Plan(args *structs.JobPlanRequest, reply *structs.JobPlanResponse)
 		return nil
 	}
 
-	now := time.Now().UnixNano()
-	eval := &structs.Evaluation{
-		ID:             structs.GenerateUUID(),
-		Namespace:      job.Namespace,
-		Priority:       job.Priority,
-		Type:           job.Type,
-		TriggeredBy:    structs.EvalTriggerJobRegister,
-		JobID:          job.ID,
-		JobModifyIndex: job.JobModifyIndex,
-		Status:         structs.EvalStatusPending,
-		AnnotatePlan:   true,
-		CreateTime:     now,
-		ModifyTime:     now,
-		CreateIndex:    index + 1,
-		ModifyIndex:    index + 1,
-	}
-	planner := &dryRunPlanner{}
-	st := &planState{snapshotState: snapshotState{snap: snap}, job: job}
-	sched, err := scheduler.NewScheduler(job.Type, scheduler.Config{Logger: j.srv.logger.Named("plan"), Now: time.Now, Rand: scheduler.EvalRand(eval.ID)}, st, planner)
-	if err != nil {
-		return err
-	}
-	if err := sched.Process(eval); err != nil {
-		return fmt.Errorf("plan job %q: %w", job.ID, err)
-	}
 	existingAllocs, err := snap.AllocsByJob(nil, job.Namespace, job.ID, true)
 	if err != nil {
 		return err
 	}
-	reply.Annotations = annotate(job, planner.plan, existingAllocs)
-	if planner.eval != nil && len(planner.eval.FailedTGAllocs) > 0 {
-		reply.FailedTGAllocs = planner.eval.FailedTGAllocs
+	res, err := jobplan.DryRun(j.srv.logger.Named("plan"), &snapshotState{snap: snap}, job, index, existingAllocs)
+	if err != nil {
+		return err
 	}
-	reply.CreatedEvals = planner.created
+	reply.Annotations = res.Annotations
+	reply.FailedTGAllocs = res.FailedTGAllocs
+	reply.CreatedEvals = res.CreatedEvals
 	if reply.Diff != nil {
 		for _, tg := range reply.Diff.TaskGroups {
 			if u, ok := reply.Annotations.DesiredTGUpdates[tg.Name]; ok {
-				tg.Updates = desiredUpdatesMap(u)
+				tg.Updates = jobplan.UpdatesByName(u)
 			}
 		}
 	}
 	reply.Index = index
 	return nil
-}
-
-// planState is the snapshot with the planned job in place of the stored
-// one.
-type planState struct {
-	snapshotState
-	job *structs.Job
-}
-
-func (s *planState) JobByID(ns, id string) (*structs.Job, error) {
-	if ns == s.job.Namespace && id == s.job.ID {
-		return s.job, nil
-	}
-	return s.snapshotState.JobByID(ns, id)
-}
-
-// dryRunPlanner records what the scheduler would do and commits nothing.
-type dryRunPlanner struct {
-	plan    *structs.Plan
-	eval    *structs.Evaluation
-	created []*structs.Evaluation
-}
-
-func (p *dryRunPlanner) SubmitPlan(plan *structs.Plan) (*structs.PlanResult, scheduler.State, error) {
-	p.plan = plan
-	return &structs.PlanResult{NodeUpdate: plan.NodeUpdate, NodeAllocation: plan.NodeAllocation}, nil, nil
-}
-
-func (p *dryRunPlanner) UpdateEval(e *structs.Evaluation) error { p.eval = e; return nil }
-
-func (p *dryRunPlanner) CreateEval(e *structs.Evaluation) error {
-	p.created = append(p.created, e)
-	return nil
-}
-
-func (p *dryRunPlanner) ReblockEval(e *structs.Evaluation) error { return nil }
-
-// annotate counts, per task group, what the plan does.
-func annotate(job *structs.Job, plan *structs.Plan, existing []*structs.Allocation) *structs.PlanAnnotations {
-	ann := &structs.PlanAnnotations{DesiredTGUpdates: make(map[string]*structs.DesiredUpdates, len(job.TaskGroups))}
-	for _, tg := range job.TaskGroups {
-		ann.DesiredTGUpdates[tg.Name] = &structs.DesiredUpdates{}
-	}
-	get := func(tg string) *structs.DesiredUpdates {
-		u, ok := ann.DesiredTGUpdates[tg]
-		if !ok {
-			u = &structs.DesiredUpdates{}
-			ann.DesiredTGUpdates[tg] = u
-		}
-		return u
-	}
-	live := map[string]*structs.Allocation{}
-	for _, a := range existing {
-		if !a.TerminalStatus() {
-			live[a.ID] = a
-		}
-	}
-	touched := map[string]bool{}
-	destructive := map[string]int{}
-	if plan != nil {
-		for _, allocs := range plan.NodeUpdate {
-			for _, a := range allocs {
-				touched[a.ID] = true
-				u := get(a.TaskGroup)
-				if strings.Contains(a.DesiredDescription, "updat") {
-					u.DestructiveUpdate++
-					destructive[a.TaskGroup]++
-				} else {
-					u.Stop++
-				}
-			}
-		}
-		for _, allocs := range plan.NodeAllocation {
-			for _, a := range allocs {
-				u := get(a.TaskGroup)
-				if _, ok := live[a.ID]; ok {
-					touched[a.ID] = true
-					u.InPlaceUpdate++
-					continue
-				}
-				if destructive[a.TaskGroup] > 0 {
-					destructive[a.TaskGroup]--
-					continue
-				}
-				if a.PreviousAllocation != "" {
-					u.RescheduleNow++
-				}
-				u.Place++
-			}
-		}
-	}
-	for id, a := range live {
-		if !touched[id] {
-			get(a.TaskGroup).Ignore++
-		}
-	}
-	return ann
-}
-
-func desiredUpdatesMap(u *structs.DesiredUpdates) map[string]uint64 {
-	m := map[string]uint64{}
-	add := func(k string, v uint64) {
-		if v > 0 {
-			m[k] = v
-		}
-	}
-	add("ignore", u.Ignore)
-	add("create", u.Place)
-	add("destroy", u.Stop)
-	add("in-place update", u.InPlaceUpdate)
-	add("create/destroy update", u.DestructiveUpdate)
-	add("migrate", u.Migrate)
-	add("canary", u.Canary)
-	return m
 }
 
 // nextLaunch is the next launch of a periodic job after now, or the zero
