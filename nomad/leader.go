@@ -94,7 +94,7 @@ func (s *Server) revokeLeadership() {
 	s.blockedEvals.SetEnabled(false)
 	s.planQueue.SetEnabled(false)
 	s.heartbeats.Clear()
-	s.varLocks.setEnabled(false)
+	s.varLocks.SetEnabled(false)
 	s.logger.Info("cluster leadership lost")
 }
 

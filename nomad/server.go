@@ -26,6 +26,7 @@ import (
 	"github.com/nomadq/nomadq/nomad/internal/groupcommit"
 	"github.com/nomadq/nomadq/nomad/keyring"
 	"github.com/nomadq/nomadq/nomad/planqueue"
+	"github.com/nomadq/nomadq/nomad/varlock"
 	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
 )
@@ -40,7 +41,7 @@ type Server struct {
 	fsm *fsm.FSM
 	// allocUpdates group-commits the clients' alloc status updates.
 	allocUpdates  *groupcommit.Committer[*structs.AllocUpdateRequest]
-	varLocks      *variableLocks
+	varLocks      *varlock.Leases
 	raft          *raft.Raft
 	raftLayer     *raftLayer
 	raftTransport *raft.NetworkTransport
@@ -135,7 +136,7 @@ func NewServer(config *Config) (*Server, error) {
 	s.batchQueue = s.newBatchQueue()
 	s.workerPool = newWorkerPool(s, config.NumSchedulers)
 	s.autopilot = newAutopilotHealth()
-	s.varLocks = newVariableLocks(s.expireVariableLock)
+	s.varLocks = varlock.New(s.expireVariableLock)
 	s.allocUpdates = groupcommit.New(maxAllocUpdateBatch, s.applyAllocUpdates)
 
 	if s.fsm, err = fsm.New(s.logger, s.blockedEvals, s.evalBroker); err != nil {

@@ -59,7 +59,7 @@ func (v *Variables) Apply(args *structs.VariablesApplyRequest, reply *structs.Va
 	switch args.Op {
 	case structs.VarOpSet, structs.VarOpCAS, structs.VarOpDelete, structs.VarOpDeleteCAS:
 	case structs.VarOpLockAcquire:
-		if until, ok := v.srv.varLocks.delayedUntil(key, now); ok {
+		if until, ok := v.srv.varLocks.DelayedUntil(key, now); ok {
 			return structs.NewErrRPCCodedf(http.StatusConflict, "variable %q: its lock lapsed and may not be taken again before %s (lock delay)", in.Path, until.UTC().Format(time.RFC3339))
 		}
 		lock := in.Lock.Copy()
@@ -109,12 +109,12 @@ func (v *Variables) Apply(args *structs.VariablesApplyRequest, reply *structs.Va
 
 	switch args.Op {
 	case structs.VarOpDelete, structs.VarOpDeleteCAS:
-		v.srv.varLocks.untrack(key)
+		v.srv.varLocks.Untrack(key)
 		return nil
 	case structs.VarOpLockAcquire:
-		v.srv.varLocks.track(key, resp.Written.Lock)
+		v.srv.varLocks.Track(key, resp.Written.Lock)
 	case structs.VarOpLockRelease:
-		v.srv.varLocks.untrack(key)
+		v.srv.varLocks.Untrack(key)
 		// The holder gives the lock back; it gets the variable's
 		// metadata, not its items.
 		reply.Output = &structs.VariableDecrypted{VariableMetadata: resp.Written.VariableMetadata.Copy()}
@@ -147,7 +147,7 @@ func (v *Variables) RenewLock(args *structs.VariablesRenewLockRequest, reply *st
 	if stored.LockID() != args.LockID {
 		return structs.NewErrRPCCodedf(http.StatusConflict, "variable %q is not locked by lock %q", args.Path, args.LockID)
 	}
-	v.srv.varLocks.track(structs.NamespacedID{Namespace: ns, ID: args.Path}, stored.Lock)
+	v.srv.varLocks.Track(structs.NamespacedID{Namespace: ns, ID: args.Path}, stored.Lock)
 	meta := stored.VariableMetadata.Copy()
 	reply.VarMeta = &meta
 	reply.Index = stored.ModifyIndex

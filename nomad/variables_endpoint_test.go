@@ -3,7 +3,6 @@ package nomad
 import (
 	"bytes"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	"github.com/shoenig/test/must"
@@ -116,46 +115,4 @@ func TestVariables_LockAcquireRenewRelease(t *testing.T) {
 	must.NoError(t, err)
 	must.Nil(t, stored.Lock)
 	must.NotEq(t, 0, len(stored.Data), must.Sprint("releasing keeps the items"))
-}
-
-func TestVariableLocks_LeaseExpiresAndDelays(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		expired := make(chan string, 1)
-		l := newVariableLocks(func(_ structs.NamespacedID, id string) { expired <- id })
-		key := structs.NamespacedID{Namespace: "default", ID: "a"}
-		lock := &structs.VariableLock{ID: "L1", TTL: 15 * time.Second, LockDelay: 20 * time.Second}
-
-		l.track(key, lock)
-		must.MapEmpty(t, l.timers, must.Sprint("no leases before leadership"))
-		l.setEnabled(true)
-		l.track(key, lock)
-
-		time.Sleep(10 * time.Second)
-		l.track(key, lock) // renewed: a new 15 s lease
-		time.Sleep(10 * time.Second)
-		synctest.Wait()
-		must.Eq(t, 0, len(expired), must.Sprint("a renewed lease has not run out"))
-
-		time.Sleep(5 * time.Second)
-		synctest.Wait()
-		must.Eq(t, "L1", <-expired)
-		until, delayed := l.delayedUntil(key, time.Now())
-		must.True(t, delayed)
-		must.Eq(t, time.Now().Add(20*time.Second), until)
-
-		time.Sleep(20 * time.Second)
-		_, delayed = l.delayedUntil(key, time.Now())
-		must.False(t, delayed)
-
-		// A released lock has no delay, and losing leadership stops leases.
-		l.track(key, lock)
-		l.untrack(key)
-		l.track(structs.NamespacedID{Namespace: "default", ID: "b"}, lock)
-		l.setEnabled(false)
-		time.Sleep(time.Minute)
-		synctest.Wait()
-		must.Eq(t, 0, len(expired))
-		_, delayed = l.delayedUntil(key, time.Now())
-		must.False(t, delayed)
-	})
 }
