@@ -23,7 +23,7 @@ type eventPublisher struct {
 }
 
 // pendingChanges are changes a commit made for the entry at index; a
-// write batch commits several entries' at once.
+// group write commits several entries' at once.
 type pendingChanges struct {
 	index   uint64
 	changes memdb.Changes
@@ -58,7 +58,7 @@ func (f *FSM) collectChanges(index uint64, changes memdb.Changes) {
 
 // publishEvents publishes what was committed for the entry at index. An
 // entry that failed committed nothing, or only what its earlier writes
-// did. Changes for later entries (a write batch commits several at once)
+// did. Changes for later entries (a group commit writes several at once)
 // wait for theirs.
 func (f *FSM) publishEvents(msgType structs.MessageType, index uint64) {
 	f.pendingMu.Lock()
