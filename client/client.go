@@ -47,6 +47,12 @@ type Client struct {
 	// heartbeatTTL is only touched by the heartbeat goroutine.
 	heartbeatTTL time.Duration
 
+	// health is the drivers' latest fingerprint; nodeChanged tells the
+	// heartbeat loop to register the node again with it.
+	healthMu    sync.Mutex
+	health      driverHealth
+	nodeChanged chan struct{}
+
 	// oomKills counts tasks the kernel killed for their memory limit
 	// since the client started.
 	oomKills atomic.Uint64
@@ -92,12 +98,13 @@ func NewClient(cfg Config) (*Client, error) {
 		}
 	}
 	c := &Client{
-		cfg:        cfg,
-		logger:     cfg.Logger.Named("client"),
-		db:         db,
-		runners:    make(map[string]*allocrunner.AllocRunner),
-		registered: make(chan struct{}),
-		host:       newHostStats(),
+		cfg:         cfg,
+		logger:      cfg.Logger.Named("client"),
+		db:          db,
+		runners:     make(map[string]*allocrunner.AllocRunner),
+		registered:  make(chan struct{}),
+		nodeChanged: make(chan struct{}, 1),
+		host:        newHostStats(),
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	if cfg.RPC != nil {
@@ -135,6 +142,7 @@ func NewClient(cfg Config) (*Client, error) {
 		db.Close()
 		return nil, fmt.Errorf("client: %w", err)
 	}
+	c.health = driverHealth{drivers: c.node.Drivers, attrs: c.node.Attributes, class: c.node.ComputedClass}
 	c.sync = newAllocSync(c)
 
 	if err := c.restore(); err != nil {
@@ -148,6 +156,8 @@ func NewClient(cfg Config) (*Client, error) {
 	go func() { defer c.wg.Done(); c.watchAllocs() }()
 	c.wg.Add(1)
 	go func() { defer c.wg.Done(); c.emitMaxRunMetrics() }()
+	c.wg.Add(1)
+	go func() { defer c.wg.Done(); c.watchDriverHealth() }()
 	return c, nil
 }
 
@@ -155,13 +165,13 @@ func NewClient(cfg Config) (*Client, error) {
 func (c *Client) NodeID() string { return c.node.ID }
 
 // Node returns a copy of the node as registered.
-func (c *Client) Node() *structs.Node { return c.node.Copy() }
+func (c *Client) Node() *structs.Node { return c.nodeToRegister() }
 
 // usableDrivers are the drivers that passed their fingerprint.
 func (c *Client) usableDrivers() map[string]drivers.Driver {
 	out := make(map[string]drivers.Driver)
 	for name, d := range c.drivers {
-		if info := c.node.Drivers[name]; info != nil && info.Detected && info.Healthy {
+		if info := c.driverInfo(name); info != nil && info.Detected && info.Healthy {
 			out[name] = d
 		}
 	}

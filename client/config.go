@@ -103,6 +103,10 @@ type Config struct {
 	// MetricsInterval is the telemetry collection interval; default 1 s.
 	MetricsInterval time.Duration
 
+	// DriverHealthInterval is how often the drivers are fingerprinted
+	// again; default 30 s, Nomad's period.
+	DriverHealthInterval time.Duration
+
 	// SyncInterval bounds how long a non-terminal alloc update waits to
 	// be batched; default 200 ms.
 	SyncInterval time.Duration
@@ -153,6 +157,9 @@ func (c *Config) setDefaults() error {
 	}
 	if c.SyncInterval <= 0 {
 		c.SyncInterval = 200 * time.Millisecond
+	}
+	if c.DriverHealthInterval <= 0 {
+		c.DriverHealthInterval = defaultDriverHealthInterval
 	}
 	if c.RetryInterval <= 0 {
 		c.RetryInterval = time.Second

@@ -97,7 +97,7 @@ func TestClient_Docker(t *testing.T) {
 		must.StrContains(t, ev.DisplayMessage, `Exit Message: "OOM Killed"`)
 	})
 
-	// Last: it replaces the client.
+	// It replaces the client: after the jobs of c1.
 	t.Run("restart re-attaches", func(t *testing.T) {
 		register(t, srv, batchJob("dk-long", dockerTask("main",
 			`echo run >> /local/runs; echo before; while [ ! -f /local/go ]; do sleep 0.05; done; echo after; exit 0`, 32)))
@@ -126,5 +126,33 @@ func TestClient_Docker(t *testing.T) {
 		b, err := os.ReadFile(stdout)
 		must.NoError(t, err)
 		must.Eq(t, "before\nafter\n", string(b), must.Sprint("no lost and no repeated lines"))
+	})
+
+	// Last: no job may land on its node, which outlives it.
+	t.Run("health follows the engine", func(t *testing.T) {
+		p := e.Proxy(t)
+		c := testClient(t, srv, "", func(cfg *Config) {
+			cfg.DockerPluginConfig = map[string]any{"endpoint": p.Host}
+			cfg.DriverHealthInterval = 50 * time.Millisecond
+		})
+		dockerHealth := func(want bool) func() bool {
+			return func() bool {
+				n, err := srv.State().NodeByID(nil, c.NodeID())
+				if err != nil || n == nil || n.Drivers["docker"] == nil {
+					return false
+				}
+				d := n.Drivers["docker"]
+				_, hasVersion := n.Attributes["driver.docker.version"]
+				return d.Detected && d.Healthy == want && hasVersion == want
+			}
+		}
+		must.Wait(t, waitFor(dockerHealth(true)))
+		p.Close()
+		must.Wait(t, waitFor(dockerHealth(false)))
+		n, err := srv.State().NodeByID(nil, c.NodeID())
+		must.NoError(t, err)
+		must.Eq(t, "Failed to connect to docker daemon", n.Drivers["docker"].HealthDescription)
+		must.NoError(t, p.Open())
+		must.Wait(t, waitFor(dockerHealth(true)))
 	})
 }

@@ -19,8 +19,22 @@ func (c *Client) registerAndHeartbeat() {
 	}
 	ttl := c.heartbeatTTL
 	for {
-		if !c.sleep(ttl) {
+		changed, ok := c.sleepOrNodeChange(ttl)
+		if !ok {
 			return
+		}
+		if changed {
+			// A driver's health changed: the servers get the node again.
+			if !c.register() {
+				ttl = c.cfg.RetryInterval
+				select {
+				case c.nodeChanged <- struct{}{}:
+				default:
+				}
+			} else {
+				ttl = c.heartbeatTTL
+			}
+			continue
 		}
 		next, err := c.heartbeat()
 		switch {
@@ -53,6 +67,21 @@ func (c *Client) sleep(d time.Duration) bool {
 	}
 }
 
+// sleepOrNodeChange waits d or until the node changed (changed true);
+// ok is false when the client is shutting down.
+func (c *Client) sleepOrNodeChange(d time.Duration) (changed, ok bool) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return false, true
+	case <-c.nodeChanged:
+		return true, true
+	case <-c.ctx.Done():
+		return false, false
+	}
+}
+
 // IsUnknownNode reports the servers' answer to a heartbeat from a node
 // they do not know: a coded 404, which crosses RPC as text.
 func IsUnknownNode(err error) bool {
@@ -68,7 +97,7 @@ func (c *Client) register() bool {
 	if c.cfg.IntroToken != "" {
 		auth = c.cfg.IntroToken
 	}
-	req := &structs.NodeRegisterRequest{Node: c.node, WriteRequest: structs.WriteRequest{Region: c.cfg.Region, AuthToken: auth}}
+	req := &structs.NodeRegisterRequest{Node: c.nodeToRegister(), WriteRequest: structs.WriteRequest{Region: c.cfg.Region, AuthToken: auth}}
 	var resp structs.NodeUpdateResponse
 	ctx, cancel := context.WithTimeout(c.ctx, 30*time.Second)
 	defer cancel()

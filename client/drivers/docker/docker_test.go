@@ -4,12 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -123,20 +120,14 @@ func TestDriver_Fingerprint(t *testing.T) {
 // when it answers again.
 func TestDriver_HealthFollowsEngine(t *testing.T) {
 	e := dockertest.Require(t)
-	// A proxy socket the test can take away and bring back.
-	dir, err := os.MkdirTemp("", "nqp")
-	must.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	sock := filepath.Join(dir, "p.sock")
-	p := startProxy(t, sock, strings.TrimPrefix(e.Host, "unix://"))
-	d := New(Options{Config: PluginConfig{Endpoint: "unix://" + sock}})
+	p := e.Proxy(t)
+	d := New(Options{Config: PluginConfig{Endpoint: p.Host}})
 	must.True(t, d.Fingerprint().Healthy)
 	p.Close()
 	fp := d.Fingerprint()
 	must.True(t, fp.Detected)
 	must.False(t, fp.Healthy)
-	p = startProxy(t, sock, strings.TrimPrefix(e.Host, "unix://"))
-	defer p.Close()
+	must.NoError(t, p.Open())
 	must.True(t, d.Fingerprint().Healthy)
 }
 
@@ -309,51 +300,6 @@ func TestDriver_SignalTask(t *testing.T) {
 	}), wait.Timeout(30*time.Second), wait.Gap(50*time.Millisecond)))
 	must.True(t, waitExit(t, d, tc.ID, time.Minute).Successful())
 	must.StrContains(t, readLog(t, tc, tc.StdoutPrefix()), "got-usr1")
-}
-
-// proxy forwards connections on a socket to the engine's socket, so a
-// test can take the engine away from a driver and give it back.
-type proxy struct {
-	l     net.Listener
-	mu    sync.Mutex
-	conns []net.Conn
-}
-
-func startProxy(t *testing.T, sock, target string) *proxy {
-	t.Helper()
-	os.Remove(sock)
-	l, err := net.Listen("unix", sock)
-	must.NoError(t, err)
-	p := &proxy{l: l}
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			up, err := net.Dial("unix", target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			p.mu.Lock()
-			p.conns = append(p.conns, c, up)
-			p.mu.Unlock()
-			go func() { _, _ = io.Copy(up, c); up.Close() }()
-			go func() { _, _ = io.Copy(c, up); c.Close() }()
-		}
-	}()
-	return p
-}
-
-// Close stops accepting and cuts the connections it forwards.
-func (p *proxy) Close() {
-	p.l.Close()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range p.conns {
-		c.Close()
-	}
 }
 
 func mustGet(t *testing.T, d *Driver, id string) *task {

@@ -17,11 +17,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -317,4 +319,79 @@ func unmountUnder(dir string) {
 	for _, p := range points {
 		_ = unix.Unmount(p, unix.MNT_DETACH)
 	}
+}
+
+// Proxy forwards a socket of its own to the engine's, so a test can take
+// the engine away from a driver and give it back.
+type Proxy struct {
+	// Host is the proxy's endpoint, "unix://<dir>/p.sock".
+	Host   string
+	sock   string
+	target string
+
+	mu    sync.Mutex
+	l     net.Listener
+	conns []net.Conn
+}
+
+// Proxy starts a proxy to the engine, closed when the test ends.
+func (e *Engine) Proxy(t testing.TB) *Proxy {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "nqp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "p.sock")
+	p := &Proxy{Host: "unix://" + sock, sock: sock, target: strings.TrimPrefix(e.Host, "unix://")}
+	if err := p.Open(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close(); os.RemoveAll(dir) })
+	return p
+}
+
+// Open starts (again) accepting and forwarding connections.
+func (p *Proxy) Open() error {
+	os.Remove(p.sock)
+	l, err := net.Listen("unix", p.sock)
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	p.l = l
+	p.mu.Unlock()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			up, err := net.Dial("unix", p.target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, c, up)
+			p.mu.Unlock()
+			go func() { _, _ = io.Copy(up, c); up.Close() }()
+			go func() { _, _ = io.Copy(c, up); c.Close() }()
+		}
+	}()
+	return nil
+}
+
+// Close stops accepting and cuts the connections it forwards: to a
+// client of the proxy, the engine is gone.
+func (p *Proxy) Close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.l != nil {
+		p.l.Close()
+		p.l = nil
+	}
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
 }
