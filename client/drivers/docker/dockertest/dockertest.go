@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -138,13 +139,29 @@ func Start() (*Engine, error) {
 		"--bridge=none", "--iptables=false", "--ip6tables=false",
 	)
 	e.cmd.Stdout, e.cmd.Stderr = e.log, e.log
-	e.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := e.cmd.Start(); err != nil {
+	// Its own process group, so Stop reaches containerd and the shims
+	// too; and SIGTERM when the test binary dies (a timeout panic), so
+	// no engine outlives its tests.
+	e.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	started := make(chan error, 1)
+	go func() {
+		// The parent-death signal follows the thread that started the
+		// process: keep that thread for dockerd's life.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := e.cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		_ = e.cmd.Wait()
+		close(e.done)
+	}()
+	if err := <-started; err != nil {
 		e.log.Close()
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("start dockerd: %w", err)
 	}
-	go func() { _ = e.cmd.Wait(); close(e.done) }()
 
 	e.Client, err = client.New(client.WithHost(e.Host), client.WithAPIVersionNegotiation())
 	if err != nil {
