@@ -167,7 +167,7 @@ func (a *Agent) serverConfig() (*nomad.Config, error) {
 		sc.SerfAdvertiseAddr = "127.0.0.1"
 	}
 	if cfg.Server.EncryptKey != "" {
-		key, err := nomad.DecodeGossipKey(cfg.Server.EncryptKey)
+		key, err := structs.DecodeGossipKey(cfg.Server.EncryptKey)
 		if err != nil {
 			return nil, fmt.Errorf("server.encrypt is not allowed: %w", err)
 		}

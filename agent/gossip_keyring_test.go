@@ -234,28 +234,6 @@ func TestGossipKeyring_BadConfigKeyRefused(t *testing.T) {
 	}
 }
 
-// TestValidate_GossipKeyAsTheServer: agent/config checks server.encrypt
-// without linking the server, so its verdict and its words must be the
-// server keyring's (nomad.DecodeGossipKey) for every kind of key, or an
-// agent would start with a key its server then refuses.
-func TestValidate_GossipKeyAsTheServer(t *testing.T) {
-	keys := []string{"not base64!", "c2hvcnQ", "===="}
-	for _, n := range []int{1, 8, 15, 16, 17, 20, 24, 31, 32, 33, 64} {
-		keys = append(keys, newGossipKey(t, n))
-	}
-	for _, key := range keys {
-		cfg := config.Dev()
-		cfg.Server.EncryptKey = key
-		got := cfg.Validate()
-		_, want := nomad.DecodeGossipKey(key)
-		if want == nil {
-			must.NoError(t, got, must.Sprintf("key %q", key))
-			continue
-		}
-		must.EqError(t, got, "server.encrypt is not allowed: "+want.Error(), must.Sprintf("key %q", key))
-	}
-}
-
 // TestGossipKeyring_ACL: with ACLs on, the gossip keyring needs agent
 // write, as in Nomad, even to list.
 func TestGossipKeyring_ACL(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/nomad/api"
 
 	"github.com/nomadq/nomadq/nomad"
+	"github.com/nomadq/nomadq/structs"
 )
 
 // agentKeyringRequest serves /v1/agent/keyring/{list,install,use,remove}:
@@ -41,7 +42,7 @@ func (h *httpHandler) agentKeyringRequest(w http.ResponseWriter, r *http.Request
 		if body.Key == "" {
 			return nil, codedErr(http.StatusBadRequest, "Key is missing: must be a base64 gossip key")
 		}
-		if _, err := nomad.DecodeGossipKey(body.Key); err != nil {
+		if _, err := structs.DecodeGossipKey(body.Key); err != nil {
 			return nil, codedErr(http.StatusBadRequest, "Key is not allowed: %v", err)
 		}
 		key = body.Key

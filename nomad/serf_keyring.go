@@ -12,6 +12,8 @@ import (
 
 	"github.com/hashicorp/memberlist"
 	"github.com/hashicorp/serf/serf"
+
+	"github.com/nomadq/nomadq/structs"
 )
 
 // SerfKeyringFile is where a server keeps its gossip keyring, under the
@@ -19,20 +21,6 @@ import (
 // Serf rewrites it on every install, use and remove, so a restarted server
 // gossips with the keys the cluster uses now, not with server.encrypt.
 const SerfKeyringFile = "server/serf.keyring"
-
-// DecodeGossipKey decodes a base64 gossip key and checks it is an AES-128,
-// AES-192 or AES-256 key (16, 24 or 32 bytes), the sizes memberlist takes.
-// The error never repeats the key: it is a secret.
-func DecodeGossipKey(key string) ([]byte, error) {
-	raw, err := base64.StdEncoding.DecodeString(key)
-	if err != nil {
-		return nil, errors.New("the key is not valid base64: must be the base64 encoding of a 16, 24 or 32 byte key (nomad operator gossip keyring generate prints one)")
-	}
-	if err := memberlist.ValidateKey(raw); err != nil {
-		return nil, fmt.Errorf("the key decodes to %d bytes: must be 16, 24 or 32 bytes (AES-128, AES-192 or AES-256)", len(raw))
-	}
-	return raw, nil
-}
 
 // setupKeyring gives serf the server's gossip keyring. Outside dev mode
 // the keyring file is the truth once it exists; Config.EncryptKey only
@@ -107,7 +95,7 @@ func readKeyringFile(path string) (*memberlist.Keyring, error) {
 	}
 	raw := make([][]byte, len(keys))
 	for i, k := range keys {
-		if raw[i], err = DecodeGossipKey(k); err != nil {
+		if raw[i], err = structs.DecodeGossipKey(k); err != nil {
 			return nil, fmt.Errorf("server: gossip keyring %s, key %d: %w", path, i+1, err)
 		}
 	}

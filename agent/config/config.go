@@ -306,7 +306,7 @@ func (c *Config) Validate() error {
 		}
 	}
 	if c.Server.EncryptKey != "" {
-		if err := checkGossipKey(c.Server.EncryptKey); err != nil {
+		if _, err := structs.DecodeGossipKey(c.Server.EncryptKey); err != nil {
 			errs.Add(fmt.Errorf("server.encrypt is not allowed: %w", err))
 		}
 	}
