@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/shoenig/test/must"
+	"github.com/shoenig/test/wait"
 
 	"github.com/nomadq/nomadq/structs"
 )
@@ -212,26 +213,30 @@ func TestGetClientAllocsBatch_FollowerMissesNoNode(t *testing.T) {
 		must.NoError(t, s.State().UpsertAllocs(index, allocs))
 	}
 
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	// When the wait fails, stop the follower so that its goroutine does
+	// not outlive the test.
+	defer func() {
+		select {
+		case <-stop:
+		default:
+			close(stop)
+			<-followed
+		}
+	}()
+	must.Wait(t, wait.InitialSuccess(wait.ErrorFunc(func() error {
 		seenMu.Lock()
+		defer seenMu.Unlock()
 		var missing []string
 		for nodeID, m := range want {
 			if len(seen[nodeID]) != len(m) {
 				missing = append(missing, fmt.Sprintf("%s: %d of %d allocs", nodeID[:8], len(seen[nodeID]), len(m)))
 			}
 		}
-		seenMu.Unlock()
-		if len(missing) == 0 {
-			break
+		if len(missing) > 0 {
+			return fmt.Errorf("the follower never learnt of every alloc; behind on %d nodes: %v", len(missing), missing)
 		}
-		if time.Now().After(deadline) {
-			close(stop)
-			<-followed
-			t.Fatalf("the follower never learnt of every alloc; behind on %d nodes: %v", len(missing), missing)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	}), wait.Timeout(30*time.Second), wait.Gap(20*time.Millisecond)))
 	close(stop)
 	<-followed
 }
