@@ -917,7 +917,7 @@ func TestUpdate_InPlaceVersusDestructive(t *testing.T) {
 			} else {
 				must.Eq(t, names(before), names(h.stopped()))
 				for _, a := range h.stopped() {
-					must.Eq(t, descUpdating, a.DesiredDescription)
+					must.Eq(t, DescUpdating, a.DesiredDescription)
 				}
 				placed := h.placed()
 				must.Eq(t, names(before), names(placed))

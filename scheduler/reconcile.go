@@ -195,7 +195,7 @@ func (r *reconciler) computeGroup(res *reconcileResult, tg *structs.TaskGroup, a
 			u.EvalID = r.evalID
 			res.inplace = append(res.inplace, &u)
 		case kindDestructive:
-			res.stop = append(res.stop, stopRequest{alloc: s.alloc, desc: descUpdating})
+			res.stop = append(res.stop, stopRequest{alloc: s.alloc, desc: DescUpdating})
 			res.place = append(res.place, placeRequest{tg: tg, index: s.index})
 		case kindLost:
 			res.stop = append(res.stop, stopRequest{alloc: s.alloc, desc: descLost, clientStatus: structs.AllocClientStatusLost})

@@ -161,7 +161,7 @@ func (s *systemScheduler) reconcile(ctx *evalContext, plan *structs.Plan, job *s
 					u.EvalID = s.eval.ID
 					plan.AppendAlloc(&u)
 				default:
-					stop(a, descUpdating, "")
+					stop(a, DescUpdating, "")
 					places = append(places, placement{tg, n})
 				}
 				continue

@@ -11,7 +11,6 @@ import (
 const (
 	descNotNeeded    = "alloc not needed due to job update"
 	descJobStopped   = "alloc not needed since job is stopped"
-	descUpdating     = "alloc is being updated due to job update"
 	descLost         = "alloc is lost since its node is down"
 	descMigrating    = "alloc is being migrated"
 	descRescheduled  = "alloc was rescheduled because it failed"
@@ -19,6 +18,11 @@ const (
 	descInfeasible   = "alloc not needed as node no longer fits the job's constraints"
 	descGroupRemoved = "alloc not needed as its task group was removed from the job"
 )
+
+// DescUpdating is the description of an alloc the plan stops to replace
+// it with the job's new version (a destructive update); a plan's
+// annotations tell those from plain stops by it.
+const DescUpdating = "alloc is being updated due to job update"
 
 // allocUsage is what an existing allocation holds on its node.
 func allocUsage(a *structs.Allocation) structs.ComparableResources { return a.Usage() }

@@ -2,7 +2,6 @@ package jobplan
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -131,7 +130,7 @@ func annotate(job *structs.Job, plan *structs.Plan, existing []*structs.Allocati
 			for _, a := range allocs {
 				touched[a.ID] = true
 				u := get(a.TaskGroup)
-				if strings.Contains(a.DesiredDescription, "updat") {
+				if a.DesiredDescription == scheduler.DescUpdating {
 					u.DestructiveUpdate++
 					destructive[a.TaskGroup]++
 				} else {
