@@ -72,6 +72,8 @@ type Driver struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
+	pulls pullCoordinator
+
 	mu       sync.Mutex
 	tasks    map[string]*task
 	detected bool

@@ -30,7 +30,63 @@ func (d *Driver) ensureImage(c taskConfig) error {
 			return fmt.Errorf("docker: inspect image %q: %w", c.image, err)
 		}
 	}
-	return d.pull(c)
+	return d.pulls.do(c, d.pull)
+}
+
+// pullCoordinator makes tasks that need an image while it is being
+// pulled (with the same credentials) wait for that pull instead of
+// starting their own.
+type pullCoordinator struct {
+	mu       sync.Mutex
+	inflight map[pullKey]*pullCall
+}
+
+type pullKey struct{ image, user string }
+
+type pullCall struct {
+	done    chan struct{}
+	err     error
+	waiters int
+}
+
+func (p *pullCoordinator) do(c taskConfig, pull func(taskConfig) error) error {
+	key := pullKey{image: c.image}
+	if c.auth != nil {
+		key.user = c.auth.username + "\x00" + c.auth.password
+	}
+	p.mu.Lock()
+	if p.inflight == nil {
+		p.inflight = make(map[pullKey]*pullCall)
+	}
+	if call, ok := p.inflight[key]; ok {
+		call.waiters++
+		p.mu.Unlock()
+		<-call.done
+		return call.err
+	}
+	call := &pullCall{done: make(chan struct{})}
+	p.inflight[key] = call
+	p.mu.Unlock()
+
+	call.err = pull(c)
+	p.mu.Lock()
+	delete(p.inflight, key)
+	p.mu.Unlock()
+	close(call.done)
+	return call.err
+}
+
+// waiting is how many tasks wait for another's pull of image (tests).
+func (p *pullCoordinator) waiting(image string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for k, call := range p.inflight {
+		if k.image == image {
+			n += call.waiters
+		}
+	}
+	return n
 }
 
 func (d *Driver) pull(c taskConfig) error {
