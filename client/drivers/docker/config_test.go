@@ -106,6 +106,14 @@ func TestParseTask(t *testing.T) {
 		{"relative work_dir", ok(map[string]any{"work_dir": "srv"}), `"work_dir": "srv" must be an absolute path`},
 		{"reserved label", ok(map[string]any{"labels": map[string]any{LabelAllocID: "x"}}), "reserved"},
 		{"auth key", ok(map[string]any{"auth": map[string]any{"token": "x"}}), `unknown task config auth key "token"`},
+		{"host ipc", ok(map[string]any{"ipc_mode": "host"}), `"ipc_mode": "host" is not allowed`},
+		{"host pid", ok(map[string]any{"pid_mode": "host"}), `"pid_mode": "host" is not allowed`},
+		{"dns", ok(map[string]any{"dns_servers": []any{"dns.example"}}), `"dns.example" is not an IP address`},
+		{"extra host", ok(map[string]any{"extra_hosts": []any{"db"}}), `"db" must be "<host>:<ip>"`},
+		{"ulimit", ok(map[string]any{"ulimit": map[string]any{"nofile": "lots"}}), `nofile = "lots" must be`},
+		{"ulimit order", ok(map[string]any{"ulimit": map[string]any{"nofile": "20:10"}}), "soft limit is above"},
+		{"oom_score_adj", ok(map[string]any{"oom_score_adj": 2000}), "out of range"},
+		{"seccomp file", ok(map[string]any{"security_opt": []any{"seccomp=/nonexistent.json"}}), "seccomp profile"},
 	}
 	for _, tc := range refused {
 		t.Run(tc.name, func(t *testing.T) {

@@ -203,7 +203,7 @@ func (d *Driver) StartTask(tc *drivers.TaskConfig) (*drivers.TaskHandle, error) 
 		return nil, fmt.Errorf("docker: start container: %w", err)
 	}
 	state, _ := json.Marshal(handleState{ContainerID: id, Image: c.image})
-	d.track(tc, id, time.Time{})
+	d.track(tc, id, c.tty, time.Time{})
 	d.logger.Debug("task started", "task_id", tc.ID, "container_id", id)
 	return &drivers.TaskHandle{Driver: Name, Config: tc, State: state}, nil
 }
@@ -239,6 +239,8 @@ func (d *Driver) containerConfig(tc *drivers.TaskConfig, c taskConfig) (*contain
 		Hostname:   c.hostname,
 		User:       tc.User,
 		Labels:     d.labels(tc, c),
+		Tty:        c.tty,
+		OpenStdin:  c.interactive,
 	}
 	if c.command != "" {
 		cfg.Cmd = append([]string{c.command}, c.args...)
@@ -271,7 +273,27 @@ func (d *Driver) containerConfig(tc *drivers.TaskConfig, c taskConfig) (*contain
 		CapDrop:        capDrop,
 		// Logs are followed into the alloc's files; the engine keeps its
 		// own copy for that and for `docker logs`.
-		LogConfig: container.LogConfig{Type: "json-file"},
+		LogConfig:   container.LogConfig{Type: "json-file"},
+		DNS:         c.dnsServers,
+		DNSSearch:   c.dnsSearch,
+		DNSOptions:  c.dnsOptions,
+		ExtraHosts:  c.extraHosts,
+		ShmSize:     c.shmSize,
+		Sysctls:     c.sysctl,
+		SecurityOpt: c.securityOpt,
+		IpcMode:     container.IpcMode(c.ipcMode),
+		PidMode:     container.PidMode(c.pidMode),
+		UTSMode:     container.UTSMode(c.utsMode),
+		GroupAdd:    c.groupAdd,
+		OomScoreAdj: c.oomScoreAdj,
+	}
+	host.Ulimits = c.ulimits
+	host.CpusetCpus = c.cpusetCPUs
+	if c.pidsLimit > 0 {
+		host.PidsLimit = &c.pidsLimit
+	}
+	if c.init {
+		host.Init = &c.init
 	}
 	if c.networkMode == "" {
 		host.NetworkMode = "default"
@@ -371,10 +393,12 @@ func (d *Driver) RecoverTask(h *drivers.TaskHandle) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, err := d.client.ContainerInspect(ctx, st.ContainerID, client.ContainerInspectOptions{}); err != nil {
+	insp, err := d.client.ContainerInspect(ctx, st.ContainerID, client.ContainerInspectOptions{})
+	if err != nil {
 		return fmt.Errorf("docker: recover task %q: container %s: %w", h.Config.ID, shortID(st.ContainerID), err)
 	}
-	d.track(h.Config, st.ContainerID, logsSince(h.Config))
+	tty := insp.Container.Config != nil && insp.Container.Config.Tty
+	d.track(h.Config, st.ContainerID, tty, logsSince(h.Config))
 	return nil
 }
 

@@ -317,3 +317,42 @@ func TestDriver_StartFailsForMissingImage(t *testing.T) {
 	must.ErrorContains(t, err, `pull image "127.0.0.1:1/nothing/here:1"`)
 	must.Eq(t, 0, containersOf(t, e, tc.AllocID, true))
 }
+
+// The runtime keys reach the container: DNS, hosts, limits, sysctls,
+// init, terminal.
+func TestDriver_RuntimeKeys(t *testing.T) {
+	e := dockertest.Require(t)
+	d := newDriver(t, e, nil)
+	tc := newTask(t, map[string]any{
+		"image": dockertest.Image, "command": "sh",
+		"args": []any{"-c", `grep db.internal /etc/hosts; grep -E 'nameserver|search|options' /etc/resolv.conf; ` +
+			`echo nofile=$(ulimit -n); cat /proc/sys/net/ipv4/ip_forward; if [ -t 1 ]; then echo tty; fi`},
+		"extra_hosts":        []any{"db.internal:10.1.2.3"},
+		"dns_servers":        []any{"10.0.0.53"},
+		"dns_search_domains": []any{"corp.example"},
+		"dns_options":        []any{"ndots:2"},
+		"ulimit":             []any{map[string]any{"nofile": "512:1024"}},
+		"sysctl":             map[string]any{"net.ipv4.ip_forward": "1"},
+		"pids_limit":         64,
+		"shm_size":           8 << 20,
+		"init":               true,
+		"tty":                true,
+		"oom_score_adj":      500,
+	})
+	_, err := d.StartTask(tc)
+	must.NoError(t, err)
+	res := waitExit(t, d, tc.ID, time.Minute)
+	out := strings.ReplaceAll(readLog(t, tc, tc.StdoutPrefix()), "\r\n", "\n")
+	must.True(t, res.Successful(), must.Sprintf("%+v: %s", res, out))
+	for _, want := range []string{"10.1.2.3\tdb.internal\n", "nameserver 10.0.0.53\n", "search corp.example\n", "options ndots:2\n", "nofile=512\n", "1\n", "tty\n"} {
+		must.StrContains(t, out, want)
+	}
+	ins, err := e.Client.ContainerInspect(context.Background(), "web-"+tc.AllocID, client.ContainerInspectOptions{})
+	must.NoError(t, err)
+	h := ins.Container.HostConfig
+	must.Eq(t, int64(64), *h.PidsLimit)
+	must.Eq(t, int64(8<<20), h.ShmSize)
+	must.True(t, *h.Init)
+	must.Eq(t, 500, h.OomScoreAdj)
+	must.NoError(t, d.DestroyTask(tc.ID))
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"sync"
@@ -19,6 +20,8 @@ import (
 type task struct {
 	cfg         *drivers.TaskConfig
 	containerID string
+	// tty says the container has a terminal: its output is one stream.
+	tty bool
 
 	// done is closed once result is set.
 	done   chan struct{}
@@ -39,9 +42,9 @@ func (t *task) stop() {
 
 // track starts following a started (or recovered) container: its output
 // from since (zero: all of it) into the task's log files, and its exit.
-func (d *Driver) track(tc *drivers.TaskConfig, id string, since time.Time) *task {
+func (d *Driver) track(tc *drivers.TaskConfig, id string, tty bool, since time.Time) *task {
 	logCtx, cancel := context.WithCancel(d.ctx)
-	t := &task{cfg: tc, containerID: id, done: make(chan struct{}), cancelLogs: cancel, logsDone: make(chan struct{})}
+	t := &task{cfg: tc, containerID: id, tty: tty, done: make(chan struct{}), cancelLogs: cancel, logsDone: make(chan struct{})}
 	d.mu.Lock()
 	d.tasks[tc.ID] = t
 	d.mu.Unlock()
@@ -83,6 +86,11 @@ func (d *Driver) followLogs(ctx context.Context, t *task, since time.Time) error
 		return err
 	}
 	defer rc.Close()
+	if t.tty {
+		// A terminal merges the streams; the engine sends them raw.
+		_, err = io.Copy(stdout, rc)
+		return err
+	}
 	_, err = stdcopy.StdCopy(stdout, stderr, rc)
 	return err
 }

@@ -1,13 +1,20 @@
 package docker
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"maps"
+	"net/netip"
+	"os"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/distribution/reference"
+	"github.com/moby/moby/api/types/container"
 	"github.com/nomadq/nomadq/client/drivers"
 )
 
@@ -16,19 +23,19 @@ var taskKeys = []string{
 	"image", "command", "args", "entrypoint", "work_dir", "labels", "hostname",
 	"network_mode", "readonly_rootfs", "privileged", "cap_add", "cap_drop",
 	"force_pull", "image_pull_timeout", "auth", "memory_hard_limit",
+	"dns_servers", "dns_search_domains", "dns_options", "extra_hosts", "init", "tty",
+	"interactive", "shm_size", "pids_limit", "sysctl", "ulimit", "security_opt",
+	"ipc_mode", "pid_mode", "uts_mode", "cpuset_cpus", "group_add", "oom_score_adj",
 }
 
 // taskRefused are Nomad's other docker task config keys: refused by name
 // until they are built (issue 39), never dropped.
 var taskRefused = []string{
-	"advertise_ipv6_address", "auth_soft_fail", "cgroupns", "cpuset_cpus", "cpu_hard_limit",
-	"cpu_cfs_period", "container_exists_attempts", "devices", "dns_search_domains",
-	"dns_options", "dns_servers", "extra_hosts", "group_add", "healthchecks", "init",
-	"interactive", "ipc_mode", "ipv4_address", "ipv6_address", "isolation", "load",
-	"logging", "mac_address", "mount", "mounts", "network_aliases", "oom_score_adj",
-	"runtime", "pids_limit", "pid_mode", "ports", "port_map", "security_opt", "shm_size",
-	"storage_opt", "sysctl", "tty", "ulimit", "uts_mode", "userns_mode", "volumes",
-	"volume_driver",
+	"advertise_ipv6_address", "auth_soft_fail", "cgroupns", "cpu_hard_limit",
+	"cpu_cfs_period", "container_exists_attempts", "devices", "healthchecks",
+	"ipv4_address", "ipv6_address", "isolation", "load", "logging", "mac_address",
+	"mount", "mounts", "network_aliases", "runtime", "ports", "port_map",
+	"storage_opt", "userns_mode", "volumes", "volume_driver",
 }
 
 // dockerDefaultCaps is the capability set Docker gives a container; the
@@ -57,6 +64,25 @@ type taskConfig struct {
 	imagePullTimeout time.Duration
 	auth             *registryAuth
 	memoryHardLimit  int64
+
+	dnsServers  []netip.Addr
+	dnsSearch   []string
+	dnsOptions  []string
+	extraHosts  []string
+	init        bool
+	tty         bool
+	interactive bool
+	shmSize     int64
+	pidsLimit   int64
+	sysctl      map[string]string
+	ulimits     []*container.Ulimit
+	securityOpt []string
+	ipcMode     string
+	pidMode     string
+	utsMode     string
+	cpusetCPUs  string
+	groupAdd    []string
+	oomScoreAdj int
 }
 
 // registryAuth is a task's auth block.
@@ -186,7 +212,142 @@ func parseTask(m map[string]any, pc PluginConfig) (taskConfig, error) {
 		return c, invalid(`config key "memory_hard_limit": must not be negative, got %d`, hard)
 	}
 	c.memoryHardLimit = int64(hard)
+	if err := parseRuntimeKeys(m, pc, &c); err != nil {
+		return c, err
+	}
 	return c, nil
+}
+
+// parseRuntimeKeys reads the keys that shape the container's runtime:
+// DNS, hosts, namespaces, limits and security options.
+func parseRuntimeKeys(m map[string]any, pc PluginConfig, c *taskConfig) error {
+	servers, err := drivers.Strings(m, "dns_servers")
+	if err != nil {
+		return err
+	}
+	for _, s := range servers {
+		a, err := netip.ParseAddr(s)
+		if err != nil {
+			return invalid(`config key "dns_servers": %q is not an IP address`, s)
+		}
+		c.dnsServers = append(c.dnsServers, a)
+	}
+	if c.dnsSearch, err = drivers.Strings(m, "dns_search_domains"); err != nil {
+		return err
+	}
+	if c.dnsOptions, err = drivers.Strings(m, "dns_options"); err != nil {
+		return err
+	}
+	if c.extraHosts, err = drivers.Strings(m, "extra_hosts"); err != nil {
+		return err
+	}
+	for _, h := range c.extraHosts {
+		name, ip, ok := strings.Cut(h, ":")
+		if !ok || name == "" {
+			return invalid(`config key "extra_hosts": %q must be "<host>:<ip>"`, h)
+		}
+		if _, err := netip.ParseAddr(ip); err != nil && ip != "host-gateway" {
+			return invalid(`config key "extra_hosts": %q: %q is not an IP address`, h, ip)
+		}
+	}
+	for _, b := range []struct {
+		key string
+		dst *bool
+	}{{"init", &c.init}, {"tty", &c.tty}, {"interactive", &c.interactive}} {
+		if *b.dst, _, err = boolKey(m, b.key); err != nil {
+			return err
+		}
+	}
+	for _, n := range []struct {
+		key string
+		dst *int64
+	}{{"shm_size", &c.shmSize}, {"pids_limit", &c.pidsLimit}} {
+		v, _, err := drivers.Int(m, n.key)
+		if err != nil {
+			return err
+		}
+		if v < 0 {
+			return invalid("config key %q: must not be negative, got %d", n.key, v)
+		}
+		*n.dst = int64(v)
+	}
+	if c.sysctl, err = stringMap(m, "sysctl"); err != nil {
+		return err
+	}
+	limits, err := stringMap(m, "ulimit")
+	if err != nil {
+		return err
+	}
+	for _, name := range slices.Sorted(maps.Keys(limits)) {
+		u, err := parseUlimit(name, limits[name])
+		if err != nil {
+			return err
+		}
+		c.ulimits = append(c.ulimits, u)
+	}
+	if c.securityOpt, err = drivers.Strings(m, "security_opt"); err != nil {
+		return err
+	}
+	for i, o := range c.securityOpt {
+		// A seccomp profile is a file on the client, sent inline as the
+		// docker CLI sends it.
+		if prof, ok := strings.CutPrefix(o, "seccomp="); ok && prof != "unconfined" {
+			b, err := os.ReadFile(prof)
+			if err != nil {
+				return invalid(`config key "security_opt": seccomp profile: %v`, err)
+			}
+			var buf bytes.Buffer
+			if err := json.Compact(&buf, b); err != nil {
+				return invalid(`config key "security_opt": seccomp profile %s is not JSON: %v`, prof, err)
+			}
+			c.securityOpt[i] = "seccomp=" + buf.String()
+		}
+	}
+	// Sharing a host namespace needs allow_privileged, as in Nomad whose
+	// allowed_modes are empty by default.
+	for _, ns := range []struct {
+		key string
+		dst *string
+	}{{"ipc_mode", &c.ipcMode}, {"pid_mode", &c.pidMode}, {"uts_mode", &c.utsMode}} {
+		if *ns.dst, _, err = drivers.String(m, ns.key); err != nil {
+			return err
+		}
+		if *ns.dst != "" && !pc.AllowPrivileged {
+			return invalid("config key %q: %q is not allowed: the docker plugin's allow_privileged is false on this client", ns.key, *ns.dst)
+		}
+	}
+	if c.cpusetCPUs, _, err = drivers.String(m, "cpuset_cpus"); err != nil {
+		return err
+	}
+	if c.groupAdd, err = drivers.Strings(m, "group_add"); err != nil {
+		return err
+	}
+	adj, _, err := drivers.Int(m, "oom_score_adj")
+	if err != nil {
+		return err
+	}
+	if adj < 0 || adj > 1000 {
+		return invalid(`config key "oom_score_adj": %d is out of range (0 to 1000)`, adj)
+	}
+	c.oomScoreAdj = adj
+	return nil
+}
+
+// parseUlimit reads Nomad's "soft:hard" or "limit" (soft and hard alike).
+func parseUlimit(name, v string) (*container.Ulimit, error) {
+	softS, hardS, ok := strings.Cut(v, ":")
+	if !ok {
+		hardS = softS
+	}
+	soft, err1 := strconv.ParseInt(softS, 10, 64)
+	hard, err2 := strconv.ParseInt(hardS, 10, 64)
+	if err1 != nil || err2 != nil {
+		return nil, invalid(`config key "ulimit": %s = %q must be "<soft>:<hard>" or "<limit>"`, name, v)
+	}
+	if soft > hard {
+		return nil, invalid(`config key "ulimit": %s = %q: the soft limit is above the hard one`, name, v)
+	}
+	return &container.Ulimit{Name: name, Soft: soft, Hard: hard}, nil
 }
 
 // effectiveCaps are the container's cap_add and cap_drop: the task's, plus
