@@ -213,7 +213,10 @@ func (d *Driver) StartTask(tc *drivers.TaskConfig) (*drivers.TaskHandle, error) 
 // task is removed first.
 func (d *Driver) createContainer(tc *drivers.TaskConfig, c taskConfig) (string, error) {
 	name := strings.ReplaceAll(tc.Name, "/", "_") + "-" + tc.AllocID
-	cfg, host := d.containerConfig(tc, c)
+	cfg, host, err := d.containerConfig(tc, c)
+	if err != nil {
+		return "", err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	for attempt := 0; ; attempt++ {
@@ -231,7 +234,7 @@ func (d *Driver) createContainer(tc *drivers.TaskConfig, c taskConfig) (string, 
 }
 
 // containerConfig turns the task into the engine's container config.
-func (d *Driver) containerConfig(tc *drivers.TaskConfig, c taskConfig) (*container.Config, *container.HostConfig) {
+func (d *Driver) containerConfig(tc *drivers.TaskConfig, c taskConfig) (*container.Config, *container.HostConfig, error) {
 	cfg := &container.Config{
 		Image:      c.image,
 		Env:        taskEnv(tc.Env),
@@ -255,6 +258,20 @@ func (d *Driver) containerConfig(tc *drivers.TaskConfig, c taskConfig) (*contain
 		allocDir + ":/alloc",
 		filepath.Join(tc.TaskDir, "local") + ":/local",
 		filepath.Join(tc.TaskDir, "secrets") + ":/secrets",
+		// The task reads its logs, as in Nomad, but cannot rewrite them.
+		tc.LogDir + ":/alloc/logs:ro",
+	}
+	allocRoot := filepath.Dir(allocDir)
+	for _, v := range c.volumes {
+		src, err := hostSource(v.src, tc.TaskDir, allocRoot, d.cfg.VolumesEnabled)
+		if err != nil {
+			return nil, nil, err
+		}
+		b := src + ":" + v.dst
+		if v.mode != "" {
+			b += ":" + v.mode
+		}
+		binds = append(binds, b)
 	}
 	for _, m := range tc.Mounts {
 		b := m.HostPath + ":" + m.TaskPath
@@ -287,6 +304,17 @@ func (d *Driver) containerConfig(tc *drivers.TaskConfig, c taskConfig) (*contain
 		GroupAdd:    c.groupAdd,
 		OomScoreAdj: c.oomScoreAdj,
 	}
+	for _, ms := range c.mounts {
+		m := ms.m
+		if m.Type == "bind" {
+			src, err := hostSource(m.Source, tc.TaskDir, allocRoot, d.cfg.VolumesEnabled)
+			if err != nil {
+				return nil, nil, err
+			}
+			m.Source = src
+		}
+		host.Mounts = append(host.Mounts, m)
+	}
 	host.Ulimits = c.ulimits
 	host.CpusetCpus = c.cpusetCPUs
 	if c.pidsLimit > 0 {
@@ -307,7 +335,7 @@ func (d *Driver) containerConfig(tc *drivers.TaskConfig, c taskConfig) (*contain
 			host.CPUShares = min(max(r.CPUShares, 2), 262144)
 		}
 	}
-	return cfg, host
+	return cfg, host, nil
 }
 
 // memoryLimits is Nomad's rule: memory is the hard limit unless

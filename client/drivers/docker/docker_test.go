@@ -356,3 +356,56 @@ func TestDriver_RuntimeKeys(t *testing.T) {
 	must.Eq(t, 500, h.OomScoreAdj)
 	must.NoError(t, d.DestroyTask(tc.ID))
 }
+
+// Volumes and mounts: a relative volume lands in the task dir, a tmpfs
+// is a tmpfs, the logs are read-only, and a host path outside the alloc
+// dir needs volumes enabled.
+func TestDriver_VolumesAndMounts(t *testing.T) {
+	e := dockertest.Require(t)
+	d := newDriver(t, e, nil)
+	tc := newTask(t, map[string]any{
+		"image": dockertest.Image, "command": "sh",
+		"args": []any{"-c", `echo v > /data/f; echo m > /bound/g; grep ' /scratch ' /proc/mounts | cut -d' ' -f3; ` +
+			`if echo x > /alloc/logs/x 2>/dev/null; then echo logs-writable; fi; ls /ro; if touch /ro/y 2>/dev/null; then echo ro-writable; fi`},
+		"volumes": []any{"data:/data", "local:/ro:ro"},
+		"mount": []any{
+			map[string]any{"type": "bind", "source": "local", "target": "/bound"},
+			map[string]any{"type": "tmpfs", "target": "/scratch", "tmpfs_options": map[string]any{"size": 1 << 20}},
+		},
+	})
+	must.NoError(t, d.ValidateConfig(tc.Config))
+	_, err := d.StartTask(tc)
+	must.NoError(t, err)
+	res := waitExit(t, d, tc.ID, time.Minute)
+	out := readLog(t, tc, tc.StdoutPrefix())
+	must.True(t, res.Successful(), must.Sprintf("%+v: %s %s", res, out, readLog(t, tc, tc.StderrPrefix())))
+	must.StrContains(t, out, "tmpfs\n")
+	must.StrNotContains(t, out, "logs-writable")
+	must.StrNotContains(t, out, "ro-writable")
+	b, err := os.ReadFile(filepath.Join(tc.TaskDir, "data/f"))
+	must.NoError(t, err)
+	must.Eq(t, "v\n", string(b))
+	b, err = os.ReadFile(filepath.Join(tc.TaskDir, "local/g"))
+	must.NoError(t, err)
+	must.Eq(t, "m\n", string(b))
+	must.NoError(t, d.DestroyTask(tc.ID))
+
+	// Out of the alloc dir: refused without volumes enabled, as a
+	// validation error when the task starts.
+	esc := newTask(t, map[string]any{"image": dockertest.Image, "command": "true", "volumes": []any{"../../../etc:/host-etc"}})
+	_, err = d.StartTask(esc)
+	var ve *drivers.ValidationError
+	must.True(t, errors.As(err, &ve), must.Sprintf("%v", err))
+	must.ErrorContains(t, err, "volumes are not enabled")
+
+	// With volumes enabled a host path is mounted.
+	hostDir := t.TempDir()
+	must.NoError(t, os.WriteFile(filepath.Join(hostDir, "h"), []byte("host\n"), 0o644))
+	dv := newDriver(t, e, map[string]any{"volumes": map[string]any{"enabled": true}})
+	hv := newTask(t, map[string]any{"image": dockertest.Image, "command": "cat", "args": []any{"/h/h"}, "volumes": []any{hostDir + ":/h:ro"}})
+	_, err = dv.StartTask(hv)
+	must.NoError(t, err)
+	must.True(t, waitExit(t, dv, hv.ID, time.Minute).Successful())
+	must.Eq(t, "host\n", readLog(t, hv, hv.StdoutPrefix()))
+	must.NoError(t, dv.DestroyTask(hv.ID))
+}

@@ -26,6 +26,7 @@ var taskKeys = []string{
 	"dns_servers", "dns_search_domains", "dns_options", "extra_hosts", "init", "tty",
 	"interactive", "shm_size", "pids_limit", "sysctl", "ulimit", "security_opt",
 	"ipc_mode", "pid_mode", "uts_mode", "cpuset_cpus", "group_add", "oom_score_adj",
+	"volumes", "mount", "mounts",
 }
 
 // taskRefused are Nomad's other docker task config keys: refused by name
@@ -34,8 +35,8 @@ var taskRefused = []string{
 	"advertise_ipv6_address", "auth_soft_fail", "cgroupns", "cpu_hard_limit",
 	"cpu_cfs_period", "container_exists_attempts", "devices", "healthchecks",
 	"ipv4_address", "ipv6_address", "isolation", "load", "logging", "mac_address",
-	"mount", "mounts", "network_aliases", "runtime", "ports", "port_map",
-	"storage_opt", "userns_mode", "volumes", "volume_driver",
+	"network_aliases", "runtime", "ports", "port_map",
+	"storage_opt", "userns_mode", "volume_driver",
 }
 
 // dockerDefaultCaps is the capability set Docker gives a container; the
@@ -83,6 +84,9 @@ type taskConfig struct {
 	cpusetCPUs  string
 	groupAdd    []string
 	oomScoreAdj int
+
+	volumes []volumeSpec
+	mounts  []mountSpec
 }
 
 // registryAuth is a task's auth block.
@@ -213,6 +217,12 @@ func parseTask(m map[string]any, pc PluginConfig) (taskConfig, error) {
 	}
 	c.memoryHardLimit = int64(hard)
 	if err := parseRuntimeKeys(m, pc, &c); err != nil {
+		return c, err
+	}
+	if c.volumes, err = parseVolumes(m, pc); err != nil {
+		return c, err
+	}
+	if c.mounts, err = parseMounts(m, pc); err != nil {
 		return c, err
 	}
 	return c, nil
