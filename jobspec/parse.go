@@ -223,7 +223,11 @@ func decodeJob(block *hcl.Block, ctx *hcl.EvalContext, file *hcl.File) (*api.Job
 // parseSource parses src as HCL-JSON when its first non-space character is
 // '{' and as native HCL otherwise.
 func parseSource(filename string, src []byte) (*hcl.File, hcl.Diagnostics) {
-	if isJSON(src) {
+	json := isJSON(src)
+	if diags := checkNesting(filename, src, json); diags.HasErrors() {
+		return nil, diags
+	}
+	if json {
 		return hcljson.Parse(src, filename)
 	}
 	return hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
