@@ -32,6 +32,10 @@ type PluginConfig struct {
 	Endpoint string
 	// GCContainer removes a task's container once the task is destroyed.
 	GCContainer bool
+	// GCImage removes an image GCImageDelay after the last task using
+	// it is destroyed.
+	GCImage      bool
+	GCImageDelay time.Duration
 	// VolumesEnabled allows host paths in a task's volumes and mounts;
 	// reported as driver.docker.volumes.enabled.
 	VolumesEnabled bool
@@ -60,6 +64,8 @@ func DefaultPluginConfig() PluginConfig {
 	return PluginConfig{
 		Endpoint:            os.Getenv("DOCKER_HOST"),
 		GCContainer:         true,
+		GCImage:             true,
+		GCImageDelay:        3 * time.Minute,
 		AllowCaps:           slices.Clone(DefaultAllowCaps),
 		PullActivityTimeout: 2 * time.Minute,
 		ImagePullTimeout:    5 * time.Minute,
@@ -108,20 +114,26 @@ func ParsePluginConfig(m map[string]any) (PluginConfig, error) {
 	if gc, err := block(m, "gc"); err != nil {
 		return c, pluginErr(err)
 	} else if gc != nil {
-		if err := checkKnown("plugin \"docker\" config gc", gc, []string{"container", "image"}, []string{"image_delay", "dangling_containers"}); err != nil {
+		if err := checkKnown("plugin \"docker\" config gc", gc, []string{"container", "image", "image_delay"}, []string{"dangling_containers"}); err != nil {
 			return c, err
 		}
-		if v, ok, err := boolKey(gc, "container"); err != nil {
+		for _, b := range []struct {
+			key string
+			dst *bool
+		}{{"container", &c.GCContainer}, {"image", &c.GCImage}} {
+			if v, ok, err := boolKey(gc, b.key); err != nil {
+				return c, pluginErr(err)
+			} else if ok {
+				*b.dst = v
+			}
+		}
+		if v, ok, err := drivers.Duration(gc, "image_delay"); err != nil {
 			return c, pluginErr(err)
 		} else if ok {
-			c.GCContainer = v
-		}
-		// nomadq never removes images yet; only the setting that says
-		// so is accepted.
-		if v, ok, err := boolKey(gc, "image"); err != nil {
-			return c, pluginErr(err)
-		} else if ok && v {
-			return c, fmt.Errorf("docker plugin config: gc.image = true is not supported by nomadq yet: images are not garbage collected; set gc.image = false")
+			if v < 0 {
+				return c, fmt.Errorf("docker plugin config: gc.image_delay must not be negative, got %s", v)
+			}
+			c.GCImageDelay = v
 		}
 	}
 	if vol, err := block(m, "volumes"); err != nil {

@@ -15,6 +15,8 @@ func TestParsePluginConfig(t *testing.T) {
 	must.NoError(t, err)
 	must.Eq(t, DefaultEndpoint, def.endpoint())
 	must.True(t, def.GCContainer)
+	must.True(t, def.GCImage)
+	must.Eq(t, 3*time.Minute, def.GCImageDelay)
 	must.False(t, def.AllowPrivileged)
 	must.Eq(t, 2*time.Minute, def.PullActivityTimeout)
 
@@ -25,7 +27,7 @@ func TestParsePluginConfig(t *testing.T) {
 
 	full, err := ParsePluginConfig(map[string]any{
 		"endpoint":              "unix:///x.sock",
-		"gc":                    []any{map[string]any{"container": false, "image": false}},
+		"gc":                    []any{map[string]any{"container": false, "image": false, "image_delay": "10s"}},
 		"volumes":               []map[string]any{{"enabled": true}},
 		"allow_privileged":      true,
 		"allow_caps":            []any{"cap_net_raw", "CHOWN"},
@@ -36,6 +38,8 @@ func TestParsePluginConfig(t *testing.T) {
 	must.NoError(t, err)
 	must.Eq(t, "unix:///x.sock", full.endpoint())
 	must.False(t, full.GCContainer)
+	must.False(t, full.GCImage)
+	must.Eq(t, 10*time.Second, full.GCImageDelay)
 	must.True(t, full.VolumesEnabled)
 	must.True(t, full.AllowPrivileged)
 	must.Eq(t, []string{"NET_RAW", "CHOWN"}, full.AllowCaps)
@@ -50,8 +54,8 @@ func TestParsePluginConfig(t *testing.T) {
 		{"unknown", map[string]any{"endpiont": "x"}, `unknown plugin "docker" config key "endpiont"`},
 		{"not built", map[string]any{"tls": map[string]any{}}, `plugin "docker" config key "tls" is not supported by nomadq yet`},
 		{"auth helper", map[string]any{"auth": map[string]any{"helper": "ecr"}}, "auth.helper is not supported"},
-		{"image gc", map[string]any{"gc": map[string]any{"image": true}}, "gc.image = true is not supported"},
-		{"image delay", map[string]any{"gc": map[string]any{"image_delay": "1m"}}, `gc key "image_delay" is not supported`},
+		{"dangling", map[string]any{"gc": map[string]any{"dangling_containers": map[string]any{}}}, `gc key "dangling_containers" is not supported`},
+		{"image delay", map[string]any{"gc": map[string]any{"image_delay": "-1m"}}, "gc.image_delay must not be negative"},
 		{"selinux", map[string]any{"volumes": map[string]any{"selinuxlabel": "z"}}, `volumes key "selinuxlabel" is not supported`},
 		{"bad duration", map[string]any{"pull_activity_timeout": "soon"}, "pull_activity_timeout"},
 		{"bad glob", map[string]any{"extra_labels": []any{"job_["}}, "not a valid glob"},

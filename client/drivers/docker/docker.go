@@ -73,6 +73,8 @@ type Driver struct {
 	cancel context.CancelFunc
 
 	pulls pullCoordinator
+	// images is nil when the plugin's gc.image is false.
+	images *imageGC
 
 	mu       sync.Mutex
 	tasks    map[string]*task
@@ -106,6 +108,9 @@ func New(opts Options) *Driver {
 	}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	d.client, d.clientErr = client.New(client.WithHost(opts.Config.endpoint()), client.WithAPIVersionNegotiation())
+	if opts.Config.GCImage {
+		d.images = newImageGC(opts.Config.GCImageDelay, d.removeImage)
+	}
 	return d
 }
 
@@ -192,18 +197,26 @@ func (d *Driver) StartTask(tc *drivers.TaskConfig) (*drivers.TaskHandle, error) 
 	if err := d.ensureImage(c); err != nil {
 		return nil, err
 	}
-	id, err := d.createContainer(tc, c)
-	if err != nil {
-		return nil, err
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	img, err := d.client.ImageInspect(ctx, c.image)
+	if err != nil {
+		return nil, fmt.Errorf("docker: inspect image %q: %w", c.image, err)
+	}
+	imageID := img.ID
+	d.acquireImage(imageID)
+	id, err := d.createContainer(tc, c)
+	if err != nil {
+		d.releaseImage(imageID)
+		return nil, err
+	}
 	if _, err := d.client.ContainerStart(ctx, id, client.ContainerStartOptions{}); err != nil {
 		d.removeContainer(id)
+		d.releaseImage(imageID)
 		return nil, fmt.Errorf("docker: start container: %w", err)
 	}
 	state, _ := json.Marshal(handleState{ContainerID: id, Image: c.image})
-	d.track(tc, id, c.tty, time.Time{})
+	d.track(tc, id, c.tty, imageID, time.Time{})
 	d.logger.Debug("task started", "task_id", tc.ID, "container_id", id)
 	return &drivers.TaskHandle{Driver: Name, Config: tc, State: state}, nil
 }
@@ -426,7 +439,8 @@ func (d *Driver) RecoverTask(h *drivers.TaskHandle) error {
 		return fmt.Errorf("docker: recover task %q: container %s: %w", h.Config.ID, shortID(st.ContainerID), err)
 	}
 	tty := insp.Container.Config != nil && insp.Container.Config.Tty
-	d.track(h.Config, st.ContainerID, tty, logsSince(h.Config))
+	d.acquireImage(insp.Container.Image)
+	d.track(h.Config, st.ContainerID, tty, insp.Container.Image, logsSince(h.Config))
 	return nil
 }
 
@@ -518,10 +532,38 @@ func (d *Driver) DestroyTask(taskID string) error {
 		}
 	}
 	d.mu.Lock()
+	_, tracked := d.tasks[taskID]
 	delete(d.tasks, taskID)
 	delete(d.lastCPU, taskID)
 	d.mu.Unlock()
+	if tracked {
+		d.releaseImage(t.imageID)
+	}
 	return nil
+}
+
+func (d *Driver) acquireImage(id string) {
+	if d.images != nil {
+		d.images.acquire(id)
+	}
+}
+
+func (d *Driver) releaseImage(id string) {
+	if d.images != nil {
+		d.images.release(id)
+	}
+}
+
+// removeImage removes an image no task has used for gc.image_delay; by
+// force, as Nomad, since an image may have several tags.
+func (d *Driver) removeImage(id string) {
+	ctx, cancel := context.WithTimeout(d.ctx, time.Minute)
+	defer cancel()
+	if _, err := d.client.ImageRemove(ctx, id, client.ImageRemoveOptions{Force: true}); err != nil && !cerrdefs.IsNotFound(err) {
+		d.logger.Warn("cannot remove unused image", "image_id", id, "error", err)
+		return
+	}
+	d.logger.Debug("removed unused image", "image_id", id)
 }
 
 // Shutdown stops following the tasks' output and exits, leaving the
@@ -529,6 +571,9 @@ func (d *Driver) DestroyTask(taskID string) error {
 // re-attaches to them.
 func (d *Driver) Shutdown() {
 	d.cancel()
+	if d.images != nil {
+		d.images.stop()
+	}
 	d.mu.Lock()
 	tasks := make([]*task, 0, len(d.tasks))
 	for _, t := range d.tasks {

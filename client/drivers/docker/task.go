@@ -22,6 +22,8 @@ type task struct {
 	containerID string
 	// tty says the container has a terminal: its output is one stream.
 	tty bool
+	// imageID is the image the task holds against garbage collection.
+	imageID string
 
 	// done is closed once result is set.
 	done   chan struct{}
@@ -42,9 +44,9 @@ func (t *task) stop() {
 
 // track starts following a started (or recovered) container: its output
 // from since (zero: all of it) into the task's log files, and its exit.
-func (d *Driver) track(tc *drivers.TaskConfig, id string, tty bool, since time.Time) *task {
+func (d *Driver) track(tc *drivers.TaskConfig, id string, tty bool, imageID string, since time.Time) *task {
 	logCtx, cancel := context.WithCancel(d.ctx)
-	t := &task{cfg: tc, containerID: id, tty: tty, done: make(chan struct{}), cancelLogs: cancel, logsDone: make(chan struct{})}
+	t := &task{cfg: tc, containerID: id, tty: tty, imageID: imageID, done: make(chan struct{}), cancelLogs: cancel, logsDone: make(chan struct{})}
 	d.mu.Lock()
 	d.tasks[tc.ID] = t
 	d.mu.Unlock()
