@@ -35,11 +35,17 @@ func (f *FSM) applyACL(msgType structs.MessageType, buf []byte, index uint64) an
 		if err != nil {
 			return err
 		}
+		if req.Token == nil {
+			return missing(msgType, "Token")
+		}
 		return st.BootstrapACLTokens(index, req.ResetIndex, req.Token)
 	case structs.OneTimeTokenUpsertRequestType:
 		req, err := decode[structs.OneTimeTokenUpsertRequest](buf, msgType)
 		if err != nil {
 			return err
+		}
+		if req.OneTimeToken == nil {
+			return missing(msgType, "OneTimeToken")
 		}
 		return st.UpsertOneTimeToken(index, req.OneTimeToken)
 	case structs.OneTimeTokenDeleteRequestType, structs.OneTimeTokenExpireRequestType:

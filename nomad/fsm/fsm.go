@@ -171,6 +171,9 @@ func decode[T any](buf []byte, msgType structs.MessageType) (*T, error) {
 	if err := structs.Decode(buf, &req); err != nil {
 		return nil, fmt.Errorf("fsm: decode %s: %w", msgType, err)
 	}
+	if err := checkEntries(&req); err != nil {
+		return nil, fmt.Errorf("fsm: decode %s: %w", msgType, err)
+	}
 	return &req, nil
 }
 

@@ -1,0 +1,200 @@
+package fsm
+
+import (
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+
+	"github.com/nomadq/nomadq/nomad/blockedevals"
+	"github.com/nomadq/nomadq/nomad/evalbroker"
+	"github.com/nomadq/nomadq/structs"
+)
+
+// fuzzRequests names, for every message type the FSM applies, the request
+// it decodes. A type missing here is still fuzzed (by its number), but a
+// decode error is only checked for the types listed.
+var fuzzRequests = map[structs.MessageType]func() any{
+	structs.NodeRegisterRequestType:                 func() any { return new(structs.NodeRegisterRequest) },
+	structs.NodeDeregisterRequestType:               func() any { return new(structs.NodeDeregisterRequest) },
+	structs.NodeUpdateStatusRequestType:             func() any { return new(structs.NodeUpdateStatusRequest) },
+	structs.NodeUpdateEligibilityRequestType:        func() any { return new(structs.NodeUpdateEligibilityRequest) },
+	structs.NodeUpdateDrainRequestType:              func() any { return new(structs.NodeUpdateDrainRequest) },
+	structs.BatchNodeUpdateDrainRequestType:         func() any { return new(structs.BatchNodeUpdateDrainRequest) },
+	structs.AllocUpdateDesiredTransitionRequestType: func() any { return new(structs.AllocUpdateDesiredTransitionRequest) },
+	structs.JobRegisterRequestType:                  func() any { return new(structs.JobRegisterRequest) },
+	structs.JobDeregisterRequestType:                func() any { return new(structs.JobDeregisterRequest) },
+	structs.EvalUpdateRequestType:                   func() any { return new(structs.EvalUpdateRequest) },
+	structs.EvalDeleteRequestType:                   func() any { return new(structs.EvalDeleteRequest) },
+	structs.AllocClientUpdateRequestType:            func() any { return new(structs.AllocUpdateRequest) },
+	structs.ApplyPlanResultsRequestType:             func() any { return new(structs.ApplyPlanResultsRequest) },
+	structs.SchedulerConfigRequestType:              func() any { return new(structs.SchedulerSetConfigRequest) },
+	structs.BatchQueueReleaseRequestType:            func() any { return new(structs.BatchQueueReleaseRequest) },
+	structs.BatchQueueControlRequestType:            func() any { return new(structs.BatchQueueControlRequest) },
+	structs.PeriodicLaunchRequestType:               func() any { return new(structs.PeriodicLaunchRequest) },
+	structs.RootKeyUpsertRequestType:                func() any { return new(structs.RootKeyUpsertRequest) },
+	structs.RootKeyDeleteRequestType:                func() any { return new(structs.RootKeyDeleteRequest) },
+	structs.ACLPolicyUpsertRequestType:              func() any { return new(structs.ACLPolicyUpsertRequest) },
+	structs.ACLPolicyDeleteRequestType:              func() any { return new(structs.ACLPolicyDeleteRequest) },
+	structs.ACLTokenUpsertRequestType:               func() any { return new(structs.ACLTokenUpsertRequest) },
+	structs.ACLTokenDeleteRequestType:               func() any { return new(structs.ACLTokenDeleteRequest) },
+	structs.ACLTokenBootstrapRequestType:            func() any { return new(structs.ACLTokenBootstrapRequest) },
+	structs.OneTimeTokenUpsertRequestType:           func() any { return new(structs.OneTimeTokenUpsertRequest) },
+	structs.OneTimeTokenDeleteRequestType:           func() any { return new(structs.OneTimeTokenDeleteRequest) },
+	structs.ACLRolesUpsertRequestType:               func() any { return new(structs.ACLRolesUpsertRequest) },
+	structs.ACLRolesDeleteByIDRequestType:           func() any { return new(structs.ACLRolesDeleteByIDRequest) },
+	structs.ACLAuthMethodsUpsertRequestType:         func() any { return new(structs.ACLAuthMethodUpsertRequest) },
+	structs.ACLAuthMethodsDeleteRequestType:         func() any { return new(structs.ACLAuthMethodDeleteRequest) },
+	structs.ACLBindingRulesUpsertRequestType:        func() any { return new(structs.ACLBindingRulesUpsertRequest) },
+	structs.ACLBindingRulesDeleteRequestType:        func() any { return new(structs.ACLBindingRulesDeleteRequest) },
+	structs.NamespaceUpsertRequestType:              func() any { return new(structs.NamespaceUpsertRequest) },
+	structs.NamespaceDeleteRequestType:              func() any { return new(structs.NamespaceDeleteRequest) },
+	structs.NodePoolUpsertRequestType:               func() any { return new(structs.NodePoolUpsertRequest) },
+	structs.NodePoolDeleteRequestType:               func() any { return new(structs.NodePoolDeleteRequest) },
+	structs.JobStabilityRequestType:                 func() any { return new(structs.JobStabilityRequest) },
+	structs.ScalingEventRegisterRequestType:         func() any { return new(structs.ScalingEventRequest) },
+	structs.ReconcileJobSummariesRequestType:        func() any { return new(structs.ReconcileJobSummariesRequest) },
+	structs.AutopilotRequestType:                    func() any { return new(structs.AutopilotSetConfigRequest) },
+	structs.VarApplyStateRequestType:                func() any { return new(structs.VarApplyStateRequest) },
+}
+
+// The IDs of what fuzzBase stores, so that seeds can name them.
+const (
+	fuzzNodeID  = "00000000-0000-0000-0000-00000000000a"
+	fuzzJobID   = "fuzz-job"
+	fuzzEvalID  = "00000000-0000-0000-0000-00000000000e"
+	fuzzAllocID = "00000000-0000-0000-0000-0000000000a1"
+)
+
+// fuzzBase returns a node, a job, its eval and an alloc on the node, with
+// fixed IDs and times so that every run of an input is the same.
+func fuzzBase() (*structs.Node, *structs.Job, *structs.Evaluation, *structs.Allocation) {
+	node := mockNode(fuzzNodeID)
+	job := mockJob(fuzzJobID)
+	eval := mockEval(job)
+	eval.ID = fuzzEvalID
+	eval.Status = structs.EvalStatusComplete
+	alloc := mockAlloc(job, node, eval.ID)
+	alloc.ID = fuzzAllocID
+	alloc.CreateTime = time.Unix(1700000000, 0).UnixNano()
+	return node, job, eval, alloc
+}
+
+// fuzzFSM returns a follower's FSM holding fuzzBase's node, job, eval and
+// alloc at indexes 1 to 3.
+func fuzzFSM(t testing.TB) *FSM {
+	t.Helper()
+	broker, err := evalbroker.New(time.Minute, time.Second, time.Second, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := New(hclog.NewNullLogger(), blockedevals.New(broker, hclog.NewNullLogger()), broker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	node, job, eval, alloc := fuzzBase()
+	for i, msg := range []struct {
+		typ structs.MessageType
+		req any
+	}{
+		{structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: node}},
+		{structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: job, Eval: eval}},
+		{structs.ApplyPlanResultsRequestType, &structs.ApplyPlanResultsRequest{AllocsUpdated: []*structs.Allocation{alloc}, EvalID: eval.ID}},
+	} {
+		buf, err := structs.Encode(msg.typ, msg.req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp := f.Apply(&raft.Log{Index: uint64(i + 1), Data: buf}); resp != nil {
+			if err, ok := resp.(error); ok {
+				t.Fatalf("base state %s: %v", msg.typ, err)
+			}
+		}
+	}
+	return f
+}
+
+// fuzzSeeds are well-formed entries of the common types, about the
+// objects fuzzFSM stores, and the empty request of every type.
+func fuzzSeeds() map[structs.MessageType][]any {
+	node, job, eval, alloc := fuzzBase()
+	done := alloc.Copy()
+	done.ClientStatus = structs.AllocClientStatusComplete
+	job2 := job.Copy()
+	job2.Priority = 70
+	pending := mockEval(job2)
+	pending.ID = "00000000-0000-0000-0000-00000000000f"
+	ref := structs.BatchQueueRef{Namespace: job.Namespace, JobID: job.ID, EvalID: eval.ID}
+	seeds := map[structs.MessageType][]any{
+		structs.NodeRegisterRequestType:     {&structs.NodeRegisterRequest{Node: node}},
+		structs.NodeDeregisterRequestType:   {&structs.NodeDeregisterRequest{NodeIDs: []string{node.ID}}},
+		structs.NodeUpdateStatusRequestType: {&structs.NodeUpdateStatusRequest{NodeID: node.ID, Status: structs.NodeStatusDown, Evals: []*structs.Evaluation{pending}}},
+		structs.JobRegisterRequestType:      {&structs.JobRegisterRequest{Job: job2, Eval: pending}},
+		structs.JobDeregisterRequestType:    {&structs.JobDeregisterRequest{JobID: job.ID, Purge: true, Eval: pending}},
+		structs.EvalUpdateRequestType:       {&structs.EvalUpdateRequest{Evals: []*structs.Evaluation{pending}}},
+		structs.EvalDeleteRequestType:       {&structs.EvalDeleteRequest{Evals: []string{eval.ID}, Allocs: []string{alloc.ID}}},
+		structs.AllocClientUpdateRequestType: {&structs.AllocUpdateRequest{
+			Alloc: []*structs.Allocation{done}, Evals: []*structs.Evaluation{pending},
+		}},
+		structs.ApplyPlanResultsRequestType: {&structs.ApplyPlanResultsRequest{
+			AllocsStopped: []*structs.Allocation{alloc}, Job: job, EvalID: eval.ID, Evals: []*structs.Evaluation{pending},
+		}},
+		structs.SchedulerConfigRequestType: {&structs.SchedulerSetConfigRequest{
+			Config: structs.SchedulerConfiguration{SchedulerAlgorithm: structs.SchedulerAlgorithmSpread},
+		}},
+		structs.BatchQueueReleaseRequestType: {&structs.BatchQueueReleaseRequest{Done: []structs.BatchQueueRef{ref}, Release: []structs.BatchQueueRef{ref}, ReleaseTime: 1}},
+		structs.BatchQueueControlRequestType: {&structs.BatchQueueControlRequest{JobID: job.ID, Op: "hold"}},
+		structs.PeriodicLaunchRequestType:    {&structs.PeriodicLaunchRequest{Job: job2, Eval: pending}},
+		structs.JobStabilityRequestType:      {&structs.JobStabilityRequest{JobID: job.ID, Stable: true}},
+	}
+	for typ, req := range fuzzRequests {
+		seeds[typ] = append(seeds[typ], req())
+	}
+	return seeds
+}
+
+// FuzzApply feeds Raft entries to a fresh FSM: a message type byte and
+// the bytes after it, as Apply reads them from the log. Whatever the
+// bytes, nothing panics; an entry whose body does not decode as its
+// type's request is answered with an error, and the same entry applied in
+// a group with well-formed ones does not panic either.
+func FuzzApply(f *testing.F) {
+	for typ, reqs := range fuzzSeeds() {
+		for _, req := range reqs {
+			buf, err := structs.Encode(typ, req)
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(uint8(typ), buf[1:])
+		}
+	}
+	f.Add(uint8(structs.IgnoreUnknownTypeFlag|structs.JobRegisterRequestType), []byte{0x80})
+	f.Add(uint8(250), []byte{})
+
+	f.Fuzz(func(t *testing.T, typ uint8, body []byte) {
+		entry := append([]byte{typ}, body...)
+		resp := fuzzFSM(t).Apply(&raft.Log{Index: 10, Type: raft.LogCommand, Data: entry})
+		msgType := structs.MessageType(typ) &^ structs.IgnoreUnknownTypeFlag
+		if newReq, ok := fuzzRequests[msgType]; ok {
+			if err := structs.Decode(body, newReq()); err != nil {
+				if _, isErr := resp.(error); !isErr {
+					t.Fatalf("%s: the body does not decode (%v) but the FSM answered %#v", msgType, err, resp)
+				}
+			}
+		}
+
+		_, _, pending, _ := fuzzBase()
+		pending.ID = "00000000-0000-0000-0000-0000000000e2"
+		pending.Status = structs.EvalStatusPending
+		good, err := structs.Encode(structs.EvalUpdateRequestType, &structs.EvalUpdateRequest{Evals: []*structs.Evaluation{pending}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fuzzFSM(t).ApplyBatch([]*raft.Log{
+			{Index: 10, Type: raft.LogCommand, Data: good},
+			{Index: 11, Type: raft.LogCommand, Data: entry},
+			{Index: 12, Type: raft.LogCommand, Data: good},
+		})
+	})
+}
