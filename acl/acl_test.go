@@ -18,6 +18,8 @@ func TestParse_Errors(t *testing.T) {
 		name, rules, want string
 	}{
 		{"empty", "  ", "policy rules are empty"},
+		{"only comments", "# node { policy = \"read\" }\n", "policy rules are empty: they hold no namespace"},
+		{"empty JSON object", "{}", "policy rules are empty: they hold no namespace"},
 		{"bad namespace policy", `namespace "default" { policy = "owner" }`, `invalid namespace policy "owner" for namespace "default"`},
 		{"bad capability", `namespace "default" { capabilities = ["read-jobs"] }`, `invalid namespace capability "read-jobs"`},
 		{"bad namespace name", `namespace "a b" { policy = "read" }`, `invalid namespace name "a b"`},

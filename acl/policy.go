@@ -5,6 +5,7 @@ package acl
 
 import (
 	"fmt"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -176,6 +177,12 @@ func Parse(rules string) (*Policy, error) {
 	}
 	if err := p.validate(); err != nil {
 		return nil, err
+	}
+	// Rules that are only comments (or an empty JSON object) grant
+	// nothing, as empty rules would: refused alike, so that a policy
+	// file left all commented out is not stored as if it said something.
+	if reflect.DeepEqual(p, &Policy{}) {
+		return nil, fmt.Errorf("policy rules are empty: they hold no namespace, host_volume, node, agent, operator, quota or plugin block")
 	}
 	return p, nil
 }
