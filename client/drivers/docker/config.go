@@ -52,6 +52,10 @@ type PluginConfig struct {
 	// InfraImage is the image of the network pause container; it takes
 	// effect with bridge networking, which is not supported yet.
 	InfraImage string
+	// LogType and LogConfig are the engine's logging driver for task
+	// containers unless a task sets its own.
+	LogType   string
+	LogConfig map[string]string
 	// ExtraLabels are globs over Nomad's optional container labels
 	// (job_name, job_id, task_group_name, task_name, namespace,
 	// node_name, node_id).
@@ -70,6 +74,8 @@ func DefaultPluginConfig() PluginConfig {
 		PullActivityTimeout: 2 * time.Minute,
 		ImagePullTimeout:    5 * time.Minute,
 		InfraImage:          "registry.k8s.io/pause-amd64:3.3",
+		LogType:             "json-file",
+		LogConfig:           map[string]string{"max-file": "2", "max-size": "2m"},
 	}
 }
 
@@ -78,10 +84,10 @@ func DefaultPluginConfig() PluginConfig {
 var (
 	pluginKeys = []string{
 		"endpoint", "auth", "gc", "volumes", "allow_privileged", "allow_caps",
-		"pull_activity_timeout", "image_pull_timeout", "infra_image", "extra_labels",
+		"pull_activity_timeout", "image_pull_timeout", "infra_image", "extra_labels", "logging",
 	}
 	pluginRefused = []string{
-		"tls", "logging", "nvidia_runtime", "allow_runtimes", "infra_image_pull_timeout",
+		"tls", "nvidia_runtime", "allow_runtimes", "infra_image_pull_timeout",
 		"container_exists_attempts", "oom_score_adj", "pids_limit", "disable_log_collection",
 		"windows_allow_insecure_container_admin", "allowed_modes",
 	}
@@ -176,6 +182,11 @@ func ParsePluginConfig(m map[string]any) (PluginConfig, error) {
 	} else if ok && v != "" {
 		c.InfraImage = v
 	}
+	if typ, cfg, ok, err := parseLogging(m, "plugin \"docker\" config logging"); err != nil {
+		return c, err
+	} else if ok {
+		c.LogType, c.LogConfig = typ, cfg
+	}
 	if c.ExtraLabels, err = drivers.Strings(m, "extra_labels"); err != nil {
 		return c, pluginErr(err)
 	}
@@ -185,6 +196,42 @@ func ParsePluginConfig(m map[string]any) (PluginConfig, error) {
 		}
 	}
 	return c, nil
+}
+
+// logTypes are the engine's logging drivers that keep the output for
+// the engine's logs API, which the driver reads it through.
+var logTypes = []string{"json-file", "local"}
+
+// parseLogging reads a logging block: type (or its older name driver)
+// and config. ok is false when there is none.
+func parseLogging(m map[string]any, what string) (string, map[string]string, bool, error) {
+	b, err := block(m, "logging")
+	if err != nil || b == nil {
+		return "", nil, false, err
+	}
+	if err := checkKnown(what, b, []string{"type", "driver", "config"}, nil); err != nil {
+		return "", nil, false, err
+	}
+	typ, _, err := drivers.String(b, "type")
+	if err != nil {
+		return "", nil, false, err
+	}
+	if typ == "" {
+		if typ, _, err = drivers.String(b, "driver"); err != nil {
+			return "", nil, false, err
+		}
+	}
+	if typ == "" {
+		typ = "json-file"
+	}
+	if !slices.Contains(logTypes, typ) {
+		return "", nil, false, &drivers.ValidationError{Err: fmt.Errorf("docker: %s type %q is not supported: the driver reads a task's output through the engine, which keeps it only with %s", what, typ, strings.Join(logTypes, " or "))}
+	}
+	cfg, err := stringMap(b, "config")
+	if err != nil {
+		return "", nil, false, err
+	}
+	return typ, cfg, true, nil
 }
 
 // endpoint is where the engine is reached.

@@ -34,6 +34,7 @@ func TestParsePluginConfig(t *testing.T) {
 		"pull_activity_timeout": "30s",
 		"extra_labels":          []any{"job_*"},
 		"infra_image":           "pause:1",
+		"logging":               map[string]any{"driver": "local", "config": map[string]any{"max-size": "5m"}},
 	})
 	must.NoError(t, err)
 	must.Eq(t, "unix:///x.sock", full.endpoint())
@@ -45,6 +46,8 @@ func TestParsePluginConfig(t *testing.T) {
 	must.Eq(t, []string{"NET_RAW", "CHOWN"}, full.AllowCaps)
 	must.Eq(t, 30*time.Second, full.PullActivityTimeout)
 	must.Eq(t, []string{"job_*"}, full.ExtraLabels)
+	must.Eq(t, "local", full.LogType)
+	must.Eq(t, map[string]string{"max-size": "5m"}, full.LogConfig)
 
 	refused := []struct {
 		name string
@@ -59,6 +62,7 @@ func TestParsePluginConfig(t *testing.T) {
 		{"selinux", map[string]any{"volumes": map[string]any{"selinuxlabel": "z"}}, `volumes key "selinuxlabel" is not supported`},
 		{"bad duration", map[string]any{"pull_activity_timeout": "soon"}, "pull_activity_timeout"},
 		{"bad glob", map[string]any{"extra_labels": []any{"job_["}}, "not a valid glob"},
+		{"log type", map[string]any{"logging": map[string]any{"type": "fluentd"}}, `logging type "fluentd" is not supported`},
 	}
 	for _, tc := range refused {
 		t.Run(tc.name, func(t *testing.T) {
@@ -125,6 +129,8 @@ func TestParseTask(t *testing.T) {
 		{"ulimit", ok(map[string]any{"ulimit": map[string]any{"nofile": "lots"}}), `nofile = "lots" must be`},
 		{"ulimit order", ok(map[string]any{"ulimit": map[string]any{"nofile": "20:10"}}), "soft limit is above"},
 		{"oom_score_adj", ok(map[string]any{"oom_score_adj": 2000}), "out of range"},
+		{"log type", ok(map[string]any{"logging": map[string]any{"type": "syslog"}}), `task config logging type "syslog" is not supported`},
+		{"log key", ok(map[string]any{"logging": map[string]any{"tag": "x"}}), `unknown task config logging key "tag"`},
 		{"seccomp file", ok(map[string]any{"security_opt": []any{"seccomp=/nonexistent.json"}}), "seccomp profile"},
 	}
 	for _, tc := range refused {

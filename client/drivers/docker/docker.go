@@ -301,9 +301,9 @@ func (d *Driver) containerConfig(tc *drivers.TaskConfig, c taskConfig) (*contain
 		Privileged:     c.privileged,
 		CapAdd:         capAdd,
 		CapDrop:        capDrop,
-		// Logs are followed into the alloc's files; the engine keeps its
-		// own copy for that and for `docker logs`.
-		LogConfig:   container.LogConfig{Type: "json-file"},
+		// Logs are followed from the engine into the alloc's files; the
+		// engine keeps its own copy, bounded by the logging config.
+		LogConfig:   container.LogConfig{Type: d.cfg.LogType, Config: d.cfg.LogConfig},
 		DNS:         c.dnsServers,
 		DNSSearch:   c.dnsSearch,
 		DNSOptions:  c.dnsOptions,
@@ -327,6 +327,9 @@ func (d *Driver) containerConfig(tc *drivers.TaskConfig, c taskConfig) (*contain
 			m.Source = src
 		}
 		host.Mounts = append(host.Mounts, m)
+	}
+	if c.logType != "" {
+		host.LogConfig = container.LogConfig{Type: c.logType, Config: c.logConfig}
 	}
 	host.Ulimits = c.ulimits
 	host.CpusetCpus = c.cpusetCPUs

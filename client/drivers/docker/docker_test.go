@@ -165,6 +165,8 @@ func TestDriver_HelloLogsAndLabels(t *testing.T) {
 	_, hasNS := l[LabelNamespace]
 	must.False(t, hasNS, must.Sprint("namespace is not in extra_labels"))
 	must.Eq(t, int64(64<<20), ins.Container.HostConfig.Memory)
+	must.Eq(t, "json-file", ins.Container.HostConfig.LogConfig.Type)
+	must.Eq(t, map[string]string{"max-file": "2", "max-size": "2m"}, ins.Container.HostConfig.LogConfig.Config)
 
 	must.NoError(t, d.DestroyTask(tc.ID))
 	must.Eq(t, 0, containersOf(t, e, tc.AllocID, true))
@@ -283,21 +285,15 @@ func TestDriver_SignalTask(t *testing.T) {
 	e := dockertest.Require(t)
 	d := newDriver(t, e, nil)
 	tc := newTask(t, map[string]any{"image": dockertest.Image, "command": "sh",
-		"args": []any{"-c", `trap 'echo got-usr1; exit 0' USR1; while true; do sleep 0.1; done`}})
+		"args": []any{"-c", `trap 'echo got-usr1; exit 0' USR1; echo ready; while true; do sleep 0.1; done`}})
 	_, err := d.StartTask(tc)
 	must.NoError(t, err)
 	t.Cleanup(func() { _ = d.DestroyTask(tc.ID) })
-	must.Wait(t, wait.InitialSuccess(wait.ErrorFunc(func() error {
-		if err := d.SignalTask(tc.ID, "SIGUSR1"); err != nil {
-			return err
-		}
-		select {
-		case <-mustGet(t, d, tc.ID).done:
-			return nil
-		case <-time.After(200 * time.Millisecond):
-			return errors.New("not exited yet")
-		}
-	}), wait.Timeout(30*time.Second), wait.Gap(50*time.Millisecond)))
+	// The trap is set once the task says ready.
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
+		return strings.Contains(readLog(t, tc, tc.StdoutPrefix()), "ready\n")
+	}), wait.Timeout(30*time.Second), wait.Gap(20*time.Millisecond)))
+	must.NoError(t, d.SignalTask(tc.ID, "SIGUSR1"))
 	must.True(t, waitExit(t, d, tc.ID, time.Minute).Successful())
 	must.StrContains(t, readLog(t, tc, tc.StdoutPrefix()), "got-usr1")
 }
@@ -408,4 +404,22 @@ func TestDriver_VolumesAndMounts(t *testing.T) {
 	must.True(t, waitExit(t, dv, hv.ID, time.Minute).Successful())
 	must.Eq(t, "host\n", readLog(t, hv, hv.StdoutPrefix()))
 	must.NoError(t, dv.DestroyTask(hv.ID))
+}
+
+// A task's logging block sets the engine's copy; the alloc's log files
+// get the output all the same.
+func TestDriver_TaskLogging(t *testing.T) {
+	e := dockertest.Require(t)
+	d := newDriver(t, e, nil)
+	tc := newTask(t, map[string]any{"image": dockertest.Image, "command": "echo", "args": []any{"logged"},
+		"logging": []any{map[string]any{"type": "local", "config": []any{map[string]any{"max-size": "1m"}}}}})
+	_, err := d.StartTask(tc)
+	must.NoError(t, err)
+	must.True(t, waitExit(t, d, tc.ID, time.Minute).Successful())
+	must.Eq(t, "logged\n", readLog(t, tc, tc.StdoutPrefix()))
+	ins, err := e.Client.ContainerInspect(context.Background(), "web-"+tc.AllocID, client.ContainerInspectOptions{})
+	must.NoError(t, err)
+	must.Eq(t, "local", ins.Container.HostConfig.LogConfig.Type)
+	must.Eq(t, map[string]string{"max-size": "1m"}, ins.Container.HostConfig.LogConfig.Config)
+	must.NoError(t, d.DestroyTask(tc.ID))
 }

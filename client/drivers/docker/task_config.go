@@ -26,7 +26,7 @@ var taskKeys = []string{
 	"dns_servers", "dns_search_domains", "dns_options", "extra_hosts", "init", "tty",
 	"interactive", "shm_size", "pids_limit", "sysctl", "ulimit", "security_opt",
 	"ipc_mode", "pid_mode", "uts_mode", "cpuset_cpus", "group_add", "oom_score_adj",
-	"volumes", "mount", "mounts",
+	"volumes", "mount", "mounts", "logging",
 }
 
 // taskRefused are Nomad's other docker task config keys: refused by name
@@ -34,7 +34,7 @@ var taskKeys = []string{
 var taskRefused = []string{
 	"advertise_ipv6_address", "auth_soft_fail", "cgroupns", "cpu_hard_limit",
 	"cpu_cfs_period", "container_exists_attempts", "devices", "healthchecks",
-	"ipv4_address", "ipv6_address", "isolation", "load", "logging", "mac_address",
+	"ipv4_address", "ipv6_address", "isolation", "load", "mac_address",
 	"network_aliases", "runtime", "ports", "port_map",
 	"storage_opt", "userns_mode", "volume_driver",
 }
@@ -87,6 +87,10 @@ type taskConfig struct {
 
 	volumes []volumeSpec
 	mounts  []mountSpec
+
+	// logType is "" for the plugin's logging.
+	logType   string
+	logConfig map[string]string
 }
 
 // registryAuth is a task's auth block.
@@ -223,6 +227,9 @@ func parseTask(m map[string]any, pc PluginConfig) (taskConfig, error) {
 		return c, err
 	}
 	if c.mounts, err = parseMounts(m, pc); err != nil {
+		return c, err
+	}
+	if c.logType, c.logConfig, _, err = parseLogging(m, "task config logging"); err != nil {
 		return c, err
 	}
 	return c, nil
