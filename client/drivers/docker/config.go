@@ -30,6 +30,10 @@ type PluginConfig struct {
 	// Endpoint is the engine's address; "" means DOCKER_HOST, else
 	// DefaultEndpoint.
 	Endpoint string
+	// AuthConfig is a docker config.json whose credentials pulls use;
+	// AuthHelper a docker-credential-<name> helper asked after it.
+	AuthConfig string
+	AuthHelper string
 	// GCContainer removes a task's container once the task is destroyed.
 	GCContainer bool
 	// GCImage removes an image GCImageDelay after the last task using
@@ -110,11 +114,15 @@ func ParsePluginConfig(m map[string]any) (PluginConfig, error) {
 	}
 	if auth, err := block(m, "auth"); err != nil {
 		return c, pluginErr(err)
-	} else if len(auth) > 0 {
-		// Registry credentials from a docker config file or a
-		// credential helper come with registry pulls (issue 39).
-		for _, k := range slices.Sorted(mapKeys(auth)) {
-			return c, fmt.Errorf("docker plugin config: auth.%s is not supported by nomadq yet", k)
+	} else if auth != nil {
+		if err := checkKnown("plugin \"docker\" config auth", auth, []string{"config", "helper"}, nil); err != nil {
+			return c, err
+		}
+		if c.AuthConfig, _, err = drivers.String(auth, "config"); err != nil {
+			return c, pluginErr(err)
+		}
+		if c.AuthHelper, _, err = drivers.String(auth, "helper"); err != nil {
+			return c, pluginErr(err)
 		}
 	}
 	if gc, err := block(m, "gc"); err != nil {

@@ -56,7 +56,7 @@ func TestParsePluginConfig(t *testing.T) {
 	}{
 		{"unknown", map[string]any{"endpiont": "x"}, `unknown plugin "docker" config key "endpiont"`},
 		{"not built", map[string]any{"tls": map[string]any{}}, `plugin "docker" config key "tls" is not supported by nomadq yet`},
-		{"auth helper", map[string]any{"auth": map[string]any{"helper": "ecr"}}, "auth.helper is not supported"},
+		{"auth key", map[string]any{"auth": map[string]any{"file": "x"}}, `unknown plugin "docker" config auth key "file"`},
 		{"dangling", map[string]any{"gc": map[string]any{"dangling_containers": map[string]any{}}}, `gc key "dangling_containers" is not supported`},
 		{"image delay", map[string]any{"gc": map[string]any{"image_delay": "-1m"}}, "gc.image_delay must not be negative"},
 		{"selinux", map[string]any{"volumes": map[string]any{"selinuxlabel": "z"}}, `volumes key "selinuxlabel" is not supported`},

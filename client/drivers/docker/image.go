@@ -11,7 +11,6 @@ import (
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/distribution/reference"
 	"github.com/moby/moby/api/pkg/authconfig"
-	"github.com/moby/moby/api/types/registry"
 	"github.com/moby/moby/client"
 )
 
@@ -95,12 +94,19 @@ func (d *Driver) pull(c taskConfig) error {
 		return fmt.Errorf("docker: image %q: %w", c.image, err)
 	}
 	opts := client.ImagePullOptions{}
-	if c.auth != nil {
-		server := c.auth.serverAddress
-		if server == "" {
-			server = reference.Domain(ref)
+	auth, err := d.resolveAuth(c)
+	if err != nil {
+		if !c.authSoftFail {
+			return fmt.Errorf("docker: find registry credentials for %q: %w", c.image, err)
 		}
-		enc, err := authconfig.Encode(registry.AuthConfig{Username: c.auth.username, Password: c.auth.password, ServerAddress: server})
+		d.logger.Warn("cannot find registry credentials; pulling without (auth_soft_fail)", "image", c.image, "error", err)
+		auth = nil
+	}
+	if auth != nil {
+		if auth.ServerAddress == "" {
+			auth.ServerAddress = reference.Domain(ref)
+		}
+		enc, err := authconfig.Encode(*auth)
 		if err != nil {
 			return fmt.Errorf("docker: encode registry auth: %w", err)
 		}

@@ -1,6 +1,9 @@
 package docker
 
 import (
+	"encoding/base64"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -100,4 +103,46 @@ func TestDriver_ConcurrentStartsPullOnce(t *testing.T) {
 		must.NoError(t, d.DestroyTask(tc.ID))
 	}
 	must.Less(t, int64(len(tasks)), reg.Manifests.Load())
+}
+
+// Credentials from the plugin's auth.config file and auth.helper, and a
+// lookup that fails: the start fails, unless auth_soft_fail.
+func TestDriver_PluginAuth(t *testing.T) {
+	e := dockertest.Require(t)
+	reg := dockertest.NewRegistry(t, "robot", "s3cret")
+	dir := t.TempDir()
+
+	cfgFile := filepath.Join(dir, "config.json")
+	must.NoError(t, os.WriteFile(cfgFile, []byte(`{"auths":{"`+reg.Addr+`":{"auth":"`+
+		base64.StdEncoding.EncodeToString([]byte("robot:s3cret"))+`"}}}`), 0o600))
+	d := newDriver(t, e, map[string]any{"auth": map[string]any{"config": cfgFile}})
+	tc := newTask(t, map[string]any{"image": reg.Addr + "/from/config:1", "command": "true"})
+	_, err := d.StartTask(tc)
+	must.NoError(t, err)
+	must.True(t, waitExit(t, d, tc.ID, time.Minute).Successful())
+	must.NoError(t, d.DestroyTask(tc.ID))
+
+	// A credential helper on PATH.
+	helper := filepath.Join(dir, "docker-credential-nqtest")
+	must.NoError(t, os.WriteFile(helper, []byte("#!/bin/sh\nread reg\n[ \"$reg\" = \""+reg.Addr+"\" ] || exit 3\n"+
+		`echo '{"Username":"robot","Secret":"s3cret"}'`+"\n"), 0o755))
+	t.Setenv("PATH", dir+":"+os.Getenv("PATH"))
+	dh := newDriver(t, e, map[string]any{"auth": map[string]any{"helper": "nqtest"}})
+	th := newTask(t, map[string]any{"image": reg.Addr + "/from/helper:1", "command": "true"})
+	_, err = dh.StartTask(th)
+	must.NoError(t, err)
+	must.True(t, waitExit(t, dh, th.ID, time.Minute).Successful())
+	must.NoError(t, dh.DestroyTask(th.ID))
+
+	// A config file that is not there fails the lookup.
+	public := dockertest.NewRegistry(t, "", "")
+	dm := newDriver(t, e, map[string]any{"auth": map[string]any{"config": filepath.Join(dir, "missing.json")}})
+	tm := newTask(t, map[string]any{"image": public.Addr + "/lookup/fails:1", "command": "true"})
+	_, err = dm.StartTask(tm)
+	must.ErrorContains(t, err, "find registry credentials")
+	ts := newTask(t, map[string]any{"image": public.Addr + "/lookup/fails:1", "command": "true", "auth_soft_fail": true})
+	_, err = dm.StartTask(ts)
+	must.NoError(t, err, must.Sprint("auth_soft_fail pulls without credentials"))
+	must.True(t, waitExit(t, dm, ts.ID, time.Minute).Successful())
+	must.NoError(t, dm.DestroyTask(ts.ID))
 }

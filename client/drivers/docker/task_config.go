@@ -26,13 +26,13 @@ var taskKeys = []string{
 	"dns_servers", "dns_search_domains", "dns_options", "extra_hosts", "init", "tty",
 	"interactive", "shm_size", "pids_limit", "sysctl", "ulimit", "security_opt",
 	"ipc_mode", "pid_mode", "uts_mode", "cpuset_cpus", "group_add", "oom_score_adj",
-	"volumes", "mount", "mounts", "logging",
+	"volumes", "mount", "mounts", "logging", "auth_soft_fail",
 }
 
 // taskRefused are Nomad's other docker task config keys: refused by name
 // until they are built (issue 39), never dropped.
 var taskRefused = []string{
-	"advertise_ipv6_address", "auth_soft_fail", "cgroupns", "cpu_hard_limit",
+	"advertise_ipv6_address", "cgroupns", "cpu_hard_limit",
 	"cpu_cfs_period", "container_exists_attempts", "devices", "healthchecks",
 	"ipv4_address", "ipv6_address", "isolation", "load", "mac_address",
 	"network_aliases", "runtime", "ports", "port_map",
@@ -64,6 +64,7 @@ type taskConfig struct {
 	forcePull        bool
 	imagePullTimeout time.Duration
 	auth             *registryAuth
+	authSoftFail     bool
 	memoryHardLimit  int64
 
 	dnsServers  []netip.Addr
@@ -211,6 +212,9 @@ func parseTask(m map[string]any, pc PluginConfig) (taskConfig, error) {
 				return c, err
 			}
 		}
+	}
+	if c.authSoftFail, _, err = boolKey(m, "auth_soft_fail"); err != nil {
+		return c, err
 	}
 	hard, _, err := drivers.Int(m, "memory_hard_limit")
 	if err != nil {
