@@ -130,7 +130,11 @@ func NewClient(cfg Config) (*Client, error) {
 			// undetected where it cannot isolate tasks.
 			execdriver.Name: execdriver.New(execdriver.Options{ChrootEnv: cfg.ChrootEnv}),
 			// docker too: detected where its engine answers.
-			docker.Name: docker.New(docker.Options{Config: dockerCfg, NodeID: id, NodeName: cfg.NodeName, Logger: cfg.Logger}),
+			docker.Name: docker.New(docker.Options{
+				Config: dockerCfg, NodeID: id, NodeName: cfg.NodeName, Logger: cfg.Logger,
+				// Read when a task starts, after the node is built below.
+				TotalCompute: func() int64 { return c.node.NodeResources.Cpu.CpuShares },
+			}),
 		}
 		if cfg.DevMode || cfg.optionBool("driver.mock_driver.enable") {
 			c.drivers[mock.Name] = mock.New()

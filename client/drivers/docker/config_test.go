@@ -131,6 +131,7 @@ func TestParseTask(t *testing.T) {
 		{"oom_score_adj", ok(map[string]any{"oom_score_adj": 2000}), "out of range"},
 		{"log type", ok(map[string]any{"logging": map[string]any{"type": "syslog"}}), `task config logging type "syslog" is not supported`},
 		{"log key", ok(map[string]any{"logging": map[string]any{"tag": "x"}}), `unknown task config logging key "tag"`},
+		{"cfs period", ok(map[string]any{"cpu_cfs_period": 2000000}), `"cpu_cfs_period": 2000000 is out of range`},
 		{"seccomp file", ok(map[string]any{"security_opt": []any{"seccomp=/nonexistent.json"}}), "seccomp profile"},
 	}
 	for _, tc := range refused {

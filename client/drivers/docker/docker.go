@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -56,7 +57,10 @@ type Options struct {
 	// NodeID and NodeName fill the node_id and node_name labels.
 	NodeID   string
 	NodeName string
-	Logger   hclog.Logger
+	// TotalCompute returns the node's CPU in MHz, which cpu_hard_limit
+	// turns a task's cpu into a share of; nil or 0 means unknown.
+	TotalCompute func() int64
+	Logger       hclog.Logger
 }
 
 // Driver is the docker driver.
@@ -351,7 +355,28 @@ func (d *Driver) containerConfig(tc *drivers.TaskConfig, c taskConfig) (*contain
 			host.CPUShares = min(max(r.CPUShares, 2), 262144)
 		}
 	}
+	if c.cpuHardLimit {
+		quota, err := d.cpuQuota(tc, c.cpuCFSPeriod)
+		if err != nil {
+			return nil, nil, err
+		}
+		host.CPUPeriod, host.CPUQuota = c.cpuCFSPeriod, quota
+	}
 	return cfg, host, nil
+}
+
+// cpuQuota is Nomad's hard CPU limit: the task's share of the node's
+// compute, of every core, per period.
+func (d *Driver) cpuQuota(tc *drivers.TaskConfig, period int64) (int64, error) {
+	var total int64
+	if d.opts.TotalCompute != nil {
+		total = d.opts.TotalCompute()
+	}
+	if total <= 0 || tc.Resources == nil || tc.Resources.CPUShares <= 0 {
+		return 0, &drivers.ValidationError{Err: errors.New("docker: cpu_hard_limit needs the task's cpu and the node's total compute")}
+	}
+	share := float64(tc.Resources.CPUShares) / float64(total)
+	return int64(share*float64(period)) * int64(runtime.NumCPU()), nil
 }
 
 // memoryLimits is Nomad's rule: memory is the hard limit unless

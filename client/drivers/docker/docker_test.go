@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -422,4 +423,29 @@ func TestDriver_TaskLogging(t *testing.T) {
 	must.Eq(t, "local", ins.Container.HostConfig.LogConfig.Type)
 	must.Eq(t, map[string]string{"max-size": "1m"}, ins.Container.HostConfig.LogConfig.Config)
 	must.NoError(t, d.DestroyTask(tc.ID))
+}
+
+// cpu_hard_limit caps the task at its share of the node's compute.
+func TestDriver_CPUHardLimit(t *testing.T) {
+	e := dockertest.Require(t)
+	pc, err := ParsePluginConfig(map[string]any{"endpoint": e.Host})
+	must.NoError(t, err)
+	d := New(Options{Config: pc, TotalCompute: func() int64 { return 4000 }})
+	tc := newTask(t, map[string]any{"image": dockertest.Image, "command": "true", "cpu_hard_limit": true, "cpu_cfs_period": 50000})
+	tc.Resources = &drivers.Resources{CPUShares: 1000, MemoryMB: 32}
+	_, err = d.StartTask(tc)
+	must.NoError(t, err)
+	must.True(t, waitExit(t, d, tc.ID, time.Minute).Successful())
+	ins, err := e.Client.ContainerInspect(context.Background(), "web-"+tc.AllocID, client.ContainerInspectOptions{})
+	must.NoError(t, err)
+	must.Eq(t, int64(50000), ins.Container.HostConfig.CPUPeriod)
+	// A quarter of the node: a quarter of every core.
+	must.Eq(t, int64(12500*runtime.NumCPU()), ins.Container.HostConfig.CPUQuota)
+	must.NoError(t, d.DestroyTask(tc.ID))
+
+	// Without the node's compute the limit cannot be honoured.
+	unknown := New(Options{Config: pc})
+	tu := newTask(t, map[string]any{"image": dockertest.Image, "command": "true", "cpu_hard_limit": true})
+	_, err = unknown.StartTask(tu)
+	must.ErrorContains(t, err, "cpu_hard_limit needs")
 }

@@ -26,14 +26,13 @@ var taskKeys = []string{
 	"dns_servers", "dns_search_domains", "dns_options", "extra_hosts", "init", "tty",
 	"interactive", "shm_size", "pids_limit", "sysctl", "ulimit", "security_opt",
 	"ipc_mode", "pid_mode", "uts_mode", "cpuset_cpus", "group_add", "oom_score_adj",
-	"volumes", "mount", "mounts", "logging", "auth_soft_fail",
+	"volumes", "mount", "mounts", "logging", "auth_soft_fail", "cpu_hard_limit", "cpu_cfs_period",
 }
 
 // taskRefused are Nomad's other docker task config keys: refused by name
 // until they are built (issue 39), never dropped.
 var taskRefused = []string{
-	"advertise_ipv6_address", "cgroupns", "cpu_hard_limit",
-	"cpu_cfs_period", "container_exists_attempts", "devices", "healthchecks",
+	"advertise_ipv6_address", "cgroupns", "container_exists_attempts", "devices", "healthchecks",
 	"ipv4_address", "ipv6_address", "isolation", "load", "mac_address",
 	"network_aliases", "runtime", "ports", "port_map",
 	"storage_opt", "userns_mode", "volume_driver",
@@ -65,6 +64,8 @@ type taskConfig struct {
 	imagePullTimeout time.Duration
 	auth             *registryAuth
 	authSoftFail     bool
+	cpuHardLimit     bool
+	cpuCFSPeriod     int64
 	memoryHardLimit  int64
 
 	dnsServers  []netip.Addr
@@ -93,6 +94,10 @@ type taskConfig struct {
 	logType   string
 	logConfig map[string]string
 }
+
+// defaultCFSPeriod is the CPU quota period unless cpu_cfs_period says
+// otherwise, in microseconds, as Nomad.
+const defaultCFSPeriod = 100000
 
 // registryAuth is a task's auth block.
 type registryAuth struct {
@@ -215,6 +220,20 @@ func parseTask(m map[string]any, pc PluginConfig) (taskConfig, error) {
 	}
 	if c.authSoftFail, _, err = boolKey(m, "auth_soft_fail"); err != nil {
 		return c, err
+	}
+	if c.cpuHardLimit, _, err = boolKey(m, "cpu_hard_limit"); err != nil {
+		return c, err
+	}
+	period, _, err := drivers.Int(m, "cpu_cfs_period")
+	if err != nil {
+		return c, err
+	}
+	if period < 0 || period > 1000000 {
+		return c, invalid(`config key "cpu_cfs_period": %d is out of range (1 to 1000000 microseconds)`, period)
+	}
+	c.cpuCFSPeriod = int64(period)
+	if c.cpuCFSPeriod == 0 {
+		c.cpuCFSPeriod = defaultCFSPeriod
 	}
 	hard, _, err := drivers.Int(m, "memory_hard_limit")
 	if err != nil {
