@@ -214,7 +214,10 @@ func (h *httpHandler) recoverPanic(w http.ResponseWriter, r *http.Request) {
 	h.writeError(w, r, codedErr(http.StatusInternalServerError, "internal error serving %s %s: %v", r.Method, r.URL.Path, v))
 }
 
-// writeError answers with a plain-text error and its status code.
+// writeError answers with a plain-text error and its status code: a
+// CodedError's, the code of a coded server error (see rpcError) that a
+// handler returned as it came, 413 for a body over the limit, and 500,
+// logged, for any other error: without a code it is the server's fault.
 func (h *httpHandler) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	code := http.StatusInternalServerError
 	var ce *CodedError
@@ -225,8 +228,10 @@ func (h *httpHandler) writeError(w http.ResponseWriter, r *http.Request, err err
 	case errors.As(err, &mbe):
 		code = http.StatusRequestEntityTooLarge
 		err = fmt.Errorf("Request body too large: the limit is %d bytes", mbe.Limit)
-	case isPermissionDenied(err):
-		code = http.StatusForbidden
+	default:
+		if errors.As(rpcError(err), &ce) {
+			code, err = ce.Code, ce
+		}
 	}
 	if code >= 500 {
 		h.logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "error", err, "code", code)
@@ -235,10 +240,6 @@ func (h *httpHandler) writeError(w http.ResponseWriter, r *http.Request, err err
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(code)
 	io.WriteString(w, err.Error())
-}
-
-func isPermissionDenied(err error) bool {
-	return strings.Contains(err.Error(), "Permission denied")
 }
 
 // writeJSON encodes obj with the wire codec; gzip when the client takes
@@ -434,7 +435,7 @@ func (h *httpHandler) parseQuery(r *http.Request, q *structs.QueryOptions) error
 	// A malformed expression is refused before any RPC; selectors are
 	// checked where the objects are (on the server, as Nomad does).
 	if _, err := structs.NewFilter(q.Filter); err != nil {
-		return codedErr(http.StatusBadRequest, "%v", err)
+		return rpcError(err)
 	}
 	return nil
 }
@@ -524,43 +525,15 @@ func pathID(r *http.Request, prefix string) (string, string, error) {
 	return unescaped, rest, nil
 }
 
-// rpcError maps a server error to its HTTP status: not-found errors to
-// 404, errors that blame the request to 400, everything else to 500.
+// rpcError gives a coded server error (structs.NewErrRPCCoded: a 400
+// that blames the request, a 404 for an unknown object, a 403, ...) its
+// status and its message without the code. The code travels in the
+// error's text, the only part net/rpc carries, also in process. Any other
+// error is returned as it is and answered with a 500: whatever its words,
+// a failure the server did not code is the server's.
 func rpcError(err error) error {
-	if err == nil {
-		return nil
-	}
 	if code, msg, ok := structs.CodeFromRPCCodedErr(err); ok {
 		return codedErr(code, "%s", msg)
 	}
-	msg := err.Error()
-	if strings.HasSuffix(msg, "not found") {
-		return codedErr(http.StatusNotFound, "%s", msg)
-	}
-	if strings.HasPrefix(msg, "No path to region") || strings.HasPrefix(msg, structs.FilterErrorPrefix) {
-		return codedErr(http.StatusBadRequest, "%s", msg)
-	}
-	for _, m := range requestErrorMarks {
-		if strings.Contains(msg, m) {
-			return codedErr(http.StatusBadRequest, "%s", msg)
-		}
-	}
 	return err
-}
-
-// requestErrorMarks are parts of server errors that blame the request:
-// a job in a namespace or node pool that does not exist or does not
-// allow it, and namespace or pool writes the server refuses.
-var requestErrorMarks = []string{
-	"nonexistent namespace",
-	"nonexistent node pool",
-	"are not allowed in namespace",
-	"is not allowed",
-	"Invalid namespace",
-	"invalid node pool",
-	"can not delete default namespace",
-	"has non-terminal",
-	"has nodes",
-	"must specify at least one",
-	"node pool name is empty",
 }

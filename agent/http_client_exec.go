@@ -67,6 +67,7 @@ func (c *execConn) send(v *execOutput) error {
 // fail closes the session with err's text, which the api client returns
 // as the error: 1011 for a server fault, 1008 for the rest, as Nomad.
 func (c *execConn) fail(err error) {
+	err = rpcError(err)
 	code := websocket.ClosePolicyViolation
 	var ce *CodedError
 	if !errors.As(err, &ce) || ce.Code >= 500 {

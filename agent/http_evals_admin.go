@@ -53,7 +53,7 @@ func (h *httpHandler) evalsDeleteRequest(w http.ResponseWriter, r *http.Request)
 	if body.Filter != "" {
 		f, err := structs.NewFilter(body.Filter)
 		if err != nil {
-			return nil, codedErr(http.StatusBadRequest, "%v", err)
+			return nil, rpcError(err)
 		}
 		list := structs.EvalListRequest{QueryOptions: structs.QueryOptions{Region: args.Region, Namespace: "*", AuthToken: args.AuthToken}}
 		var evals structs.EvalListResponse
@@ -62,7 +62,7 @@ func (h *httpHandler) evalsDeleteRequest(w http.ResponseWriter, r *http.Request)
 		}
 		matched, err := structs.KeepMatching(f, evals.Evaluations, func(e *structs.Evaluation) any { return e })
 		if err != nil {
-			return nil, codedErr(http.StatusBadRequest, "%v", err)
+			return nil, rpcError(err)
 		}
 		args.SkipUnsafe = true
 		args.EvalIDs = make([]string, 0, len(matched))

@@ -40,9 +40,6 @@ func (h *httpHandler) jobDispatch(w http.ResponseWriter, r *http.Request, jobID 
 	}
 	var reply structs.JobDispatchResponse
 	if err := h.agent.rpc("Job.Dispatch", &args, &reply); err != nil {
-		if structs.IsDispatchValidationError(err.Error()) {
-			return nil, codedErr(http.StatusBadRequest, "%s", err.Error())
-		}
 		return nil, rpcError(err)
 	}
 	setIndex(w, reply.Index)

@@ -33,11 +33,11 @@ func page[T any](q *structs.QueryOptions, items []T, key func(T) string, m *stru
 func filterAndPage[T any](q *structs.QueryOptions, items []T, key func(T) string, m *structs.QueryMeta) ([]T, error) {
 	f, err := structs.NewFilter(q.Filter)
 	if err != nil {
-		return nil, err
+		return nil, rpcError(err)
 	}
 	items, err = structs.KeepMatching(f, items, func(it T) any { return it })
 	if err != nil {
-		return nil, err
+		return nil, rpcError(err)
 	}
 	return page(q, items, key, m), nil
 }

@@ -55,11 +55,11 @@ func (h *httpHandler) queueJobsRequest(w http.ResponseWriter, r *http.Request) (
 	// entries as they are listed, before paging.
 	filter, err := structs.NewFilter(args.Filter)
 	if err != nil {
-		return nil, codedErr(http.StatusBadRequest, "%v", err)
+		return nil, rpcError(err)
 	}
 	items, err = structs.KeepMatching(filter, items, func(it ranked) any { return it.entry })
 	if err != nil {
-		return nil, codedErr(http.StatusBadRequest, "%v", err)
+		return nil, rpcError(err)
 	}
 	items = page(&args.QueryOptions, items, func(it ranked) string { return it.rank }, &reply.QueryMeta)
 	setMeta(w, &reply.QueryMeta)

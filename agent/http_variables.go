@@ -148,7 +148,7 @@ func (h *httpHandler) variablesListRequest(w http.ResponseWriter, r *http.Reques
 	slices.SortFunc(out, func(a, b *variableMetaJSON) int { return cmp.Compare(key(a), key(b)) })
 	out, err := filterAndPage(&args.QueryOptions, out, key, &reply.QueryMeta)
 	if err != nil {
-		return nil, codedErr(http.StatusBadRequest, "%v", err)
+		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)
 	return out, nil

@@ -177,7 +177,7 @@ func (a *Alloc) Stop(args *structs.AllocStopRequest, reply *structs.AllocStopRes
 	}
 	_, index, err := a.srv.raftApply(structs.AllocUpdateDesiredTransitionRequestType, req)
 	if err != nil {
-		return err
+		return codeNotFound(err)
 	}
 	reply.EvalID = eval.ID
 	reply.Index = index

@@ -44,7 +44,7 @@ func (e *Eval) Delete(args *structs.EvalUserDeleteRequest, reply *structs.EvalDe
 			if args.SkipUnsafe {
 				continue
 			}
-			return errors.New("eval not found")
+			return structs.NewErrNotFoundf("eval not found")
 		}
 		ok, err := evalDeleteSafe(snap, eval)
 		if err != nil {

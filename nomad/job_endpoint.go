@@ -1,7 +1,6 @@
 package nomad
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -31,7 +30,7 @@ func (j *Job) Register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 		return err
 	}
 	if args.EvalPriority != 0 && (args.EvalPriority < structs.JobMinPriority || args.EvalPriority > structs.JobMaxPriority) {
-		return fmt.Errorf("eval priority must be between %d and %d, got %d", structs.JobMinPriority, structs.JobMaxPriority, args.EvalPriority)
+		return structs.NewBadRequestf("eval priority must be between %d and %d, got %d", structs.JobMinPriority, structs.JobMaxPriority, args.EvalPriority)
 	}
 	if err := dropOversizedSubmission(args); err != nil {
 		reply.Warnings = err.Error()
@@ -117,11 +116,11 @@ func (j *Job) commit(job *structs.Job, args *structs.JobRegisterRequest, reply *
 // region, and validate it.
 func (j *Job) admit(submitted *structs.Job, namespace string) (*structs.Job, error) {
 	if submitted == nil {
-		return nil, errors.New("Job must be specified")
+		return nil, structs.NewBadRequest("Job must be specified")
 	}
 	job := submitted.Copy()
 	if job.ID == "" {
-		return nil, errors.New("Job ID hasn't been provided")
+		return nil, structs.NewBadRequest("Job ID hasn't been provided")
 	}
 	if namespace != "" && job.Namespace == "" {
 		job.Namespace = namespace
@@ -131,7 +130,7 @@ func (j *Job) admit(submitted *structs.Job, namespace string) (*structs.Job, err
 		job.Region = j.srv.config.Region
 	}
 	if err := job.Validate(); err != nil {
-		return nil, err
+		return nil, structs.NewBadRequest(err.Error())
 	}
 	if err := j.checkMaxCount(job); err != nil {
 		return nil, err
@@ -161,7 +160,7 @@ func (j *Job) checkHome(job *structs.Job) error {
 		return err
 	}
 	if ns == nil {
-		return fmt.Errorf("job %q is in nonexistent namespace %q", job.ID, job.Namespace)
+		return structs.NewBadRequestf("job %q is in nonexistent namespace %q", job.ID, job.Namespace)
 	}
 	if err := ns.CheckCapabilities(job); err != nil {
 		return err
@@ -192,7 +191,10 @@ func (j *Job) checkMemoryMax(job *structs.Job) error {
 			}
 		}
 	}
-	return errs.ErrorOrNil()
+	if err := errs.ErrorOrNil(); err != nil {
+		return structs.NewBadRequest(err.Error())
+	}
+	return nil
 }
 
 // checkEnforceIndex answers a check-index register with Nomad's wording,
@@ -216,7 +218,7 @@ func (j *Job) Deregister(args *structs.JobDeregisterRequest, reply *structs.JobD
 		return err
 	}
 	if args.JobID == "" {
-		return errors.New("missing job ID for deregistering")
+		return structs.NewBadRequest("missing job ID for deregistering")
 	}
 	ns := namespaceOf(args.Namespace)
 	job, err := j.lookup(ns, args.JobID)
@@ -226,7 +228,7 @@ func (j *Job) Deregister(args *structs.JobDeregisterRequest, reply *structs.JobD
 	req := &structs.JobDeregisterRequest{JobID: args.JobID, Purge: args.Purge, WriteRequest: args.WriteRequest}
 	req.Namespace = ns
 	if args.EvalPriority != 0 && (args.EvalPriority < structs.JobMinPriority || args.EvalPriority > structs.JobMaxPriority) {
-		return fmt.Errorf("eval priority must be between %d and %d, got %d", structs.JobMinPriority, structs.JobMaxPriority, args.EvalPriority)
+		return structs.NewBadRequestf("eval priority must be between %d and %d, got %d", structs.JobMinPriority, structs.JobMaxPriority, args.EvalPriority)
 	}
 	if !job.IsPeriodic() && !job.IsParameterized() {
 		now := time.Now().UnixNano()
@@ -253,12 +255,9 @@ func (j *Job) Deregister(args *structs.JobDeregisterRequest, reply *structs.JobD
 		}
 	}
 	_, index, err := j.srv.raftApply(structs.JobDeregisterRequestType, req)
-	if errors.Is(err, state.ErrNotFound) {
-		// Purged or deleted since the lookup above.
-		return structs.NewErrRPCCoded(http.StatusNotFound, err.Error())
-	}
 	if err != nil {
-		return err
+		// A 404 when purged or deleted since the lookup above.
+		return codeNotFound(err)
 	}
 	reply.JobModifyIndex = index
 	reply.Index = index

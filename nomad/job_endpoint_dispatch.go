@@ -30,14 +30,14 @@ func (j *Job) Dispatch(args *structs.JobDispatchRequest, reply *structs.JobDispa
 	if exists, err := st.NamespaceByName(nil, ns); err != nil {
 		return err
 	} else if exists == nil {
-		return fmt.Errorf("job %q is in nonexistent namespace %q", args.JobID, ns)
+		return structs.NewBadRequestf("job %q is in nonexistent namespace %q", args.JobID, ns)
 	}
 	parent, err := st.JobByID(nil, ns, args.JobID)
 	if err != nil {
 		return err
 	}
 	if parent == nil {
-		return fmt.Errorf("parameterized job %q not found", args.JobID)
+		return structs.NewErrNotFoundf("parameterized job %q not found", args.JobID)
 	}
 	if err := validateDispatch(parent, args); err != nil {
 		return err
@@ -79,7 +79,7 @@ func (j *Job) Dispatch(args *structs.JobDispatchRequest, reply *structs.JobDispa
 		WriteRequest: args.WriteRequest,
 	})
 	if err != nil {
-		return fmt.Errorf("dispatch %q: %w", parent.ID, err)
+		return structs.WrapRPCCodedf(err, "dispatch %q", parent.ID)
 	}
 	reply.DispatchedJobID = child.ID
 	reply.EvalID = eval.ID
@@ -90,24 +90,24 @@ func (j *Job) Dispatch(args *structs.JobDispatchRequest, reply *structs.JobDispa
 }
 
 // validateDispatch checks a dispatch against the parent's parameterized
-// block. Its messages name the problem; the HTTP API answers them with
-// 400 (see structs.IsDispatchValidationError).
+// block. Its errors name the problem and are coded 400: the request is
+// wrong, not the server.
 func validateDispatch(parent *structs.Job, args *structs.JobDispatchRequest) error {
 	if !parent.IsParameterized() {
-		return fmt.Errorf("Specified job %q is not a parameterized job", parent.ID)
+		return structs.NewBadRequestf("Specified job %q is not a parameterized job", parent.ID)
 	}
 	if parent.Stop {
-		return fmt.Errorf("Specified job %q is stopped", parent.ID)
+		return structs.NewBadRequestf("Specified job %q is stopped", parent.ID)
 	}
 	p := parent.ParameterizedJob
 	n := len(args.Payload)
 	switch {
 	case n > structs.DispatchPayloadSizeLimit:
-		return fmt.Errorf("Payload exceeds maximum size: %d bytes > %d bytes (16 KiB)", n, structs.DispatchPayloadSizeLimit)
+		return structs.NewBadRequestf("Payload exceeds maximum size: %d bytes > %d bytes (16 KiB)", n, structs.DispatchPayloadSizeLimit)
 	case n > 0 && p.Payload == structs.DispatchPayloadForbidden:
-		return fmt.Errorf("Payload is not allowed: job %q has parameterized payload = %q", parent.ID, p.Payload)
+		return structs.NewBadRequestf("Payload is not allowed: job %q has parameterized payload = %q", parent.ID, p.Payload)
 	case n == 0 && p.Payload == structs.DispatchPayloadRequired:
-		return fmt.Errorf("Payload is required: job %q has parameterized payload = %q", parent.ID, p.Payload)
+		return structs.NewBadRequestf("Payload is required: job %q has parameterized payload = %q", parent.ID, p.Payload)
 	}
 	var missing, unpermitted []string
 	for _, k := range p.MetaRequired {
@@ -122,13 +122,13 @@ func validateDispatch(parent *structs.Job, args *structs.JobDispatchRequest) err
 	}
 	if len(missing) > 0 {
 		sort.Strings(missing)
-		return fmt.Errorf("Dispatch did not provide required meta keys: %v", missing)
+		return structs.NewBadRequestf("Dispatch did not provide required meta keys: %v", missing)
 	}
 	if len(unpermitted) > 0 {
 		sort.Strings(unpermitted)
 		allowed := append(slices.Clone(p.MetaRequired), p.MetaOptional...)
 		sort.Strings(allowed)
-		return fmt.Errorf("Dispatch provided unpermitted meta keys: %v (allowed: %v)", unpermitted, allowed)
+		return structs.NewBadRequestf("Dispatch provided unpermitted meta keys: %v (allowed: %v)", unpermitted, allowed)
 	}
 	return nil
 }

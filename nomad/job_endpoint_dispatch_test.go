@@ -2,6 +2,7 @@ package nomad
 
 import (
 	"bytes"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -45,8 +46,10 @@ func TestValidateDispatch(t *testing.T) {
 				must.NoError(t, err)
 				return
 			}
-			must.ErrorContains(t, err, tc.err)
-			must.True(t, structs.IsDispatchValidationError(err.Error()))
+			code, msg, ok := structs.CodeFromRPCCodedErr(err)
+			must.True(t, ok)
+			must.Eq(t, http.StatusBadRequest, code)
+			must.StrContains(t, msg, tc.err)
 		})
 	}
 }

@@ -57,7 +57,7 @@ func (j *Job) Revert(args *structs.JobRevertRequest, reply *structs.JobRegisterR
 		return err
 	}
 	if old == nil {
-		return fmt.Errorf("job %q in namespace %q at version %d not found", args.JobID, ns, args.JobVersion)
+		return structs.NewErrNotFoundf("job %q in namespace %q at version %d not found", args.JobID, ns, args.JobVersion)
 	}
 	reg := &structs.JobRegisterRequest{WriteRequest: args.WriteRequest}
 	if args.EnforcePriorVersion != nil {
@@ -94,13 +94,13 @@ func (j *Job) Stable(args *structs.JobStabilityRequest, reply *structs.JobStabil
 		return err
 	}
 	if v == nil {
-		return fmt.Errorf("job %q in namespace %q at version %d not found", args.JobID, ns, args.JobVersion)
+		return structs.NewErrNotFoundf("job %q in namespace %q at version %d not found", args.JobID, ns, args.JobVersion)
 	}
 	req := *args
 	req.Namespace = ns
 	_, index, err := j.srv.raftApply(structs.JobStabilityRequestType, &req)
 	if err != nil {
-		return err
+		return codeNotFound(err)
 	}
 	reply.Index = index
 	return nil

@@ -2,7 +2,6 @@ package nomad
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
 	"time"
 
@@ -41,7 +40,7 @@ func (k *Keyring) Rotate(args *structs.KeyringRotateRequest, reply *structs.Keyr
 	req := &structs.RootKeyUpsertRequest{RootKey: key, WriteRequest: args.WriteRequest}
 	_, index, err := k.srv.raftApply(structs.RootKeyUpsertRequestType, req)
 	if err != nil {
-		return fmt.Errorf("rotate root key: %w", err)
+		return structs.WrapRPCCodedf(err, "rotate root key")
 	}
 	// Nomad answers with the key as it was before the write, so its
 	// CreateIndex and ModifyIndex are 0: a client that then lists with
@@ -129,7 +128,7 @@ func (k *Keyring) Delete(args *structs.RootKeyDeleteRequest, reply *structs.Gene
 		return err
 	}
 	if key == nil {
-		return fmt.Errorf("root key %q not found", args.KeyID)
+		return structs.NewErrNotFoundf("root key %q not found", args.KeyID)
 	}
 	if key.IsActive() {
 		return structs.NewErrRPCCodedf(http.StatusBadRequest, "root key %q is active and cannot be deleted: rotate first", args.KeyID)

@@ -1,8 +1,6 @@
 package nomad
 
 import (
-	"errors"
-	"fmt"
 
 	memdb "github.com/hashicorp/go-memdb"
 	"github.com/nomadq/nomadq/state"
@@ -66,14 +64,14 @@ func (n *Namespace) UpsertNamespaces(args *structs.NamespaceUpsertRequest, reply
 		return err
 	}
 	if len(args.Namespaces) == 0 {
-		return errors.New("must specify at least one namespace")
+		return structs.NewBadRequest("must specify at least one namespace")
 	}
 	for _, ns := range args.Namespaces {
 		if ns == nil {
-			return errors.New("must specify at least one namespace")
+			return structs.NewBadRequest("must specify at least one namespace")
 		}
 		if err := ns.Validate(); err != nil {
-			return fmt.Errorf("Invalid namespace %q: %w", ns.Name, err)
+			return structs.NewBadRequestf("Invalid namespace %q: %v", ns.Name, err)
 		}
 	}
 	_, index, err := n.srv.raftApply(structs.NamespaceUpsertRequestType, args)
@@ -92,13 +90,13 @@ func (n *Namespace) DeleteNamespaces(args *structs.NamespaceDeleteRequest, reply
 		return err
 	}
 	if len(args.Namespaces) == 0 {
-		return errors.New("must specify at least one namespace to delete")
+		return structs.NewBadRequest("must specify at least one namespace to delete")
 	}
 	st := n.srv.State()
 	var errs structs.MultiError
 	for _, name := range args.Namespaces {
 		if name == structs.DefaultNamespace {
-			return errors.New("can not delete default namespace")
+			return structs.NewBadRequest("can not delete default namespace")
 		}
 		jobs, allocs, err := st.NamespaceUsage(name)
 		if err != nil {
@@ -107,7 +105,7 @@ func (n *Namespace) DeleteNamespaces(args *structs.NamespaceDeleteRequest, reply
 		errs.Add(state.NamespaceInUseError(name, n.srv.config.Region, jobs, allocs))
 	}
 	if err := errs.ErrorOrNil(); err != nil {
-		return err
+		return structs.NewBadRequest(err.Error())
 	}
 	_, index, err := n.srv.raftApply(structs.NamespaceDeleteRequestType, args)
 	if err != nil {

@@ -104,7 +104,7 @@ func (n *Node) UpdateDrain(args *structs.NodeUpdateDrainRequest, reply *structs.
 	}
 	_, index, err := n.srv.raftApply(structs.NodeUpdateDrainRequestType, &req)
 	if err != nil {
-		return err
+		return codeNotFound(err)
 	}
 	reply.NodeModifyIndex = index
 	reply.Index = index
@@ -156,7 +156,7 @@ func (n *Node) UpdateEligibility(args *structs.NodeUpdateEligibilityRequest, rep
 	}
 	_, index, err := n.srv.raftApply(structs.NodeUpdateEligibilityRequestType, req)
 	if err != nil {
-		return err
+		return codeNotFound(err)
 	}
 	reply.NodeModifyIndex = index
 	reply.Index = index
@@ -214,7 +214,7 @@ func (n *Node) Deregister(args *structs.NodeEvaluateRequest, reply *structs.Node
 	}
 	_, index, err := n.srv.raftApply(structs.NodeDeregisterRequestType, &structs.NodeDeregisterRequest{NodeIDs: []string{node.ID}, WriteRequest: args.WriteRequest})
 	if err != nil {
-		return err
+		return codeNotFound(err)
 	}
 	n.srv.heartbeats.Remove(node.ID)
 	reply.NodeModifyIndex, reply.Index = index, index

@@ -28,17 +28,17 @@ func (a *ACL) CreateClientIntroductionToken(args *structs.ACLCreateClientIntrodu
 		return err
 	}
 	if args.TTL < 0 {
-		return fmt.Errorf("TTL %s: must not be negative", args.TTL)
+		return structs.NewBadRequestf("TTL %s: must not be negative", args.TTL)
 	}
 	pool := args.NodePool
 	if pool == "" {
 		pool = structs.DefaultNodePool
 	}
 	if err := structs.ValidateNodePoolName(pool); err != nil {
-		return fmt.Errorf("NodePool %q: %w", pool, err)
+		return structs.NewBadRequestf("NodePool %q: %v", pool, err)
 	}
 	if pool == structs.AllNodePools {
-		return fmt.Errorf("NodePool %q: nodes cannot register in it", pool)
+		return structs.NewBadRequestf("NodePool %q: nodes cannot register in it", pool)
 	}
 	cfg := a.srv.config.NodeIntroduction
 	ttl := args.TTL

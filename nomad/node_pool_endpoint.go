@@ -1,8 +1,6 @@
 package nomad
 
 import (
-	"errors"
-	"fmt"
 	"sort"
 
 	memdb "github.com/hashicorp/go-memdb"
@@ -57,18 +55,18 @@ func (p *NodePool) UpsertNodePools(args *structs.NodePoolUpsertRequest, reply *s
 		return err
 	}
 	if len(args.NodePools) == 0 {
-		return errors.New("must specify at least one node pool")
+		return structs.NewBadRequest("must specify at least one node pool")
 	}
 	for _, pool := range args.NodePools {
 		if pool == nil {
-			return errors.New("must specify at least one node pool")
+			return structs.NewBadRequest("must specify at least one node pool")
 		}
 		pool.Canonicalize()
 		if err := pool.Validate(); err != nil {
-			return fmt.Errorf("invalid node pool %q: %w", pool.Name, err)
+			return structs.NewBadRequestf("invalid node pool %q: %v", pool.Name, err)
 		}
 		if structs.IsBuiltinNodePool(pool.Name) {
-			return fmt.Errorf("modifying node pool %q is not allowed", pool.Name)
+			return structs.NewBadRequestf("modifying node pool %q is not allowed", pool.Name)
 		}
 	}
 	_, index, err := p.srv.raftApply(structs.NodePoolUpsertRequestType, args)
@@ -86,16 +84,16 @@ func (p *NodePool) DeleteNodePools(args *structs.NodePoolDeleteRequest, reply *s
 		return err
 	}
 	if len(args.Names) == 0 {
-		return errors.New("must specify at least one node pool to delete")
+		return structs.NewBadRequest("must specify at least one node pool to delete")
 	}
 	st := p.srv.State()
 	var errs structs.MultiError
 	for _, name := range args.Names {
 		if name == "" {
-			return errors.New("node pool name is empty")
+			return structs.NewBadRequest("node pool name is empty")
 		}
 		if structs.IsBuiltinNodePool(name) {
-			return fmt.Errorf("deleting built-in node pool %q is not allowed", name)
+			return structs.NewBadRequestf("deleting built-in node pool %q is not allowed", name)
 		}
 		nodes, jobs, err := st.NodePoolUsage(name)
 		if err != nil {
@@ -104,7 +102,7 @@ func (p *NodePool) DeleteNodePools(args *structs.NodePoolDeleteRequest, reply *s
 		errs.Add(state.NodePoolInUseError(name, p.srv.config.Region, nodes, jobs))
 	}
 	if err := errs.ErrorOrNil(); err != nil {
-		return err
+		return structs.NewBadRequest(err.Error())
 	}
 	_, index, err := p.srv.raftApply(structs.NodePoolDeleteRequestType, args)
 	if err != nil {
@@ -197,7 +195,7 @@ func (s *Server) checkNodePool(jobID, pool string) error {
 		return err
 	}
 	if p == nil {
-		return fmt.Errorf("job %q is in nonexistent node pool %q", jobID, pool)
+		return structs.NewBadRequestf("job %q is in nonexistent node pool %q", jobID, pool)
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package nomad
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
 
 	memdb "github.com/hashicorp/go-memdb"
@@ -52,7 +51,7 @@ func (o *Operator) SchedulerSetConfiguration(args *structs.SchedulerSetConfigReq
 	req := &structs.SchedulerSetConfigRequest{Config: cfg, CAS: args.CAS, WriteRequest: args.WriteRequest}
 	resp, index, err := o.srv.raftApply(structs.SchedulerConfigRequestType, req)
 	if err != nil {
-		return fmt.Errorf("set scheduler configuration: %w", err)
+		return structs.WrapRPCCodedf(err, "set scheduler configuration")
 	}
 	reply.Updated = true
 	if ok, isBool := resp.(bool); isBool {
@@ -60,7 +59,7 @@ func (o *Operator) SchedulerSetConfiguration(args *structs.SchedulerSetConfigReq
 	}
 	reply.Index = index
 	if err := o.srv.syncEvalBrokerPause(); err != nil {
-		return fmt.Errorf("apply pause_eval_broker: %w", err)
+		return structs.WrapRPCCodedf(err, "apply pause_eval_broker")
 	}
 	return nil
 }

@@ -1,13 +1,16 @@
 package nomad
 
 import (
+	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 	"time"
 
 	metrics "github.com/hashicorp/go-metrics"
 	"github.com/hashicorp/raft"
 
+	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
 )
 
@@ -70,4 +73,16 @@ func raftResult(f raft.ApplyFuture) error {
 		return err
 	}
 	return nil
+}
+
+// codeNotFound codes a write whose object was gone when the FSM applied
+// it (state.ErrNotFound, usually deleted since the endpoint looked) as a
+// 404 for the caller, with the same message. state leaves the error
+// uncoded, as leader loops that log it are no HTTP caller; other errors
+// pass as they are.
+func codeNotFound(err error) error {
+	if _, _, coded := structs.CodeFromRPCCodedErr(err); coded || !errors.Is(err, state.ErrNotFound) {
+		return err
+	}
+	return structs.NewErrRPCCoded(http.StatusNotFound, err.Error())
 }

@@ -4,12 +4,13 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"time"
 
 	"github.com/nomadq/nomadq/msgpackrpc"
+	"github.com/nomadq/nomadq/structs"
 )
 
 // Errors a caller can test for.
@@ -149,7 +150,7 @@ type rpcInfo interface {
 // receiving server of a forwarded call does not (see forwardedRPCs).
 func (s *Server) forward(method string, info rpcInfo, args, reply any) (bool, error) {
 	if region := info.RequestRegion(); region != "" && region != s.config.Region {
-		return true, fmt.Errorf("No path to region %q", region)
+		return true, noRegionPath(region)
 	}
 	if info.IsRead() && info.AllowStaleRead() {
 		return s.authorizeHere(method, args)
@@ -197,6 +198,10 @@ func (s *Server) authorizeHere(method string, args any) (bool, error) {
 	return false, nil
 }
 
-func (s *Server) forwardRegionErr(region string) error {
-	return fmt.Errorf("No path to region %q", region)
+func (s *Server) forwardRegionErr(region string) error { return noRegionPath(region) }
+
+// noRegionPath refuses a request for a region this server cannot reach;
+// a 400 as it names the region the caller asked for.
+func noRegionPath(region string) error {
+	return structs.NewErrRPCCodedf(http.StatusBadRequest, "No path to region %q", region)
 }

@@ -116,7 +116,7 @@ func (s *StateStore) DeleteACLPolicies(index uint64, names []string) error {
 				return err
 			}
 			if existing == nil {
-				return fmt.Errorf("ACL policy %q not found", name)
+				return structs.NewErrNotFoundf("ACL policy %q not found", name)
 			}
 			if err := tx.Delete(TableACLPolicies, existing); err != nil {
 				return fmt.Errorf("delete ACL policy %q: %w", name, err)
@@ -203,7 +203,7 @@ func (s *StateStore) DeleteACLTokens(index uint64, ids []string) error {
 				return err
 			}
 			if existing == nil {
-				return fmt.Errorf("ACL token %s not found", id)
+				return structs.NewErrNotFoundf("ACL token %s not found", id)
 			}
 			if err := tx.Delete(TableACLTokens, existing); err != nil {
 				return fmt.Errorf("delete ACL token %s: %w", id, err)
@@ -316,7 +316,7 @@ func (s *StateStore) DeleteACLRolesByID(index uint64, ids []string) error {
 				return err
 			}
 			if existing == nil {
-				return fmt.Errorf("ACL role not found")
+				return structs.NewErrNotFoundf("ACL role not found")
 			}
 			if err := tx.Delete(TableACLRoles, existing); err != nil {
 				return fmt.Errorf("delete ACL role %s: %w", id, err)

@@ -126,7 +126,7 @@ func (s *StateStore) DeleteACLAuthMethods(index uint64, names []string) error {
 				return err
 			}
 			if existing == nil {
-				return fmt.Errorf("ACL auth method %q not found", name)
+				return structs.NewErrNotFoundf("ACL auth method %q not found", name)
 			}
 			if err := tx.Delete(TableACLAuthMethods, existing); err != nil {
 				return fmt.Errorf("delete ACL auth method %q: %w", name, err)
@@ -177,7 +177,7 @@ func (s *StateStore) UpsertACLBindingRules(index uint64, rules []*structs.ACLBin
 				return err
 			}
 			if method == nil {
-				return fmt.Errorf("ACL binding rule insert failed: ACL auth method %q not found", rule.AuthMethod)
+				return structs.NewErrNotFoundf("ACL binding rule insert failed: ACL auth method %q not found", rule.AuthMethod)
 			}
 			existing, err := first[*structs.ACLBindingRule](tx.Txn, nil, TableACLBindingRules, "id", rule.ID)
 			if err != nil {
@@ -209,7 +209,7 @@ func (s *StateStore) DeleteACLBindingRules(index uint64, ids []string) error {
 				return err
 			}
 			if existing == nil {
-				return fmt.Errorf("ACL binding rule %s not found", id)
+				return structs.NewErrNotFoundf("ACL binding rule %s not found", id)
 			}
 			if err := tx.Delete(TableACLBindingRules, existing); err != nil {
 				return fmt.Errorf("delete ACL binding rule %s: %w", id, err)

@@ -93,7 +93,7 @@ func (s *StateStore) BatchQueueControl(index uint64, req *structs.BatchQueueCont
 		case structs.BatchQueueTop:
 			c.Top = index
 		default:
-			return fmt.Errorf("batch queue control %q is not allowed: must be %q, %q or %q",
+			return structs.NewBadRequestf("batch queue control %q is not allowed: must be %q, %q or %q",
 				req.Op, structs.BatchQueueHold, structs.BatchQueueUnhold, structs.BatchQueueTop)
 		}
 		if !c.Held && c.Top == 0 {

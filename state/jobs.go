@@ -200,14 +200,14 @@ func (tx *writeTxn) checkJobHome(job *structs.Job) error {
 		return err
 	}
 	if ns == nil {
-		return fmt.Errorf("job %q is in nonexistent namespace %q", job.ID, job.Namespace)
+		return structs.NewBadRequestf("job %q is in nonexistent namespace %q", job.ID, job.Namespace)
 	}
 	pool, err := nodePoolByName(tx.Txn, nil, job.NodePool)
 	if err != nil {
 		return err
 	}
 	if pool == nil {
-		return fmt.Errorf("job %q is in nonexistent node pool %q", job.ID, job.NodePool)
+		return structs.NewBadRequestf("job %q is in nonexistent node pool %q", job.ID, job.NodePool)
 	}
 	return nil
 }

@@ -87,14 +87,14 @@ func (s *StateStore) DeleteNamespaces(index uint64, names []string) error {
 	return s.write(index, func(tx *writeTxn) error {
 		for _, name := range names {
 			if name == structs.DefaultNamespace {
-				return errors.New("can not delete default namespace")
+				return structs.NewBadRequestf("can not delete default namespace")
 			}
 			existing, err := namespaceByName(tx.Txn, nil, name)
 			if err != nil {
 				return err
 			}
 			if existing == nil {
-				return fmt.Errorf("namespace %q not found", name)
+				return structs.NewErrNotFoundf("namespace %q not found", name)
 			}
 			if err := tx.namespaceInUse(name); err != nil {
 				return err
@@ -120,12 +120,16 @@ func (tx *writeTxn) namespaceInUse(name string) error {
 	if err != nil {
 		return err
 	}
-	return NamespaceInUseError(name, "", jobs, allocs)
+	if err := NamespaceInUseError(name, "", jobs, allocs); err != nil {
+		return structs.NewBadRequestf("%s", err)
+	}
+	return nil
 }
 
 // NamespaceInUseError words the refusal to delete a namespace that holds
 // non-terminal jobs or allocations in region ("" leaves it out), or
-// returns nil when it holds none.
+// returns nil when it holds none. It carries no code: a caller that
+// collects several refusals codes them together (structs.NewBadRequestf).
 func NamespaceInUseError(name, region string, jobs []string, allocs int) error {
 	in := ""
 	if region != "" {

@@ -80,7 +80,7 @@ func (s *StateStore) UpsertNodePools(index uint64, pools []*structs.NodePool) er
 				return errors.New("upsert node pool: missing name")
 			}
 			if structs.IsBuiltinNodePool(p.Name) {
-				return fmt.Errorf("modifying node pool %q is not allowed", p.Name)
+				return structs.NewBadRequestf("modifying node pool %q is not allowed", p.Name)
 			}
 			if err := tx.putNodePool(p); err != nil {
 				return err
@@ -126,21 +126,21 @@ func (s *StateStore) DeleteNodePools(index uint64, names []string) error {
 	return s.write(index, func(tx *writeTxn) error {
 		for _, name := range names {
 			if structs.IsBuiltinNodePool(name) {
-				return fmt.Errorf("deleting built-in node pool %q is not allowed", name)
+				return structs.NewBadRequestf("deleting built-in node pool %q is not allowed", name)
 			}
 			existing, err := nodePoolByName(tx.Txn, nil, name)
 			if err != nil {
 				return err
 			}
 			if existing == nil {
-				return fmt.Errorf("node pool %q not found", name)
+				return structs.NewErrNotFoundf("node pool %q not found", name)
 			}
 			nodes, jobs, err := nodePoolUsage(tx.Txn, name)
 			if err != nil {
 				return err
 			}
 			if err := NodePoolInUseError(name, "", nodes, jobs); err != nil {
-				return err
+				return structs.NewBadRequestf("%s", err)
 			}
 			if err := tx.Delete(TableNodePools, existing); err != nil {
 				return fmt.Errorf("delete node pool %q: %w", name, err)
@@ -181,7 +181,8 @@ func nodePoolUsage(txn *memdb.Txn, name string) (int, []string, error) {
 
 // NodePoolInUseError words the refusal to delete a pool that has nodes or
 // non-terminal jobs in region ("" leaves it out), or returns nil when it
-// has neither.
+// has neither. It carries no code: a caller that collects several
+// refusals codes them together (structs.NewBadRequestf).
 func NodePoolInUseError(name, region string, nodes int, jobs []string) error {
 	in := ""
 	if region != "" {

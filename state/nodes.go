@@ -147,7 +147,7 @@ func (s *StateStore) UpdateNodeStatus(index uint64, id, status string, updatedAt
 		switch status {
 		case structs.NodeStatusInit, structs.NodeStatusReady, structs.NodeStatusDown, structs.NodeStatusDisconnected:
 		default:
-			return fmt.Errorf("status %q is not allowed: must be one of %q, %q, %q, %q", status,
+			return structs.NewBadRequestf("status %q is not allowed: must be one of %q, %q, %q, %q", status,
 				structs.NodeStatusInit, structs.NodeStatusReady, structs.NodeStatusDown, structs.NodeStatusDisconnected)
 		}
 		n.Status = status
@@ -163,7 +163,7 @@ func (s *StateStore) UpdateNodeEligibility(index uint64, id, eligibility string,
 		switch eligibility {
 		case structs.NodeSchedulingEligible, structs.NodeSchedulingIneligible:
 		default:
-			return fmt.Errorf("eligibility %q is not allowed: must be %q or %q", eligibility,
+			return structs.NewBadRequestf("eligibility %q is not allowed: must be %q or %q", eligibility,
 				structs.NodeSchedulingEligible, structs.NodeSchedulingIneligible)
 		}
 		n.SchedulingEligibility = eligibility
@@ -184,7 +184,9 @@ func (s *StateStore) updateNode(index uint64, id, what string, change func(*stru
 		}
 		n := existing.Copy()
 		if err := change(n); err != nil {
-			return fmt.Errorf("%s %q: %w", what, id, err)
+			// change refuses a value with a coded 400; the context goes
+			// after the code, where the HTTP layer still reads it.
+			return structs.WrapRPCCodedf(err, "%s %q", what, id)
 		}
 		appendNodeEvent(n, event, index)
 		n.ModifyIndex = index

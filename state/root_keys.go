@@ -125,7 +125,7 @@ func (s *StateStore) DeleteRootKey(index uint64, id string) error {
 			return fmt.Errorf("delete root key %q: %w", id, err)
 		}
 		if raw == nil {
-			return fmt.Errorf("root key %q not found", id)
+			return structs.NewErrNotFoundf("root key %q not found", id)
 		}
 		if raw.(*structs.RootKey).IsActive() {
 			return fmt.Errorf("root key %q is active and %w: rotate first", id, ErrRootKeyKept)

@@ -1,14 +1,13 @@
 package structs
 
 import (
-	"fmt"
-
 	"github.com/hashicorp/go-bexpr"
 )
 
-// FilterErrorPrefix starts every error about a `filter` query parameter,
-// so the HTTP layer answers it with a 400 whether the expression failed to
-// parse on the agent or failed to evaluate on a server behind an RPC.
+// FilterErrorPrefix starts the message of every error about a `filter`
+// query parameter. The errors are coded 400, so the HTTP layer answers
+// them as the caller's fault whether the expression failed to parse on
+// the agent or failed to evaluate on a server behind an RPC.
 const FilterErrorPrefix = "Invalid filter expression"
 
 // Filter is a compiled `filter` query parameter. The language is go-bexpr,
@@ -20,7 +19,8 @@ type Filter struct {
 }
 
 // NewFilter compiles expr; an empty expr gives a nil *Filter. The error
-// starts with FilterErrorPrefix and carries the parser's position.
+// is coded 400; its message starts with FilterErrorPrefix and carries the
+// parser's position.
 func NewFilter(expr string) (*Filter, error) {
 	if expr == "" {
 		return nil, nil
@@ -30,7 +30,7 @@ func NewFilter(expr string) (*Filter, error) {
 	// selector that names no field is an error rather than a silent miss.
 	eval, err := bexpr.CreateEvaluator(expr)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", FilterErrorPrefix, err)
+		return nil, NewErrRPCCodedf(400, "%s: %v", FilterErrorPrefix, err)
 	}
 	return &Filter{eval: eval}, nil
 }
@@ -48,7 +48,7 @@ func KeepMatching[T any](f *Filter, items []T, subject func(T) any) ([]T, error)
 	for _, it := range items {
 		ok, err := f.eval.Evaluate(subject(it))
 		if err != nil {
-			return nil, fmt.Errorf("%s %q: %v", FilterErrorPrefix, f.eval.Expression(), err)
+			return nil, NewErrRPCCodedf(400, "%s %q: %v", FilterErrorPrefix, f.eval.Expression(), err)
 		}
 		if ok {
 			kept = append(kept, it)

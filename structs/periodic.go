@@ -91,18 +91,3 @@ func PeriodicChildLaunch(childID string) (int64, error) {
 	return strconv.ParseInt(childID[i+len(PeriodicLaunchSuffix):], 10, 64)
 }
 
-// dispatchValidationPrefixes start the messages of Job.Dispatch's
-// validation errors.
-var dispatchValidationPrefixes = []string{"Specified job ", "Payload ", "Dispatch did not provide", "Dispatch provided"}
-
-// IsDispatchValidationError reports whether an error message returned by
-// a dispatch is a problem with the request (an HTTP 400) rather than with
-// the server.
-func IsDispatchValidationError(msg string) bool {
-	for _, p := range dispatchValidationPrefixes {
-		if strings.HasPrefix(msg, p) {
-			return true
-		}
-	}
-	return false
-}

@@ -21,6 +21,18 @@ func NewErrRPCCodedf(code int, format string, args ...any) error {
 	return NewErrRPCCoded(code, fmt.Sprintf(format, args...))
 }
 
+// NewBadRequestf is a coded 400: the request itself is wrong (a missing
+// or invalid value, a write the object's state refuses).
+func NewBadRequestf(format string, args ...any) error {
+	return NewErrRPCCodedf(400, format, args...)
+}
+
+// NewErrNotFoundf is a coded 404: the request names an object that does
+// not exist.
+func NewErrNotFoundf(format string, args ...any) error {
+	return NewErrRPCCodedf(404, format, args...)
+}
+
 // CodeFromRPCCodedErr returns the status and message of an error made by
 // NewErrRPCCoded; ok is false for any other error.
 func CodeFromRPCCodedErr(err error) (code int, msg string, ok bool) {
@@ -41,3 +53,27 @@ func CodeFromRPCCodedErr(err error) (code int, msg string, ok bool) {
 	}
 	return code, msg, true
 }
+
+// WrapRPCCodedf is fmt.Errorf(format+": %w", args..., err) that keeps
+// err's code: CodeFromRPCCodedErr reads a code at the start of the text
+// only (the text is all that crosses RPC), so the context goes after it.
+// An err without a code is wrapped as fmt.Errorf would. errors.Is and
+// errors.As see err through the result either way.
+func WrapRPCCodedf(err error, format string, args ...any) error {
+	context := fmt.Sprintf(format, args...)
+	code, msg, ok := CodeFromRPCCodedErr(err)
+	if !ok {
+		return fmt.Errorf("%s: %w", context, err)
+	}
+	return &wrappedCodedError{text: NewErrRPCCoded(code, context+": "+msg).Error(), err: err}
+}
+
+// wrappedCodedError is a coded error with context, over the error it
+// wraps.
+type wrappedCodedError struct {
+	text string
+	err  error
+}
+
+func (e *wrappedCodedError) Error() string { return e.text }
+func (e *wrappedCodedError) Unwrap() error { return e.err }
