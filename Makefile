@@ -10,7 +10,7 @@ TEST_FLAGS := -count=1 -race -p 1 -timeout 20m
 
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: all build test test-deps test-bench test-prometheus e2e-long demo bench compat fmt lint clean
+.PHONY: all build test test-deps test-bench test-prometheus e2e-long fuzz demo bench compat fmt lint clean
 
 all: build
 
@@ -55,6 +55,25 @@ e2e-long:
 	NOMADQ_E2E_LONG=1 $(GO) test -count=1 -p 1 -timeout 60m ./...
 	cd scripts && $(GO) test -count=1 -p 1 -timeout 60m ./...
 	$(MAKE) compat
+
+## fuzz: run each Go fuzz target for FUZZTIME (default 30s), one after
+## another; a failing input is written to the package's
+## testdata/fuzz/<Target>/ and from then on runs as part of make test
+## (see website/reliability.md). FUZZTIME=5m make fuzz for a longer run.
+FUZZTIME ?= 30s
+FUZZ_TARGETS := \
+	./jobspec/:FuzzParse \
+	./agent/:FuzzJobRegisterBody \
+	./agent/:FuzzSchedulerConfigBody \
+	./nomad/fsm/:FuzzApply \
+	./agent/config/:FuzzParse \
+	./acl/:FuzzParse
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "== $$name in $$pkg for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg; \
+	done
 
 ## demo: build bin/nomad and show what it does with the example jobs.
 demo: build
