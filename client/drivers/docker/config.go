@@ -56,6 +56,8 @@ type PluginConfig struct {
 	// InfraImage is the image of the network pause container; it takes
 	// effect with bridge networking, which is not supported yet.
 	InfraImage string
+	// AllowRuntimes are the container runtimes tasks may ask for.
+	AllowRuntimes []string
 	// LogType and LogConfig are the engine's logging driver for task
 	// containers unless a task sets its own.
 	LogType   string
@@ -78,6 +80,7 @@ func DefaultPluginConfig() PluginConfig {
 		PullActivityTimeout: 2 * time.Minute,
 		ImagePullTimeout:    5 * time.Minute,
 		InfraImage:          "registry.k8s.io/pause-amd64:3.3",
+		AllowRuntimes:       []string{"runc", "nvidia"},
 		LogType:             "json-file",
 		LogConfig:           map[string]string{"max-file": "2", "max-size": "2m"},
 	}
@@ -89,9 +92,10 @@ var (
 	pluginKeys = []string{
 		"endpoint", "auth", "gc", "volumes", "allow_privileged", "allow_caps",
 		"pull_activity_timeout", "image_pull_timeout", "infra_image", "extra_labels", "logging",
+		"allow_runtimes",
 	}
 	pluginRefused = []string{
-		"tls", "nvidia_runtime", "allow_runtimes", "infra_image_pull_timeout",
+		"tls", "nvidia_runtime", "infra_image_pull_timeout",
 		"container_exists_attempts", "oom_score_adj", "pids_limit", "disable_log_collection",
 		"windows_allow_insecure_container_admin", "allowed_modes",
 	}
@@ -189,6 +193,11 @@ func ParsePluginConfig(m map[string]any) (PluginConfig, error) {
 		return c, pluginErr(e)
 	} else if ok && v != "" {
 		c.InfraImage = v
+	}
+	if _, ok := m["allow_runtimes"]; ok {
+		if c.AllowRuntimes, err = drivers.Strings(m, "allow_runtimes"); err != nil {
+			return c, pluginErr(err)
+		}
 	}
 	if typ, cfg, ok, err := parseLogging(m, "plugin \"docker\" config logging"); err != nil {
 		return c, err

@@ -198,7 +198,7 @@ func (d *Driver) StartTask(tc *drivers.TaskConfig) (*drivers.TaskHandle, error) 
 	if exists {
 		return nil, fmt.Errorf("docker: task %q already started", tc.ID)
 	}
-	if err := d.ensureImage(c); err != nil {
+	if err := d.ensureImage(c, tc); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -236,12 +236,12 @@ func (d *Driver) createContainer(tc *drivers.TaskConfig, c taskConfig) (string, 
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	for attempt := 0; ; attempt++ {
+	for attempt := 1; ; attempt++ {
 		res, err := d.client.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: host, Name: name})
 		if err == nil {
 			return res.ID, nil
 		}
-		if !cerrdefs.IsConflict(err) || attempt > 0 {
+		if !cerrdefs.IsConflict(err) || attempt >= c.extra.existsAttempts {
 			return "", fmt.Errorf("docker: create container: %w", err)
 		}
 		if _, rerr := d.client.ContainerRemove(ctx, name, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); rerr != nil && !cerrdefs.IsNotFound(rerr) {
@@ -334,6 +334,13 @@ func (d *Driver) containerConfig(tc *drivers.TaskConfig, c taskConfig) (*contain
 	}
 	if c.logType != "" {
 		host.LogConfig = container.LogConfig{Type: c.logType, Config: c.logConfig}
+	}
+	host.Devices = c.extra.devices
+	host.Runtime = c.extra.runtime
+	host.UsernsMode = container.UsernsMode(c.extra.usernsMode)
+	host.CgroupnsMode = container.CgroupnsMode(c.extra.cgroupnsMode)
+	if c.extra.disableHealthchecks {
+		cfg.Healthcheck = &container.HealthConfig{Test: []string{"NONE"}}
 	}
 	host.Ulimits = c.ulimits
 	host.CpusetCpus = c.cpusetCPUs

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -448,4 +449,47 @@ func TestDriver_CPUHardLimit(t *testing.T) {
 	tu := newTask(t, map[string]any{"image": dockertest.Image, "command": "true", "cpu_hard_limit": true})
 	_, err = unknown.StartTask(tu)
 	must.ErrorContains(t, err, "cpu_hard_limit needs")
+}
+
+// Devices, health checks, runtime and cgroup namespace reach the
+// container; an image archive in the task's local dir is loaded.
+func TestDriver_ExtraKeys(t *testing.T) {
+	e := dockertest.Require(t)
+	d := newDriver(t, e, nil)
+	tc := newTask(t, map[string]any{
+		"image": dockertest.Image, "command": "sh", "args": []any{"-c", `[ -c /dev/nqnull ] && echo x > /dev/nqnull && echo dev-ok`},
+		"devices":      []any{map[string]any{"host_path": "/dev/null", "container_path": "/dev/nqnull"}},
+		"healthchecks": map[string]any{"disable": true},
+		"runtime":      "runc",
+		"cgroupns":     "private",
+	})
+	_, err := d.StartTask(tc)
+	must.NoError(t, err)
+	must.True(t, waitExit(t, d, tc.ID, time.Minute).Successful(), must.Sprint(readLog(t, tc, tc.StderrPrefix())))
+	must.Eq(t, "dev-ok\n", readLog(t, tc, tc.StdoutPrefix()))
+	ins, err := e.Client.ContainerInspect(context.Background(), "web-"+tc.AllocID, client.ContainerInspectOptions{})
+	must.NoError(t, err)
+	must.Eq(t, []string{"NONE"}, ins.Container.Config.Healthcheck.Test)
+	must.Eq(t, "runc", ins.Container.HostConfig.Runtime)
+	must.NoError(t, d.DestroyTask(tc.ID))
+
+	// load: the archive of an image the engine no longer has.
+	const loaded = "nomadq-test/load:1"
+	must.NoError(t, e.ImportImage(loaded))
+	saved, err := e.Client.ImageSave(context.Background(), []string{loaded})
+	must.NoError(t, err)
+	lt := newTask(t, map[string]any{"image": loaded, "load": "img.tar", "command": "echo", "args": []any{"loaded"}})
+	f, err := os.Create(filepath.Join(lt.TaskDir, "local", "img.tar"))
+	must.NoError(t, err)
+	_, err = io.Copy(f, saved)
+	must.NoError(t, err)
+	must.NoError(t, f.Close())
+	saved.Close()
+	_, err = e.Client.ImageRemove(context.Background(), loaded, client.ImageRemoveOptions{Force: true})
+	must.NoError(t, err)
+	_, err = d.StartTask(lt)
+	must.NoError(t, err)
+	must.True(t, waitExit(t, d, lt.ID, time.Minute).Successful())
+	must.Eq(t, "loaded\n", readLog(t, lt, lt.StdoutPrefix()))
+	must.NoError(t, d.DestroyTask(lt.ID))
 }

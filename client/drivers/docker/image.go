@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -12,12 +15,16 @@ import (
 	"github.com/distribution/reference"
 	"github.com/moby/moby/api/pkg/authconfig"
 	"github.com/moby/moby/client"
+	"github.com/nomadq/nomadq/client/drivers"
 )
 
 // ensureImage pulls the task's image when the engine does not have it,
 // or always with force_pull, within image_pull_timeout; a pull the engine
 // reports no progress on for pull_activity_timeout is cancelled.
-func (d *Driver) ensureImage(c taskConfig) error {
+func (d *Driver) ensureImage(c taskConfig, tc *drivers.TaskConfig) error {
+	if c.extra.load != "" {
+		return d.loadImage(c, tc)
+	}
 	if !c.forcePull {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		_, err := d.client.ImageInspect(ctx, c.image)
@@ -30,6 +37,30 @@ func (d *Driver) ensureImage(c taskConfig) error {
 		}
 	}
 	return d.pulls.do(c, d.pull)
+}
+
+// loadImage loads the image archive (docker save's format) the task's
+// load key names in its local dir, instead of pulling; the task's image
+// must be in it.
+func (d *Driver) loadImage(c taskConfig, tc *drivers.TaskConfig) error {
+	archive := filepath.Join(tc.TaskDir, "local", c.extra.load)
+	f, err := os.Open(archive)
+	if err != nil {
+		return fmt.Errorf("docker: load image: %w", err)
+	}
+	defer f.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), c.imagePullTimeout)
+	defer cancel()
+	res, err := d.client.ImageLoad(ctx, f, client.ImageLoadWithQuiet(true))
+	if err != nil {
+		return fmt.Errorf("docker: load image from %s: %w", c.extra.load, err)
+	}
+	_, _ = io.Copy(io.Discard, res)
+	res.Close()
+	if _, err := d.client.ImageInspect(ctx, c.image); err != nil {
+		return fmt.Errorf("docker: image %q is not in the archive %s: %w", c.image, c.extra.load, err)
+	}
+	return nil
 }
 
 // pullCoordinator makes tasks that need an image while it is being

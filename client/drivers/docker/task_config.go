@@ -27,15 +27,15 @@ var taskKeys = []string{
 	"interactive", "shm_size", "pids_limit", "sysctl", "ulimit", "security_opt",
 	"ipc_mode", "pid_mode", "uts_mode", "cpuset_cpus", "group_add", "oom_score_adj",
 	"volumes", "mount", "mounts", "logging", "auth_soft_fail", "cpu_hard_limit", "cpu_cfs_period",
+	"devices", "healthchecks", "runtime", "userns_mode", "cgroupns", "load",
+	"container_exists_attempts",
 }
 
 // taskRefused are Nomad's other docker task config keys: refused by name
 // until they are built (issue 39), never dropped.
 var taskRefused = []string{
-	"advertise_ipv6_address", "cgroupns", "container_exists_attempts", "devices", "healthchecks",
-	"ipv4_address", "ipv6_address", "isolation", "load", "mac_address",
-	"network_aliases", "runtime", "ports", "port_map",
-	"storage_opt", "userns_mode", "volume_driver",
+	"advertise_ipv6_address", "ipv4_address", "ipv6_address", "isolation", "mac_address",
+	"network_aliases", "ports", "port_map", "storage_opt", "volume_driver",
 }
 
 // dockerDefaultCaps is the capability set Docker gives a container; the
@@ -93,6 +93,8 @@ type taskConfig struct {
 	// logType is "" for the plugin's logging.
 	logType   string
 	logConfig map[string]string
+
+	extra extraConfig
 }
 
 // defaultCFSPeriod is the CPU quota period unless cpu_cfs_period says
@@ -253,6 +255,9 @@ func parseTask(m map[string]any, pc PluginConfig) (taskConfig, error) {
 		return c, err
 	}
 	if c.logType, c.logConfig, _, err = parseLogging(m, "task config logging"); err != nil {
+		return c, err
+	}
+	if c.extra, err = parseExtraKeys(m, pc); err != nil {
 		return c, err
 	}
 	return c, nil
