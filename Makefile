@@ -64,6 +64,7 @@ FUZZTIME ?= 30s
 FUZZ_TARGETS := \
 	./jobspec/:FuzzParse \
 	./agent/:FuzzJobRegisterBody \
+	./agent/:FuzzJobRegisterField \
 	./agent/:FuzzSchedulerConfigBody \
 	./nomad/fsm/:FuzzApply \
 	./agent/config/:FuzzParse \

@@ -7,6 +7,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/nomad/api"
@@ -21,23 +23,7 @@ import (
 // RPC. Whatever the body, the answer is a job or a coded error, never a
 // panic; a job it accepts can be written to the Raft log and read back.
 func FuzzJobRegisterBody(f *testing.F) {
-	files, err := filepath.Glob("../examples/*.nomad.hcl")
-	if err != nil {
-		f.Fatal(err)
-	}
-	for _, file := range files {
-		src, err := os.ReadFile(file)
-		if err != nil {
-			f.Fatal(err)
-		}
-		job, err := jobspec.ParseWithConfig(&jobspec.ParseConfig{Path: file, Body: src})
-		if err != nil {
-			f.Fatalf("seed %s: %v", file, err)
-		}
-		body, err := json.Marshal(api.JobRegisterRequest{Job: job})
-		if err != nil {
-			f.Fatal(err)
-		}
+	for _, body := range exampleJobBodies(f) {
 		f.Add(body)
 	}
 	for _, body := range []string{
@@ -52,34 +38,171 @@ func FuzzJobRegisterBody(f *testing.F) {
 		f.Add([]byte(body))
 	}
 
-	f.Fuzz(func(t *testing.T, body []byte) {
-		r := httptest.NewRequest(http.MethodPut, "/v1/jobs", bytes.NewReader(body))
-		var req api.JobRegisterRequest
-		if err := decodeBody(r, &req); err != nil {
-			mustBeCoded(t, err)
-			return
+	f.Fuzz(checkJobRegisterBody)
+}
+
+// checkJobRegisterBody runs body through what jobRegister does before its
+// RPC and checks the answer.
+func checkJobRegisterBody(t *testing.T, body []byte) {
+	r := httptest.NewRequest(http.MethodPut, "/v1/jobs", bytes.NewReader(body))
+	var req api.JobRegisterRequest
+	if err := decodeBody(r, &req); err != nil {
+		mustBeCoded(t, err)
+		return
+	}
+	if req.Job == nil {
+		return
+	}
+	setJobNamespace(r, req.Job, req.Namespace)
+	job, _, err := apiJobToStruct(req.Job)
+	if err != nil {
+		mustBeCoded(t, err)
+		return
+	}
+	buf, err := structs.Encode(structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: job})
+	if err != nil {
+		t.Fatalf("an accepted job cannot be encoded for Raft: %v", err)
+	}
+	var back structs.JobRegisterRequest
+	if err := structs.Decode(buf[1:], &back); err != nil {
+		t.Fatalf("an accepted job does not decode from Raft: %v", err)
+	}
+	if back.Job == nil || back.Job.ID != job.ID {
+		t.Fatalf("an accepted job read back from Raft as %#v", back.Job)
+	}
+}
+
+// FuzzJobRegisterField is FuzzJobRegisterBody with the JSON kept whole:
+// it sets one field of an example job, named by a dotted path
+// ("TaskGroups.0.Tasks.0.Resources"), to a fuzzed value (JSON when it
+// parses as JSON, a string otherwise), so that the fuzzer spends its time
+// on values the decoder accepts and the conversion and validation see.
+func FuzzJobRegisterField(f *testing.F) {
+	jobs := exampleJobBodies(f)
+	for _, seed := range []struct{ path, value string }{
+		{"Type", `"sysbatch"`},
+		{"Type", `"service"`},
+		{"TaskGroups.0.Count", `-1`},
+		{"TaskGroups.0", `null`},
+		{"TaskGroups.0.Tasks", `null`},
+		{"TaskGroups.0.Tasks.0", `{}`},
+		{"TaskGroups.0.Tasks.0.Resources", `null`},
+		{"TaskGroups.0.Tasks.0.Resources.Networks", `[null]`},
+		{"TaskGroups.0.Tasks.0.Config", `{"command": ["a", {"b": null}]}`},
+		{"TaskGroups.0.Tasks.0.Templates", `[{"EmbeddedTmpl": "x", "DestPath": "local/x"}]`},
+		{"TaskGroups.0.Tasks.0.Artifacts", `[{}]`},
+		{"TaskGroups.0.Tasks.0.Lifecycle", `{"Hook": "prestart"}`},
+		{"TaskGroups.0.Tasks.0.Services", `[{"Name": "s", "Checks": [{}]}]`},
+		{"TaskGroups.0.Networks", `[{"DynamicPorts": [{"Label": "http"}], "ReservedPorts": [{"Label": "x", "Value": 70000}]}]`},
+		{"TaskGroups.0.Volumes", `{"v": {"Type": "host", "Source": "s"}}`},
+		{"TaskGroups.0.MaxRunDuration", `0`},
+		{"TaskGroups.0.ReschedulePolicy", `{"Unlimited": true, "Attempts": -1}`},
+		{"TaskGroups.0.RestartPolicy", `{"Mode": "x"}`},
+		{"TaskGroups.0.Update", `{"MaxParallel": 0}`},
+		{"TaskGroups.0.Spreads", `[{"Attribute": "${node.datacenter}", "SpreadTarget": [{"Value": "a", "Percent": 200}]}]`},
+		{"TaskGroups.0.EphemeralDisk", `{"SizeMB": -5}`},
+		{"Constraints", `[{"Operand": "regexp", "RTarget": "("}]`},
+		{"Affinities", `[{"LTarget": "${meta.a}", "Operand": "=", "Weight": 0}]`},
+		{"Periodic", `{"Spec": "61 * * * *", "SpecType": "cron"}`},
+		{"Periodic", `{"Specs": ["* * * * *"], "TimeZone": "Nowhere/City"}`},
+		{"ParameterizedJob", `{"Payload": "required", "MetaRequired": ["a"]}`},
+		{"Meta", `{"a": null}`},
+		{"Priority", `1000`},
+		{"Datacenters", `[]`},
+		{"Multiregion", `{}`},
+		{"ID", `""`},
+	} {
+		for i := range jobs {
+			f.Add(uint8(i), seed.path, []byte(seed.value))
 		}
-		if req.Job == nil {
-			return
+	}
+
+	f.Fuzz(func(t *testing.T, which uint8, path string, value []byte) {
+		var body map[string]any
+		if err := json.Unmarshal(jobs[int(which)%len(jobs)], &body); err != nil {
+			t.Fatal(err)
 		}
-		setJobNamespace(r, req.Job, req.Namespace)
-		job, _, err := apiJobToStruct(req.Job)
+		var v any = string(value)
+		if json.Valid(value) {
+			if err := json.Unmarshal(value, &v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		setPath(body, "Job."+path, v)
+		b, err := json.Marshal(body)
 		if err != nil {
-			mustBeCoded(t, err)
-			return
+			t.Fatal(err)
 		}
-		buf, err := structs.Encode(structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: job})
-		if err != nil {
-			t.Fatalf("an accepted job cannot be encoded for Raft: %v", err)
-		}
-		var back structs.JobRegisterRequest
-		if err := structs.Decode(buf[1:], &back); err != nil {
-			t.Fatalf("an accepted job does not decode from Raft: %v", err)
-		}
-		if back.Job == nil || back.Job.ID != job.ID {
-			t.Fatalf("an accepted job read back from Raft as %#v", back.Job)
-		}
+		checkJobRegisterBody(t, b)
 	})
+}
+
+// exampleJobBodies returns the job register bodies of the example jobs.
+func exampleJobBodies(f *testing.F) [][]byte {
+	files, err := filepath.Glob("../examples/*.nomad.hcl")
+	if err != nil {
+		f.Fatal(err)
+	}
+	var out [][]byte
+	for _, file := range files {
+		src, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		job, err := jobspec.ParseWithConfig(&jobspec.ParseConfig{Path: file, Body: src})
+		if err != nil {
+			f.Fatalf("seed %s: %v", file, err)
+		}
+		body, err := json.Marshal(api.JobRegisterRequest{Job: job})
+		if err != nil {
+			f.Fatal(err)
+		}
+		out = append(out, body)
+	}
+	if len(out) == 0 {
+		f.Fatal("no example jobs")
+	}
+	return out
+}
+
+// setPath sets the value at a dotted path of objects and list indexes,
+// making the objects that are missing; a path through something else
+// (a string, an index out of range) is left as it is.
+func setPath(m map[string]any, path string, v any) {
+	key, rest, more := strings.Cut(path, ".")
+	if !more {
+		m[key] = v
+		return
+	}
+	next := m[key]
+	if next == nil {
+		next = map[string]any{}
+		m[key] = next
+	}
+	for {
+		switch n := next.(type) {
+		case map[string]any:
+			setPath(n, rest, v)
+			return
+		case []any:
+			var idx string
+			idx, rest, more = strings.Cut(rest, ".")
+			i, err := strconv.Atoi(idx)
+			if err != nil || i < 0 || i >= len(n) {
+				return
+			}
+			if !more {
+				n[i] = v
+				return
+			}
+			if n[i] == nil {
+				n[i] = map[string]any{}
+			}
+			next = n[i]
+		default:
+			return
+		}
+	}
 }
 
 // FuzzSchedulerConfigBody feeds request bodies to the decode path of PUT
