@@ -1,7 +1,6 @@
 package nomad
 
 import (
-
 	memdb "github.com/hashicorp/go-memdb"
 	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"

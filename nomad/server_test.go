@@ -3,6 +3,7 @@ package nomad
 import (
 	"fmt"
 	"net"
+	"net/http"
 	"testing"
 	"time"
 
@@ -217,7 +218,10 @@ func TestRPC_BadInputWritesNothing(t *testing.T) {
 	})
 	t.Run("missing job", func(t *testing.T) {
 		var resp structs.JobRegisterResponse
-		must.EqError(t, s.RPC("Job.Register", &structs.JobRegisterRequest{}, &resp), "Job must be specified")
+		code, msg, ok := structs.CodeFromRPCCodedErr(s.RPC("Job.Register", &structs.JobRegisterRequest{}, &resp))
+		must.True(t, ok)
+		must.Eq(t, http.StatusBadRequest, code)
+		must.Eq(t, "Job must be specified", msg)
 	})
 	t.Run("unknown method over TCP", func(t *testing.T) {
 		pool := msgpackrpc.NewPool(time.Second)

@@ -90,4 +90,3 @@ func PeriodicChildLaunch(childID string) (int64, error) {
 	}
 	return strconv.ParseInt(childID[i+len(PeriodicLaunchSuffix):], 10, 64)
 }
-
