@@ -56,6 +56,21 @@ type PluginConfig struct {
 	// InfraImage is the image of the network pause container; it takes
 	// effect with bridge networking, which is not supported yet.
 	InfraImage string
+	// ContainerExistsAttempts is the tasks' container_exists_attempts
+	// unless they set it.
+	ContainerExistsAttempts int
+	// PidsLimit, when positive, is the tasks' pids_limit unless they set
+	// a lower one; a higher one is refused.
+	PidsLimit int64
+	// DisableLogCollection leaves the output with the engine only: the
+	// alloc's log files stay empty.
+	DisableLogCollection bool
+	// AllowedModes are globs of the ipc, pid, uts and userns modes tasks
+	// may use without allow_privileged.
+	AllowedModes map[string][]string
+	// InfraImagePullTimeout bounds pulling InfraImage (bridge networking,
+	// not supported yet).
+	InfraImagePullTimeout time.Duration
 	// AllowRuntimes are the container runtimes tasks may ask for.
 	AllowRuntimes []string
 	// LogType and LogConfig are the engine's logging driver for task
@@ -72,17 +87,19 @@ type PluginConfig struct {
 // plugin "docker" block, as Nomad's defaults.
 func DefaultPluginConfig() PluginConfig {
 	return PluginConfig{
-		Endpoint:            os.Getenv("DOCKER_HOST"),
-		GCContainer:         true,
-		GCImage:             true,
-		GCImageDelay:        3 * time.Minute,
-		AllowCaps:           slices.Clone(DefaultAllowCaps),
-		PullActivityTimeout: 2 * time.Minute,
-		ImagePullTimeout:    5 * time.Minute,
-		InfraImage:          "registry.k8s.io/pause-amd64:3.3",
-		AllowRuntimes:       []string{"runc", "nvidia"},
-		LogType:             "json-file",
-		LogConfig:           map[string]string{"max-file": "2", "max-size": "2m"},
+		Endpoint:                os.Getenv("DOCKER_HOST"),
+		GCContainer:             true,
+		GCImage:                 true,
+		GCImageDelay:            3 * time.Minute,
+		AllowCaps:               slices.Clone(DefaultAllowCaps),
+		PullActivityTimeout:     2 * time.Minute,
+		ImagePullTimeout:        5 * time.Minute,
+		InfraImage:              "registry.k8s.io/pause-amd64:3.3",
+		AllowRuntimes:           []string{"runc", "nvidia"},
+		ContainerExistsAttempts: 5,
+		InfraImagePullTimeout:   5 * time.Minute,
+		LogType:                 "json-file",
+		LogConfig:               map[string]string{"max-file": "2", "max-size": "2m"},
 	}
 }
 
@@ -92,12 +109,11 @@ var (
 	pluginKeys = []string{
 		"endpoint", "auth", "gc", "volumes", "allow_privileged", "allow_caps",
 		"pull_activity_timeout", "image_pull_timeout", "infra_image", "extra_labels", "logging",
-		"allow_runtimes",
+		"allow_runtimes", "container_exists_attempts", "pids_limit", "disable_log_collection",
+		"allowed_modes", "infra_image_pull_timeout",
 	}
 	pluginRefused = []string{
-		"tls", "nvidia_runtime", "infra_image_pull_timeout",
-		"container_exists_attempts", "oom_score_adj", "pids_limit", "disable_log_collection",
-		"windows_allow_insecure_container_admin", "allowed_modes",
+		"tls", "nvidia_runtime", "oom_score_adj", "windows_allow_insecure_container_admin",
 	}
 )
 
@@ -194,6 +210,52 @@ func ParsePluginConfig(m map[string]any) (PluginConfig, error) {
 	} else if ok && v != "" {
 		c.InfraImage = v
 	}
+	if n, ok, err := drivers.Int(m, "container_exists_attempts"); err != nil {
+		return c, pluginErr(err)
+	} else if ok {
+		if n < 1 {
+			return c, fmt.Errorf("docker plugin config: container_exists_attempts must be at least 1, got %d", n)
+		}
+		c.ContainerExistsAttempts = n
+	}
+	if n, _, err := drivers.Int(m, "pids_limit"); err != nil {
+		return c, pluginErr(err)
+	} else if n < 0 {
+		return c, fmt.Errorf("docker plugin config: pids_limit must not be negative, got %d", n)
+	} else {
+		c.PidsLimit = int64(n)
+	}
+	if c.DisableLogCollection, _, err = boolKey(m, "disable_log_collection"); err != nil {
+		return c, pluginErr(err)
+	}
+	if am, err := block(m, "allowed_modes"); err != nil {
+		return c, pluginErr(err)
+	} else if am != nil {
+		if err := checkKnown("plugin \"docker\" config allowed_modes", am, []string{"ipc", "pid", "uts", "userns"}, nil); err != nil {
+			return c, err
+		}
+		c.AllowedModes = map[string][]string{}
+		for _, k := range []string{"ipc", "pid", "uts", "userns"} {
+			globs, err := drivers.Strings(am, k)
+			if err != nil {
+				return c, pluginErr(err)
+			}
+			for _, g := range globs {
+				if _, err := path.Match(g, ""); err != nil {
+					return c, fmt.Errorf("docker plugin config: allowed_modes.%s: %q is not a valid glob: %v", k, g, err)
+				}
+			}
+			c.AllowedModes[k] = globs
+		}
+	}
+	if v, ok, err := drivers.Duration(m, "infra_image_pull_timeout"); err != nil {
+		return c, pluginErr(err)
+	} else if ok {
+		if v <= 0 {
+			return c, fmt.Errorf("docker plugin config: infra_image_pull_timeout must be positive, got %s", v)
+		}
+		c.InfraImagePullTimeout = v
+	}
 	if _, ok := m["allow_runtimes"]; ok {
 		if c.AllowRuntimes, err = drivers.Strings(m, "allow_runtimes"); err != nil {
 			return c, pluginErr(err)
@@ -249,6 +311,21 @@ func parseLogging(m map[string]any, what string) (string, map[string]string, boo
 		return "", nil, false, err
 	}
 	return typ, cfg, true, nil
+}
+
+// modeAllowed reports whether a task may use mode for the namespace kind
+// ("ipc", "pid", "uts", "userns"): always with allow_privileged, else when
+// one of allowed_modes' globs matches, as Nomad.
+func (c PluginConfig) modeAllowed(kind, mode string) bool {
+	if mode == "" || c.AllowPrivileged {
+		return true
+	}
+	for _, g := range c.AllowedModes[kind] {
+		if ok, _ := path.Match(g, mode); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // endpoint is where the engine is reached.

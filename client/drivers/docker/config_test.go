@@ -26,15 +26,20 @@ func TestParsePluginConfig(t *testing.T) {
 	must.Eq(t, "unix:///run/other.sock", env.endpoint())
 
 	full, err := ParsePluginConfig(map[string]any{
-		"endpoint":              "unix:///x.sock",
-		"gc":                    []any{map[string]any{"container": false, "image": false, "image_delay": "10s"}},
-		"volumes":               []map[string]any{{"enabled": true}},
-		"allow_privileged":      true,
-		"allow_caps":            []any{"cap_net_raw", "CHOWN"},
-		"pull_activity_timeout": "30s",
-		"extra_labels":          []any{"job_*"},
-		"infra_image":           "pause:1",
-		"logging":               map[string]any{"driver": "local", "config": map[string]any{"max-size": "5m"}},
+		"endpoint":                  "unix:///x.sock",
+		"gc":                        []any{map[string]any{"container": false, "image": false, "image_delay": "10s"}},
+		"volumes":                   []map[string]any{{"enabled": true}},
+		"allow_privileged":          false,
+		"allow_caps":                []any{"cap_net_raw", "CHOWN"},
+		"pull_activity_timeout":     "30s",
+		"extra_labels":              []any{"job_*"},
+		"infra_image":               "pause:1",
+		"logging":                   map[string]any{"driver": "local", "config": map[string]any{"max-size": "5m"}},
+		"pids_limit":                100,
+		"allowed_modes":             map[string]any{"pid": []any{"host"}, "ipc": []any{"*"}},
+		"container_exists_attempts": 2,
+		"disable_log_collection":    true,
+		"infra_image_pull_timeout":  "1m",
 	})
 	must.NoError(t, err)
 	must.Eq(t, "unix:///x.sock", full.endpoint())
@@ -42,10 +47,24 @@ func TestParsePluginConfig(t *testing.T) {
 	must.False(t, full.GCImage)
 	must.Eq(t, 10*time.Second, full.GCImageDelay)
 	must.True(t, full.VolumesEnabled)
-	must.True(t, full.AllowPrivileged)
+	must.False(t, full.AllowPrivileged)
 	must.Eq(t, []string{"NET_RAW", "CHOWN"}, full.AllowCaps)
 	must.Eq(t, 30*time.Second, full.PullActivityTimeout)
 	must.Eq(t, []string{"job_*"}, full.ExtraLabels)
+	must.Eq(t, int64(100), full.PidsLimit)
+	must.Eq(t, 2, full.ContainerExistsAttempts)
+	must.True(t, full.DisableLogCollection)
+	must.Eq(t, time.Minute, full.InfraImagePullTimeout)
+	must.True(t, full.modeAllowed("pid", "host"))
+	must.True(t, full.modeAllowed("ipc", "shareable"))
+	must.False(t, full.modeAllowed("uts", "host"))
+	_, err = parseTask(map[string]any{"image": "busybox:1", "pid_mode": "host", "ipc_mode": "host"}, full)
+	must.NoError(t, err, must.Sprint("allowed_modes allow them without allow_privileged"))
+	_, err = parseTask(map[string]any{"image": "busybox:1", "pids_limit": 200}, full)
+	must.ErrorContains(t, err, "above the docker plugin's pids_limit 100")
+	capped, err := parseTask(map[string]any{"image": "busybox:1"}, full)
+	must.NoError(t, err)
+	must.Eq(t, int64(100), capped.pidsLimit)
 	must.Eq(t, "local", full.LogType)
 	must.Eq(t, map[string]string{"max-size": "5m"}, full.LogConfig)
 

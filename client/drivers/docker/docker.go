@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -154,6 +155,9 @@ func (d *Driver) Fingerprint() *drivers.Fingerprint {
 	}
 	if d.cfg.VolumesEnabled {
 		attrs["driver.docker.volumes.enabled"] = "true"
+	}
+	if d.cfg.PidsLimit > 0 {
+		attrs["driver.docker.pids.limit"] = strconv.FormatInt(d.cfg.PidsLimit, 10)
 	}
 	if nets, err := d.client.NetworkList(ctx, client.NetworkListOptions{}); err == nil {
 		for _, n := range nets.Items {

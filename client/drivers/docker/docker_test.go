@@ -424,6 +424,23 @@ func TestDriver_TaskLogging(t *testing.T) {
 	must.Eq(t, "local", ins.Container.HostConfig.LogConfig.Type)
 	must.Eq(t, map[string]string{"max-size": "1m"}, ins.Container.HostConfig.LogConfig.Config)
 	must.NoError(t, d.DestroyTask(tc.ID))
+
+	// disable_log_collection leaves the output with the engine.
+	dn := newDriver(t, e, map[string]any{"disable_log_collection": true, "gc": map[string]any{"container": false}})
+	tn := newTask(t, map[string]any{"image": dockertest.Image, "command": "echo", "args": []any{"kept"}})
+	_, err = dn.StartTask(tn)
+	must.NoError(t, err)
+	must.True(t, waitExit(t, dn, tn.ID, time.Minute).Successful())
+	must.Eq(t, "", readLog(t, tn, tn.StdoutPrefix()))
+	logs, err := e.Client.ContainerLogs(context.Background(), "web-"+tn.AllocID, client.ContainerLogsOptions{ShowStdout: true})
+	must.NoError(t, err)
+	raw, err := io.ReadAll(logs)
+	must.NoError(t, err)
+	logs.Close()
+	must.StrContains(t, string(raw), "kept")
+	must.NoError(t, dn.DestroyTask(tn.ID))
+	_, err = e.Client.ContainerRemove(context.Background(), "web-"+tn.AllocID, client.ContainerRemoveOptions{Force: true})
+	must.NoError(t, err)
 }
 
 // cpu_hard_limit caps the task at its share of the node's compute.

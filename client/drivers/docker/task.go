@@ -64,10 +64,11 @@ func (d *Driver) track(tc *drivers.TaskConfig, id string, tty bool, imageID stri
 // rotated log files until the container's output ends.
 func (d *Driver) followLogs(ctx context.Context, t *task, since time.Time) error {
 	tc := t.cfg
-	stdoutPrefix, stderrPrefix := tc.StdoutPrefix(), tc.StderrPrefix()
-	if tc.LogsDisabled {
-		stdoutPrefix, stderrPrefix = "", ""
+	if tc.LogsDisabled || d.cfg.DisableLogCollection {
+		// The output stays with the engine (its logging config).
+		return nil
 	}
+	stdoutPrefix, stderrPrefix := tc.StdoutPrefix(), tc.StderrPrefix()
 	maxSize := int64(tc.MaxFileSizeMB) << 20
 	stdout, err := openLogWriter(stdoutPrefix, tc.MaxFiles, maxSize)
 	if err != nil {

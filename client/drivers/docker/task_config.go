@@ -316,6 +316,14 @@ func parseRuntimeKeys(m map[string]any, pc PluginConfig, c *taskConfig) error {
 		}
 		*n.dst = int64(v)
 	}
+	if pc.PidsLimit > 0 {
+		if c.pidsLimit > pc.PidsLimit {
+			return invalid(`config key "pids_limit": %d is above the docker plugin's pids_limit %d`, c.pidsLimit, pc.PidsLimit)
+		}
+		if c.pidsLimit == 0 {
+			c.pidsLimit = pc.PidsLimit
+		}
+	}
 	if c.sysctl, err = stringMap(m, "sysctl"); err != nil {
 		return err
 	}
@@ -348,17 +356,17 @@ func parseRuntimeKeys(m map[string]any, pc PluginConfig, c *taskConfig) error {
 			c.securityOpt[i] = "seccomp=" + buf.String()
 		}
 	}
-	// Sharing a host namespace needs allow_privileged, as in Nomad whose
-	// allowed_modes are empty by default.
+	// A namespace mode needs allow_privileged or the plugin's
+	// allowed_modes, as in Nomad, whose allowed_modes are empty by default.
 	for _, ns := range []struct {
-		key string
-		dst *string
-	}{{"ipc_mode", &c.ipcMode}, {"pid_mode", &c.pidMode}, {"uts_mode", &c.utsMode}} {
+		key, kind string
+		dst       *string
+	}{{"ipc_mode", "ipc", &c.ipcMode}, {"pid_mode", "pid", &c.pidMode}, {"uts_mode", "uts", &c.utsMode}} {
 		if *ns.dst, _, err = drivers.String(m, ns.key); err != nil {
 			return err
 		}
-		if *ns.dst != "" && !pc.AllowPrivileged {
-			return invalid("config key %q: %q is not allowed: the docker plugin's allow_privileged is false on this client", ns.key, *ns.dst)
+		if !pc.modeAllowed(ns.kind, *ns.dst) {
+			return invalid("config key %q: %q is not allowed: neither the docker plugin's allow_privileged nor its allowed_modes.%s allow it on this client", ns.key, *ns.dst, ns.kind)
 		}
 	}
 	if c.cpusetCPUs, _, err = drivers.String(m, "cpuset_cpus"); err != nil {

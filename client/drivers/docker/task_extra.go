@@ -22,12 +22,11 @@ type extraConfig struct {
 	existsAttempts      int
 }
 
-// defaultExistsAttempts is how often a container of the task's name left
-// behind is removed before creating the task's own fails, as Nomad.
-const defaultExistsAttempts = 5
-
 func parseExtraKeys(m map[string]any, pc PluginConfig) (extraConfig, error) {
-	x := extraConfig{existsAttempts: defaultExistsAttempts}
+	x := extraConfig{existsAttempts: pc.ContainerExistsAttempts}
+	if x.existsAttempts < 1 {
+		x.existsAttempts = 1
+	}
 	devs, err := blockList(m, "devices")
 	if err != nil {
 		return x, err
@@ -81,8 +80,8 @@ func parseExtraKeys(m map[string]any, pc PluginConfig) (extraConfig, error) {
 	if x.usernsMode, _, err = drivers.String(m, "userns_mode"); err != nil {
 		return x, err
 	}
-	if x.usernsMode != "" && !pc.AllowPrivileged {
-		return x, invalid(`config key "userns_mode": %q is not allowed: the docker plugin's allow_privileged is false on this client`, x.usernsMode)
+	if !pc.modeAllowed("userns", x.usernsMode) {
+		return x, invalid(`config key "userns_mode": %q is not allowed: neither the docker plugin's allow_privileged nor its allowed_modes.userns allow it on this client`, x.usernsMode)
 	}
 	if x.cgroupnsMode, _, err = drivers.String(m, "cgroupns"); err != nil {
 		return x, err
