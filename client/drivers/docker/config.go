@@ -40,6 +40,8 @@ type PluginConfig struct {
 	// it is destroyed.
 	GCImage      bool
 	GCImageDelay time.Duration
+	// Dangling is gc.dangling_containers.
+	Dangling DanglingConfig
 	// VolumesEnabled allows host paths in a task's volumes and mounts;
 	// reported as driver.docker.volumes.enabled.
 	VolumesEnabled bool
@@ -91,6 +93,7 @@ func DefaultPluginConfig() PluginConfig {
 		GCContainer:             true,
 		GCImage:                 true,
 		GCImageDelay:            3 * time.Minute,
+		Dangling:                DanglingConfig{Enabled: true, Period: 5 * time.Minute, CreationGrace: 5 * time.Minute},
 		AllowCaps:               slices.Clone(DefaultAllowCaps),
 		PullActivityTimeout:     2 * time.Minute,
 		ImagePullTimeout:        5 * time.Minute,
@@ -148,7 +151,10 @@ func ParsePluginConfig(m map[string]any) (PluginConfig, error) {
 	if gc, err := block(m, "gc"); err != nil {
 		return c, pluginErr(err)
 	} else if gc != nil {
-		if err := checkKnown("plugin \"docker\" config gc", gc, []string{"container", "image", "image_delay"}, []string{"dangling_containers"}); err != nil {
+		if err := checkKnown("plugin \"docker\" config gc", gc, []string{"container", "image", "image_delay", "dangling_containers"}, nil); err != nil {
+			return c, err
+		}
+		if err := parseDangling(gc, &c.Dangling); err != nil {
 			return c, err
 		}
 		for _, b := range []struct {
@@ -311,6 +317,47 @@ func parseLogging(m map[string]any, what string) (string, map[string]string, boo
 		return "", nil, false, err
 	}
 	return typ, cfg, true, nil
+}
+
+// parseDangling reads gc { dangling_containers { ... } }.
+func parseDangling(gc map[string]any, dc *DanglingConfig) error {
+	b, err := block(gc, "dangling_containers")
+	if err != nil {
+		return pluginErr(err)
+	}
+	if b == nil {
+		return nil
+	}
+	if err := checkKnown("plugin \"docker\" config gc.dangling_containers", b, []string{"enabled", "period", "creation_grace", "dry_run"}, nil); err != nil {
+		return err
+	}
+	for _, f := range []struct {
+		key string
+		dst *bool
+	}{{"enabled", &dc.Enabled}, {"dry_run", &dc.DryRun}} {
+		if v, ok, err := boolKey(b, f.key); err != nil {
+			return pluginErr(err)
+		} else if ok {
+			*f.dst = v
+		}
+	}
+	if v, ok, err := drivers.Duration(b, "period"); err != nil {
+		return pluginErr(err)
+	} else if ok {
+		if v <= 0 {
+			return fmt.Errorf("docker plugin config: gc.dangling_containers.period must be positive, got %s", v)
+		}
+		dc.Period = v
+	}
+	if v, ok, err := drivers.Duration(b, "creation_grace"); err != nil {
+		return pluginErr(err)
+	} else if ok {
+		if v < danglingMinGrace {
+			return fmt.Errorf("docker plugin config: gc.dangling_containers.creation_grace must be at least %s, got %s", danglingMinGrace, v)
+		}
+		dc.CreationGrace = v
+	}
+	return nil
 }
 
 // modeAllowed reports whether a task may use mode for the namespace kind

@@ -17,6 +17,7 @@ func TestParsePluginConfig(t *testing.T) {
 	must.True(t, def.GCContainer)
 	must.True(t, def.GCImage)
 	must.Eq(t, 3*time.Minute, def.GCImageDelay)
+	must.Eq(t, DanglingConfig{Enabled: true, Period: 5 * time.Minute, CreationGrace: 5 * time.Minute}, def.Dangling)
 	must.False(t, def.AllowPrivileged)
 	must.Eq(t, 2*time.Minute, def.PullActivityTimeout)
 
@@ -76,7 +77,8 @@ func TestParsePluginConfig(t *testing.T) {
 		{"unknown", map[string]any{"endpiont": "x"}, `unknown plugin "docker" config key "endpiont"`},
 		{"not built", map[string]any{"tls": map[string]any{}}, `plugin "docker" config key "tls" is not supported by nomadq yet`},
 		{"auth key", map[string]any{"auth": map[string]any{"file": "x"}}, `unknown plugin "docker" config auth key "file"`},
-		{"dangling", map[string]any{"gc": map[string]any{"dangling_containers": map[string]any{}}}, `gc key "dangling_containers" is not supported`},
+		{"dangling grace", map[string]any{"gc": map[string]any{"dangling_containers": map[string]any{"creation_grace": "10s"}}}, "creation_grace must be at least 1m0s"},
+		{"dangling key", map[string]any{"gc": map[string]any{"dangling_containers": map[string]any{"every": "1m"}}}, `unknown plugin "docker" config gc.dangling_containers key "every"`},
 		{"image delay", map[string]any{"gc": map[string]any{"image_delay": "-1m"}}, "gc.image_delay must not be negative"},
 		{"selinux", map[string]any{"volumes": map[string]any{"selinuxlabel": "z"}}, `volumes key "selinuxlabel" is not supported`},
 		{"bad duration", map[string]any{"pull_activity_timeout": "soon"}, "pull_activity_timeout"},

@@ -116,6 +116,9 @@ func New(opts Options) *Driver {
 	if opts.Config.GCImage {
 		d.images = newImageGC(opts.Config.GCImageDelay, d.removeImage)
 	}
+	if d.clientErr == nil && opts.Config.Dangling.Enabled {
+		go d.reconcileDangling()
+	}
 	return d
 }
 

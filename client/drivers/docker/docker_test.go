@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 	"github.com/nomadq/nomadq/client/drivers"
 	"github.com/nomadq/nomadq/client/drivers/docker/dockertest"
@@ -509,4 +510,56 @@ func TestDriver_ExtraKeys(t *testing.T) {
 	must.True(t, waitExit(t, d, lt.ID, time.Minute).Successful())
 	must.Eq(t, "loaded\n", readLog(t, lt, lt.StdoutPrefix()))
 	must.NoError(t, d.DestroyTask(lt.ID))
+}
+
+// A running container with Nomad's alloc label that no task tracks is
+// removed once older than creation_grace; tracked and unlabelled ones
+// stay, and dry_run only reports.
+func TestDriver_DanglingContainers(t *testing.T) {
+	e := dockertest.Require(t)
+	d := newDriver(t, e, nil)
+	tc := newTask(t, map[string]any{"image": dockertest.Image, "command": "sleep", "args": []any{"600"}})
+	_, err := d.StartTask(tc)
+	must.NoError(t, err)
+	t.Cleanup(func() { _ = d.DestroyTask(tc.ID) })
+
+	run := func(labels map[string]string) string {
+		t.Helper()
+		ctx := context.Background()
+		res, err := e.Client.ContainerCreate(ctx, client.ContainerCreateOptions{
+			Config:     &container.Config{Image: dockertest.Image, Cmd: []string{"sleep", "600"}, Labels: labels},
+			HostConfig: &container.HostConfig{NetworkMode: "none"},
+		})
+		must.NoError(t, err)
+		_, err = e.Client.ContainerStart(ctx, res.ID, client.ContainerStartOptions{})
+		must.NoError(t, err)
+		t.Cleanup(func() { _, _ = e.Client.ContainerRemove(ctx, res.ID, client.ContainerRemoveOptions{Force: true}) })
+		return res.ID
+	}
+	orphan := run(map[string]string{LabelAllocID: "gone-alloc"})
+	other := run(map[string]string{"team": "not-nomad"})
+
+	// Now: all are younger than the grace.
+	found, err := d.removeDangling(time.Now())
+	must.NoError(t, err)
+	must.SliceEmpty(t, found)
+
+	later := time.Now().Add(10 * time.Minute)
+	dry := newDriver(t, e, map[string]any{"gc": map[string]any{"dangling_containers": map[string]any{"dry_run": true}}})
+	found, err = dry.removeDangling(later)
+	must.NoError(t, err)
+	must.SliceContains(t, found, orphan, must.Sprint("the other driver's task is untracked here too"))
+	must.SliceNotContains(t, found, other)
+	_, err = e.Client.ContainerInspect(context.Background(), orphan, client.ContainerInspectOptions{})
+	must.NoError(t, err, must.Sprint("dry run removes nothing"))
+
+	found, err = d.removeDangling(later)
+	must.NoError(t, err)
+	must.Eq(t, []string{orphan}, found)
+	_, err = e.Client.ContainerInspect(context.Background(), orphan, client.ContainerInspectOptions{})
+	must.Error(t, err)
+	for _, id := range []string{other, mustGet(t, d, tc.ID).containerID} {
+		_, err = e.Client.ContainerInspect(context.Background(), id, client.ContainerInspectOptions{})
+		must.NoError(t, err)
+	}
 }
