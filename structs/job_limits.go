@@ -97,3 +97,52 @@ func (j *Job) CheckMaxCount(limit int) error {
 	}
 	return errs.ErrorOrNil()
 }
+
+// MaxValueDepth bounds how deep a free-form value of a job (a task's
+// driver config, a group's scaling policy) may nest maps and lists. The
+// Raft codec refuses to decode anything nested deeper than 1,024 levels
+// (go-msgpack's limit), so a deeper value would be accepted, written to
+// the log and then fail to apply on every server. 100 leaves the codec
+// room for the request around the value and is far beyond any driver's
+// configuration.
+const MaxValueDepth = 100
+
+// tooDeep reports, and adds to errs, a free-form value at ctx that nests
+// deeper than MaxValueDepth.
+func tooDeep(errs *MultiError, ctx, what string, v any) {
+	if valueDepth(v, MaxValueDepth) > MaxValueDepth {
+		errs.Add(fmt.Errorf("%s: %s nests more than %d levels of maps and lists: at most %d are allowed", ctx, what, MaxValueDepth, MaxValueDepth))
+	}
+}
+
+// valueDepth returns how many levels of maps and lists v nests (a scalar
+// is 0, an empty map 1), counting no further than limit+1 so that a
+// hostile value costs no more than a legal one.
+func valueDepth(v any, limit int) int {
+	if limit < 0 {
+		return 0
+	}
+	deepest := 0
+	visit := func(e any) {
+		if d := valueDepth(e, limit-1); d > deepest {
+			deepest = d
+		}
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		for _, e := range x {
+			visit(e)
+		}
+	case []any:
+		for _, e := range x {
+			visit(e)
+		}
+	case []map[string]any:
+		for _, e := range x {
+			visit(e)
+		}
+	default:
+		return 0
+	}
+	return deepest + 1
+}

@@ -185,3 +185,61 @@ func TestJob_CheckMaxCount(t *testing.T) {
 		})
 	}
 }
+
+// nested returns a value that nests depth levels of maps and lists,
+// alternating, as decoded JSON or HCL does.
+func nested(depth int) any {
+	var v any = "leaf"
+	for i := range depth {
+		if i%2 == 0 {
+			v = []any{v}
+		} else {
+			v = map[string]any{"a": v}
+		}
+	}
+	return v
+}
+
+// A free-form value nested past MaxValueDepth is refused: the Raft codec
+// would not decode it again (found by fuzzing the job register body,
+// issue 41), so a job holding one would be accepted and then fail to
+// apply on every server.
+func TestValidate_ValueDepth(t *testing.T) {
+	cases := []struct {
+		name string
+		set  func(j *Job, v any)
+		want string
+	}{
+		{"task config", func(j *Job, v any) {
+			j.TaskGroups[0].Tasks[0].Config["deep"] = v
+		}, `Task group "g", task "t": config nests more than 100 levels of maps and lists: at most 100 are allowed`},
+		{"scaling policy", func(j *Job, v any) {
+			tg := j.TaskGroups[0]
+			tg.Scaling = &ScalingPolicy{Type: ScalingPolicyTypeHorizontal, Min: int64(tg.Count), Max: int64(tg.Count), Policy: map[string]any{"deep": v}}
+		}, `Task group "g": scaling policy nests more than 100 levels of maps and lists: at most 100 are allowed`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			// The map holding the value is one level.
+			j := validJob(JobTypeBatch)
+			tc.set(j, nested(MaxValueDepth-1))
+			must.NoError(t, j.Validate())
+
+			j = validJob(JobTypeBatch)
+			tc.set(j, nested(MaxValueDepth))
+			must.EqError(t, j.Validate(), tc.want)
+
+			j = validJob(JobTypeBatch)
+			tc.set(j, nested(5000))
+			must.EqError(t, j.Validate(), tc.want)
+		})
+	}
+}
+
+func TestValueDepth_CountsLevels(t *testing.T) {
+	must.Eq(t, 0, valueDepth("x", 10))
+	must.Eq(t, 1, valueDepth(map[string]any{}, 10))
+	must.Eq(t, 2, valueDepth([]map[string]any{{"a": 1}}, 10))
+	must.Eq(t, 3, valueDepth(map[string]any{"a": 1, "b": []any{[]any{}}}, 10))
+	must.Eq(t, 11, valueDepth(nested(5000), 10))
+}

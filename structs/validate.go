@@ -226,6 +226,7 @@ func (tg *TaskGroup) validate(errs *MultiError, j *Job) {
 	}
 	if p := tg.Scaling; p != nil {
 		p.validate(tg.Count, add)
+		tooDeep(errs, ctx, "scaling policy", p.Policy)
 	}
 	tooMany(errs, ctx, "meta keys", len(tg.Meta), MaxMapKeys)
 
@@ -576,6 +577,7 @@ func (t *Task) validate(errs *MultiError, tg *TaskGroup, ports map[string]bool) 
 	}
 	tooMany(errs, ctx, "env keys", len(t.Env), MaxMapKeys)
 	tooMany(errs, ctx, "meta keys", len(t.Meta), MaxMapKeys)
+	tooDeep(errs, ctx, "config", t.Config)
 	if r := t.Resources; r == nil {
 		add("resources must be set")
 	} else {
