@@ -30,6 +30,12 @@ type PluginConfig struct {
 	// Endpoint is the engine's address; "" means DOCKER_HOST, else
 	// DefaultEndpoint.
 	Endpoint string
+	// TLSCert, TLSKey and TLSCA secure a tcp:// endpoint: the client's
+	// certificate and key (mutual TLS) and the CA the engine's
+	// certificate must chain to.
+	TLSCert, TLSKey, TLSCA string
+	// fromEnv says the endpoint is the environment's (no endpoint key).
+	fromEnv bool
 	// AuthConfig is a docker config.json whose credentials pulls use;
 	// AuthHelper a docker-credential-<name> helper asked after it.
 	AuthConfig string
@@ -90,6 +96,7 @@ type PluginConfig struct {
 func DefaultPluginConfig() PluginConfig {
 	return PluginConfig{
 		Endpoint:                os.Getenv("DOCKER_HOST"),
+		fromEnv:                 true,
 		GCContainer:             true,
 		GCImage:                 true,
 		GCImageDelay:            3 * time.Minute,
@@ -113,10 +120,10 @@ var (
 		"endpoint", "auth", "gc", "volumes", "allow_privileged", "allow_caps",
 		"pull_activity_timeout", "image_pull_timeout", "infra_image", "extra_labels", "logging",
 		"allow_runtimes", "container_exists_attempts", "pids_limit", "disable_log_collection",
-		"allowed_modes", "infra_image_pull_timeout",
+		"allowed_modes", "infra_image_pull_timeout", "tls",
 	}
 	pluginRefused = []string{
-		"tls", "nvidia_runtime", "oom_score_adj", "windows_allow_insecure_container_admin",
+		"nvidia_runtime", "oom_score_adj", "windows_allow_insecure_container_admin",
 	}
 )
 
@@ -133,7 +140,7 @@ func ParsePluginConfig(m map[string]any) (PluginConfig, error) {
 	if v, ok, e := drivers.String(m, "endpoint"); e != nil {
 		return c, pluginErr(e)
 	} else if ok && v != "" {
-		c.Endpoint = v
+		c.Endpoint, c.fromEnv = v, false
 	}
 	if auth, err := block(m, "auth"); err != nil {
 		return c, pluginErr(err)
@@ -146,6 +153,24 @@ func ParsePluginConfig(m map[string]any) (PluginConfig, error) {
 		}
 		if c.AuthHelper, _, err = drivers.String(auth, "helper"); err != nil {
 			return c, pluginErr(err)
+		}
+	}
+	if tb, err := block(m, "tls"); err != nil {
+		return c, pluginErr(err)
+	} else if tb != nil {
+		if err := checkKnown("plugin \"docker\" config tls", tb, []string{"cert", "key", "ca"}, nil); err != nil {
+			return c, err
+		}
+		for _, f := range []struct {
+			key string
+			dst *string
+		}{{"cert", &c.TLSCert}, {"key", &c.TLSKey}, {"ca", &c.TLSCA}} {
+			if *f.dst, _, err = drivers.String(tb, f.key); err != nil {
+				return c, pluginErr(err)
+			}
+		}
+		if (c.TLSCert == "") != (c.TLSKey == "") {
+			return c, fmt.Errorf("docker plugin config: tls needs both cert and key, or neither")
 		}
 	}
 	if gc, err := block(m, "gc"); err != nil {

@@ -75,7 +75,8 @@ func TestParsePluginConfig(t *testing.T) {
 		want string
 	}{
 		{"unknown", map[string]any{"endpiont": "x"}, `unknown plugin "docker" config key "endpiont"`},
-		{"not built", map[string]any{"tls": map[string]any{}}, `plugin "docker" config key "tls" is not supported by nomadq yet`},
+		{"not built", map[string]any{"nvidia_runtime": "nvidia"}, `plugin "docker" config key "nvidia_runtime" is not supported by nomadq yet`},
+		{"tls pair", map[string]any{"tls": map[string]any{"cert": "c.pem"}}, "tls needs both cert and key"},
 		{"auth key", map[string]any{"auth": map[string]any{"file": "x"}}, `unknown plugin "docker" config auth key "file"`},
 		{"dangling grace", map[string]any{"gc": map[string]any{"dangling_containers": map[string]any{"creation_grace": "10s"}}}, "creation_grace must be at least 1m0s"},
 		{"dangling key", map[string]any{"gc": map[string]any{"dangling_containers": map[string]any{"every": "1m"}}}, `unknown plugin "docker" config gc.dangling_containers key "every"`},

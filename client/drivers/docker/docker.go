@@ -112,7 +112,7 @@ func New(opts Options) *Driver {
 		lastCPU: make(map[string]cpuSample),
 	}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
-	d.client, d.clientErr = client.New(client.WithHost(opts.Config.endpoint()), client.WithAPIVersionNegotiation())
+	d.client, d.clientErr = client.New(clientOptions(opts.Config)...)
 	if opts.Config.GCImage {
 		d.images = newImageGC(opts.Config.GCImageDelay, d.removeImage)
 	}
@@ -120,6 +120,20 @@ func New(opts Options) *Driver {
 		go d.reconcileDangling()
 	}
 	return d
+}
+
+// clientOptions reach the engine as the plugin config says: its endpoint
+// and tls block; without an endpoint, DOCKER_HOST and, as the docker CLI,
+// DOCKER_CERT_PATH and DOCKER_TLS_VERIFY.
+func clientOptions(c PluginConfig) []client.Opt {
+	opts := []client.Opt{client.WithHost(c.endpoint()), client.WithAPIVersionNegotiation()}
+	switch {
+	case c.TLSCert != "" || c.TLSCA != "":
+		opts = append(opts, client.WithTLSClientConfig(c.TLSCA, c.TLSCert, c.TLSKey))
+	case c.fromEnv:
+		opts = append(opts, client.WithTLSClientConfigFromEnv())
+	}
+	return opts
 }
 
 // Name returns "docker".

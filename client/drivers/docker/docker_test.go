@@ -3,8 +3,19 @@ package docker
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
 	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -562,4 +573,48 @@ func TestDriver_DanglingContainers(t *testing.T) {
 		_, err = e.Client.ContainerInspect(context.Background(), id, client.ContainerInspectOptions{})
 		must.NoError(t, err)
 	}
+}
+
+// A tcp:// endpoint behind TLS is reached with the plugin's tls block; a
+// CA the engine's certificate does not chain to fails the fingerprint.
+func TestDriver_TLSEndpoint(t *testing.T) {
+	e := dockertest.Require(t)
+	sock := strings.TrimPrefix(e.Host, "unix://")
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) { r.Out.URL.Scheme, r.Out.URL.Host = "http", "docker" },
+		Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", sock)
+		}},
+	}
+	srv := httptest.NewTLSServer(proxy)
+	defer srv.Close()
+	dir := t.TempDir()
+	ca := filepath.Join(dir, "ca.pem")
+	must.NoError(t, os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o644))
+	endpoint := "tcp://" + strings.TrimPrefix(srv.URL, "https://")
+
+	pc, err := ParsePluginConfig(map[string]any{"endpoint": endpoint, "tls": map[string]any{"ca": ca}})
+	must.NoError(t, err)
+	fp := New(Options{Config: pc}).Fingerprint()
+	must.True(t, fp.Healthy, must.Sprint(fp.HealthDescription))
+	must.StrHasPrefix(t, "20.", fp.Attributes["driver.docker.version"])
+
+	// httptest's servers share one certificate: make another CA.
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	must.NoError(t, err)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "other CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true,
+		BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	must.NoError(t, err)
+	wrong := filepath.Join(dir, "wrong.pem")
+	must.NoError(t, os.WriteFile(wrong, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644))
+	pc, err = ParsePluginConfig(map[string]any{"endpoint": endpoint, "tls": map[string]any{"ca": wrong}})
+	must.NoError(t, err)
+	must.False(t, New(Options{Config: pc}).Fingerprint().Healthy)
+
+	// Plain HTTP to a TLS endpoint does not answer either.
+	pc, err = ParsePluginConfig(map[string]any{"endpoint": endpoint})
+	must.NoError(t, err)
+	must.False(t, New(Options{Config: pc}).Fingerprint().Healthy)
 }
