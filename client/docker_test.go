@@ -128,9 +128,10 @@ func TestClient_Docker(t *testing.T) {
 		must.Eq(t, "before\nafter\n", string(b), must.Sprint("no lost and no repeated lines"))
 	})
 
-	// Last: no job may land on its node, which outlives it.
 	t.Run("health follows the engine", func(t *testing.T) {
 		p := e.Proxy(t)
+		// A server of its own: its only node is this client's.
+		srv := testServer(t)
 		c := testClient(t, srv, "", func(cfg *Config) {
 			cfg.DockerPluginConfig = map[string]any{"endpoint": p.Host}
 			cfg.DriverHealthInterval = 50 * time.Millisecond
@@ -152,7 +153,27 @@ func TestClient_Docker(t *testing.T) {
 		n, err := srv.State().NodeByID(nil, c.NodeID())
 		must.NoError(t, err)
 		must.Eq(t, "Failed to connect to docker daemon", n.Drivers["docker"].HealthDescription)
+		// A docker job waits while no node has a healthy docker driver
+		// and is placed once the engine is back.
+		register(t, srv, batchJob("dk-waits", dockerTask("main", `echo placed`, 32)))
+		must.Wait(t, waitFor(func() bool {
+			evals, err := srv.State().EvalsByJob(nil, "default", "dk-waits")
+			if err != nil {
+				return false
+			}
+			for _, ev := range evals {
+				if ev.Status == structs.EvalStatusBlocked {
+					return true
+				}
+			}
+			return false
+		}))
+		allocs, err := srv.State().AllocsByJob(nil, "default", "dk-waits", true)
+		must.NoError(t, err)
+		must.SliceEmpty(t, allocs)
 		must.NoError(t, p.Open())
 		must.Wait(t, waitFor(dockerHealth(true)))
+		a := serverAlloc(t, srv, "dk-waits", time.Minute, status(structs.AllocClientStatusComplete))
+		must.Eq(t, c.NodeID(), a.NodeID)
 	})
 }
