@@ -51,6 +51,9 @@ type PluginConfig struct {
 	// VolumesEnabled allows host paths in a task's volumes and mounts;
 	// reported as driver.docker.volumes.enabled.
 	VolumesEnabled bool
+	// SELinuxLabel ("z" or "Z") is added to the task's bind mounts'
+	// options, so the engine relabels them.
+	SELinuxLabel string
 	// AllowPrivileged allows privileged = true in tasks.
 	AllowPrivileged bool
 	// AllowCaps are the capabilities tasks may have; "ALL" allows any.
@@ -204,11 +207,17 @@ func ParsePluginConfig(m map[string]any) (PluginConfig, error) {
 	if vol, err := block(m, "volumes"); err != nil {
 		return c, pluginErr(err)
 	} else if vol != nil {
-		if err := checkKnown("plugin \"docker\" config volumes", vol, []string{"enabled"}, []string{"selinuxlabel"}); err != nil {
+		if err := checkKnown("plugin \"docker\" config volumes", vol, []string{"enabled", "selinuxlabel"}, nil); err != nil {
 			return c, err
 		}
 		if c.VolumesEnabled, _, err = boolKey(vol, "enabled"); err != nil {
 			return c, pluginErr(err)
+		}
+		if c.SELinuxLabel, _, err = drivers.String(vol, "selinuxlabel"); err != nil {
+			return c, pluginErr(err)
+		}
+		if c.SELinuxLabel != "" && c.SELinuxLabel != "z" && c.SELinuxLabel != "Z" {
+			return c, fmt.Errorf("docker plugin config: volumes.selinuxlabel must be \"z\" or \"Z\", got %q", c.SELinuxLabel)
 		}
 	}
 	if c.AllowPrivileged, _, err = boolKey(m, "allow_privileged"); err != nil {

@@ -81,7 +81,7 @@ func TestParsePluginConfig(t *testing.T) {
 		{"dangling grace", map[string]any{"gc": map[string]any{"dangling_containers": map[string]any{"creation_grace": "10s"}}}, "creation_grace must be at least 1m0s"},
 		{"dangling key", map[string]any{"gc": map[string]any{"dangling_containers": map[string]any{"every": "1m"}}}, `unknown plugin "docker" config gc.dangling_containers key "every"`},
 		{"image delay", map[string]any{"gc": map[string]any{"image_delay": "-1m"}}, "gc.image_delay must not be negative"},
-		{"selinux", map[string]any{"volumes": map[string]any{"selinuxlabel": "z"}}, `volumes key "selinuxlabel" is not supported`},
+		{"selinux", map[string]any{"volumes": map[string]any{"selinuxlabel": "q"}}, `selinuxlabel must be "z" or "Z"`},
 		{"bad duration", map[string]any{"pull_activity_timeout": "soon"}, "pull_activity_timeout"},
 		{"bad glob", map[string]any{"extra_labels": []any{"job_["}}, "not a valid glob"},
 		{"log type", map[string]any{"logging": map[string]any{"type": "fluentd"}}, `logging type "fluentd" is not supported`},

@@ -292,12 +292,25 @@ func (d *Driver) containerConfig(tc *drivers.TaskConfig, c taskConfig) (*contain
 		cfg.Entrypoint = c.entrypoint
 	}
 	allocDir := filepath.Dir(tc.LogDir)
+	// label adds the plugin's SELinux label to a bind's options.
+	label := func(bind, mode string) string {
+		if l := d.cfg.SELinuxLabel; l != "" {
+			if mode != "" {
+				mode += ","
+			}
+			mode += l
+		}
+		if mode != "" {
+			bind += ":" + mode
+		}
+		return bind
+	}
 	binds := []string{
-		allocDir + ":/alloc",
-		filepath.Join(tc.TaskDir, "local") + ":/local",
-		filepath.Join(tc.TaskDir, "secrets") + ":/secrets",
+		label(allocDir+":/alloc", ""),
+		label(filepath.Join(tc.TaskDir, "local")+":/local", ""),
+		label(filepath.Join(tc.TaskDir, "secrets")+":/secrets", ""),
 		// The task reads its logs, as in Nomad, but cannot rewrite them.
-		tc.LogDir + ":/alloc/logs:ro",
+		label(tc.LogDir+":/alloc/logs", "ro"),
 	}
 	allocRoot := filepath.Dir(allocDir)
 	for _, v := range c.volumes {
@@ -305,11 +318,7 @@ func (d *Driver) containerConfig(tc *drivers.TaskConfig, c taskConfig) (*contain
 		if err != nil {
 			return nil, nil, err
 		}
-		b := src + ":" + v.dst
-		if v.mode != "" {
-			b += ":" + v.mode
-		}
-		binds = append(binds, b)
+		binds = append(binds, label(src+":"+v.dst, v.mode))
 	}
 	for _, m := range tc.Mounts {
 		b := m.HostPath + ":" + m.TaskPath

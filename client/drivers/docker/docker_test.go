@@ -408,15 +408,21 @@ func TestDriver_VolumesAndMounts(t *testing.T) {
 	must.True(t, errors.As(err, &ve), must.Sprintf("%v", err))
 	must.ErrorContains(t, err, "volumes are not enabled")
 
-	// With volumes enabled a host path is mounted.
+	// With volumes enabled a host path is mounted; the SELinux label
+	// reaches every bind's options (the engine ignores it where SELinux
+	// is off, as here).
 	hostDir := t.TempDir()
 	must.NoError(t, os.WriteFile(filepath.Join(hostDir, "h"), []byte("host\n"), 0o644))
-	dv := newDriver(t, e, map[string]any{"volumes": map[string]any{"enabled": true}})
+	dv := newDriver(t, e, map[string]any{"volumes": map[string]any{"enabled": true, "selinuxlabel": "z"}})
 	hv := newTask(t, map[string]any{"image": dockertest.Image, "command": "cat", "args": []any{"/h/h"}, "volumes": []any{hostDir + ":/h:ro"}})
 	_, err = dv.StartTask(hv)
 	must.NoError(t, err)
 	must.True(t, waitExit(t, dv, hv.ID, time.Minute).Successful())
 	must.Eq(t, "host\n", readLog(t, hv, hv.StdoutPrefix()))
+	ins, err := e.Client.ContainerInspect(context.Background(), "web-"+hv.AllocID, client.ContainerInspectOptions{})
+	must.NoError(t, err)
+	must.SliceContains(t, ins.Container.HostConfig.Binds, hostDir+":/h:ro,z")
+	must.SliceContains(t, ins.Container.HostConfig.Binds, hv.LogDir+":/alloc/logs:ro,z")
 	must.NoError(t, dv.DestroyTask(hv.ID))
 }
 
