@@ -136,7 +136,7 @@ func TestParseTask(t *testing.T) {
 		{"device perms", ok(map[string]any{"devices": []any{map[string]any{"host_path": "/dev/null", "cgroup_permissions": "rx"}}}), "may only hold r, w and m"},
 		{"load path", ok(map[string]any{"load": "../../img.tar"}), "must be a path inside the task's local dir"},
 		{"exists attempts", ok(map[string]any{"container_exists_attempts": 0}), "must be at least 1"},
-		{"volume driver", ok(map[string]any{"volume_driver": "nfs"}), `task config key "volume_driver" is not supported`},
+		{"volume driver", ok(map[string]any{"volume_driver": "nfs"}), `cannot use volume driver "nfs"`},
 		{"host volume", ok(map[string]any{"volumes": []any{"/a:/b"}}), `volumes are not enabled; cannot mount host path "/a"`},
 		{"volume spec", ok(map[string]any{"volumes": []any{"/a"}}), `"/a" must be "<host path>:<container path>[:<mode>]"`},
 		{"bind host path", ok(map[string]any{"mount": []any{map[string]any{"type": "bind", "source": "/etc", "target": "/x"}}}), `cannot mount host path "/etc"`},

@@ -314,9 +314,12 @@ func (d *Driver) containerConfig(tc *drivers.TaskConfig, c taskConfig) (*contain
 	}
 	allocRoot := filepath.Dir(allocDir)
 	for _, v := range c.volumes {
-		src, err := hostSource(v.src, tc.TaskDir, allocRoot, d.cfg.VolumesEnabled)
-		if err != nil {
-			return nil, nil, err
+		src := filepath.Clean(v.src)
+		if !v.named {
+			var err error
+			if src, err = hostSource(v.src, tc.TaskDir, allocRoot, d.cfg.VolumesEnabled); err != nil {
+				return nil, nil, err
+			}
 		}
 		binds = append(binds, label(src+":"+v.dst, v.mode))
 	}
@@ -337,19 +340,20 @@ func (d *Driver) containerConfig(tc *drivers.TaskConfig, c taskConfig) (*contain
 		CapDrop:        capDrop,
 		// Logs are followed from the engine into the alloc's files; the
 		// engine keeps its own copy, bounded by the logging config.
-		LogConfig:   container.LogConfig{Type: d.cfg.LogType, Config: d.cfg.LogConfig},
-		DNS:         c.dnsServers,
-		DNSSearch:   c.dnsSearch,
-		DNSOptions:  c.dnsOptions,
-		ExtraHosts:  c.extraHosts,
-		ShmSize:     c.shmSize,
-		Sysctls:     c.sysctl,
-		SecurityOpt: c.securityOpt,
-		IpcMode:     container.IpcMode(c.ipcMode),
-		PidMode:     container.PidMode(c.pidMode),
-		UTSMode:     container.UTSMode(c.utsMode),
-		GroupAdd:    c.groupAdd,
-		OomScoreAdj: c.oomScoreAdj,
+		LogConfig:    container.LogConfig{Type: d.cfg.LogType, Config: d.cfg.LogConfig},
+		DNS:          c.dnsServers,
+		DNSSearch:    c.dnsSearch,
+		DNSOptions:   c.dnsOptions,
+		ExtraHosts:   c.extraHosts,
+		ShmSize:      c.shmSize,
+		Sysctls:      c.sysctl,
+		SecurityOpt:  c.securityOpt,
+		IpcMode:      container.IpcMode(c.ipcMode),
+		PidMode:      container.PidMode(c.pidMode),
+		UTSMode:      container.UTSMode(c.utsMode),
+		GroupAdd:     c.groupAdd,
+		VolumeDriver: c.volumeDriver,
+		OomScoreAdj:  c.oomScoreAdj,
 	}
 	for _, ms := range c.mounts {
 		m := ms.m

@@ -424,6 +424,27 @@ func TestDriver_VolumesAndMounts(t *testing.T) {
 	must.SliceContains(t, ins.Container.HostConfig.Binds, hostDir+":/h:ro,z")
 	must.SliceContains(t, ins.Container.HostConfig.Binds, hv.LogDir+":/alloc/logs:ro,z")
 	must.NoError(t, dv.DestroyTask(hv.ID))
+
+	// A volume_driver makes volumes' sources volume names.
+	nv := newTask(t, map[string]any{"image": dockertest.Image, "command": "sh", "args": []any{"-c", "echo kept > /v/f"},
+		"volume_driver": "local", "volumes": []any{"nqvol-" + strings.ToLower(hv.AllocID[len(hv.AllocID)-6:]) + ":/v"}})
+	_, err = dv.StartTask(nv)
+	must.NoError(t, err)
+	must.True(t, waitExit(t, dv, nv.ID, time.Minute).Successful())
+	ins, err = e.Client.ContainerInspect(context.Background(), "web-"+nv.AllocID, client.ContainerInspectOptions{})
+	must.NoError(t, err)
+	must.Eq(t, "local", ins.Container.HostConfig.VolumeDriver)
+	var vol string
+	for _, mp := range ins.Container.Mounts {
+		if mp.Destination == "/v" {
+			vol = mp.Name
+			must.Eq(t, "volume", string(mp.Type))
+		}
+	}
+	must.StrHasPrefix(t, "nqvol-", vol)
+	must.NoError(t, dv.DestroyTask(nv.ID))
+	_, err = e.Client.VolumeRemove(context.Background(), vol, client.VolumeRemoveOptions{Force: true})
+	must.NoError(t, err)
 }
 
 // A task's logging block sets the engine's copy; the alloc's log files

@@ -18,6 +18,8 @@ import (
 // volumeSpec is one "src:dst[:mode]" entry of volumes.
 type volumeSpec struct {
 	src, dst, mode string
+	// named says src is a volume of the task's volume_driver, not a path.
+	named bool
 }
 
 // mountSpec is one mount block.
@@ -25,10 +27,15 @@ type mountSpec struct {
 	m mount.Mount
 }
 
-func parseVolumes(m map[string]any, pc PluginConfig) ([]volumeSpec, error) {
+// parseVolumes reads volumes; with a volume_driver their sources are
+// volume names of that driver, which need volumes enabled, as in Nomad.
+func parseVolumes(m map[string]any, pc PluginConfig, volumeDriver string) ([]volumeSpec, error) {
 	raw, err := drivers.Strings(m, "volumes")
 	if err != nil {
 		return nil, err
+	}
+	if volumeDriver != "" && !pc.VolumesEnabled {
+		return nil, invalid(`config key "volume_driver": volumes are not enabled; cannot use volume driver %q (the docker plugin's volumes { enabled = true } allows it)`, volumeDriver)
 	}
 	var out []volumeSpec
 	for _, v := range raw {
@@ -43,6 +50,7 @@ func parseVolumes(m map[string]any, pc PluginConfig) ([]volumeSpec, error) {
 		if !path.IsAbs(s.dst) {
 			return nil, invalid(`config key "volumes": %q: the container path must be absolute`, v)
 		}
+		s.named = volumeDriver != ""
 		if filepath.IsAbs(s.src) && !pc.VolumesEnabled {
 			return nil, invalid(`config key "volumes": %q: volumes are not enabled; cannot mount host path %q (the docker plugin's volumes { enabled = true } allows it)`, v, s.src)
 		}

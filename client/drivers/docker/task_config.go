@@ -28,14 +28,14 @@ var taskKeys = []string{
 	"ipc_mode", "pid_mode", "uts_mode", "cpuset_cpus", "group_add", "oom_score_adj",
 	"volumes", "mount", "mounts", "logging", "auth_soft_fail", "cpu_hard_limit", "cpu_cfs_period",
 	"devices", "healthchecks", "runtime", "userns_mode", "cgroupns", "load",
-	"container_exists_attempts",
+	"container_exists_attempts", "volume_driver",
 }
 
 // taskRefused are Nomad's other docker task config keys: refused by name
 // until they are built (issue 39), never dropped.
 var taskRefused = []string{
 	"advertise_ipv6_address", "ipv4_address", "ipv6_address", "isolation", "mac_address",
-	"network_aliases", "ports", "port_map", "storage_opt", "volume_driver",
+	"network_aliases", "ports", "port_map", "storage_opt",
 }
 
 // dockerDefaultCaps is the capability set Docker gives a container; the
@@ -87,8 +87,9 @@ type taskConfig struct {
 	groupAdd    []string
 	oomScoreAdj int
 
-	volumes []volumeSpec
-	mounts  []mountSpec
+	volumes      []volumeSpec
+	volumeDriver string
+	mounts       []mountSpec
 
 	// logType is "" for the plugin's logging.
 	logType   string
@@ -248,7 +249,10 @@ func parseTask(m map[string]any, pc PluginConfig) (taskConfig, error) {
 	if err := parseRuntimeKeys(m, pc, &c); err != nil {
 		return c, err
 	}
-	if c.volumes, err = parseVolumes(m, pc); err != nil {
+	if c.volumeDriver, _, err = drivers.String(m, "volume_driver"); err != nil {
+		return c, err
+	}
+	if c.volumes, err = parseVolumes(m, pc, c.volumeDriver); err != nil {
 		return c, err
 	}
 	if c.mounts, err = parseMounts(m, pc); err != nil {
