@@ -67,6 +67,7 @@ FUZZ_TARGETS := \
 	./agent/:FuzzJobRegisterField \
 	./agent/:FuzzSchedulerConfigBody \
 	./nomad/fsm/:FuzzApply \
+	./nomad/fsm/:FuzzApplyField \
 	./agent/config/:FuzzParse \
 	./acl/:FuzzParse
 fuzz:

@@ -1,6 +1,11 @@
 package fsm
 
 import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -197,4 +202,164 @@ func FuzzApply(f *testing.F) {
 			{Index: 12, Type: raft.LogCommand, Data: good},
 		})
 	})
+}
+
+// FuzzApplyField is FuzzApply with the entry kept well-formed: it takes
+// one of the seed entries, sets one field (named by a dotted path such
+// as "Job.TaskGroups.0.Tasks") to a fuzzed value (JSON when it parses as
+// JSON, a string otherwise) and applies the result, so that the fuzzer
+// spends its time on entries that decode and reach the state store.
+func FuzzApplyField(f *testing.F) {
+	entries := fuzzSeedEntries(f)
+	for _, seed := range []struct {
+		which uint8
+		path  string
+		value string
+	}{
+		{0, "Job.TaskGroups.0", "null"},
+		{0, "Job.TaskGroups.0.Tasks", "[null]"},
+		{0, "Job.TaskGroups", "[]"},
+		{0, "Job", "{}"},
+		{0, "Eval.JobID", `""`},
+		{1, "Node.Resources", "null"},
+		{1, "Node.NodeResources", "null"},
+		{1, "Node.Status", `"down"`},
+		{2, "AllocsUpdated.0.Job", "null"},
+		{2, "AllocsUpdated.0.AllocatedResources", "null"},
+		{2, "AllocsStopped.0.ID", `"nope"`},
+		{3, "Alloc.0.TaskStates", `{"t": null}`},
+		{3, "Alloc.0.ClientStatus", `"lost"`},
+		{4, "Config.BatchQueue.ConcurrentPlacements", "-1"},
+		{5, "Release.0.JobID", `""`},
+		{6, "Launch", "null"},
+		{6, "Job.Periodic", `{"Enabled": true, "Spec": "* * * * *"}`},
+	} {
+		f.Add(seed.which, seed.path, []byte(seed.value))
+	}
+
+	f.Fuzz(func(t *testing.T, which uint8, path string, value []byte) {
+		e := entries[int(which)%len(entries)]
+		var m map[string]any
+		if err := structs.Decode(e.body, &m); err != nil {
+			t.Fatal(err)
+		}
+		setPath(m, path, fuzzValue(value))
+		entry, err := structs.Encode(e.typ, m)
+		if err != nil {
+			return
+		}
+		fuzzFSM(t).Apply(&raft.Log{Index: 10, Type: raft.LogCommand, Data: entry})
+	})
+}
+
+type fuzzEntry struct {
+	typ  structs.MessageType
+	body []byte
+}
+
+// fuzzSeedEntries encodes the well-formed seeds, the ones FuzzApplyField's
+// own seeds name by position first.
+func fuzzSeedEntries(f *testing.F) []fuzzEntry {
+	seeds := fuzzSeeds()
+	first := []structs.MessageType{
+		structs.JobRegisterRequestType,
+		structs.NodeRegisterRequestType,
+		structs.ApplyPlanResultsRequestType,
+		structs.AllocClientUpdateRequestType,
+		structs.SchedulerConfigRequestType,
+		structs.BatchQueueReleaseRequestType,
+		structs.PeriodicLaunchRequestType,
+	}
+	var out []fuzzEntry
+	add := func(typ structs.MessageType) {
+		buf, err := structs.Encode(typ, seeds[typ][0])
+		if err != nil {
+			f.Fatal(err)
+		}
+		out = append(out, fuzzEntry{typ, buf[1:]})
+	}
+	for _, typ := range first {
+		add(typ)
+	}
+	rest := make([]int, 0, len(seeds))
+	for typ := range seeds {
+		if !slices.Contains(first, typ) {
+			rest = append(rest, int(typ))
+		}
+	}
+	slices.Sort(rest)
+	for _, typ := range rest {
+		add(structs.MessageType(typ))
+	}
+	return out
+}
+
+// fuzzValue reads a fuzzed value as JSON when it is JSON, with whole
+// numbers as int64 as the Raft codec decodes them, else as a string.
+func fuzzValue(b []byte) any {
+	var v any
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	if err := d.Decode(&v); err != nil || d.More() {
+		return string(b)
+	}
+	return numbers(v)
+}
+
+func numbers(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return i
+		}
+		f, _ := x.Float64()
+		return f
+	case map[string]any:
+		for k, e := range x {
+			x[k] = numbers(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = numbers(e)
+		}
+	}
+	return v
+}
+
+// setPath sets the value at a dotted path of maps and list indexes,
+// making the maps that are missing; a path through anything else is
+// left as it is.
+func setPath(m map[string]any, path string, v any) {
+	key, rest, more := strings.Cut(path, ".")
+	if !more {
+		m[key] = v
+		return
+	}
+	switch n := m[key].(type) {
+	case nil:
+		child := map[string]any{}
+		m[key] = child
+		setPath(child, rest, v)
+	case map[string]any:
+		setPath(n, rest, v)
+	case []any:
+		idx, rest, more := strings.Cut(rest, ".")
+		i, err := strconv.Atoi(idx)
+		if err != nil || i < 0 || i >= len(n) {
+			return
+		}
+		if !more {
+			n[i] = v
+			return
+		}
+		child, ok := n[i].(map[string]any)
+		if !ok {
+			if n[i] != nil {
+				return
+			}
+			child = map[string]any{}
+			n[i] = child
+		}
+		setPath(child, rest, v)
+	}
 }
