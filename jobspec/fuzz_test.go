@@ -50,3 +50,62 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseVars feeds -var values (and NOMAD_VAR_ environment values) to
+// the job files that declare variables, as `nomad job run -var` does:
+// whatever the value, the parser answers a job or an error, never a
+// panic.
+func FuzzParseVars(f *testing.F) {
+	files, err := filepath.Glob("testdata/good/variables_*.nomad.hcl")
+	if err != nil {
+		f.Fatal(err)
+	}
+	var srcs [][]byte
+	for _, file := range files {
+		src, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		srcs = append(srcs, src)
+	}
+	if len(srcs) == 0 {
+		f.Fatal("no job files with variables")
+	}
+	for i := range srcs {
+		for _, v := range []string{
+			"count=5",
+			"count=five",
+			`datacenters=["a", "b"]`,
+			`datacenters=[`,
+			`labels={ team = "x" }`,
+			`limits={ cpu = 1, memory = 2 }`,
+			`limits={ cpu = "x" }`,
+			"debug=true",
+			"image=app:arg1",
+			"replicas=9",
+			"env=prod",
+			"unknown=1",
+			"noequals",
+			"=1",
+		} {
+			f.Add(uint8(i), v, false)
+			f.Add(uint8(i), v, true)
+		}
+	}
+
+	f.Fuzz(func(t *testing.T, which uint8, v string, fromEnv bool) {
+		cfg := &ParseConfig{Path: "vars.nomad.hcl", Body: srcs[int(which)%len(srcs)]}
+		if fromEnv {
+			cfg.Envs = []string{"NOMAD_VAR_" + v}
+		} else {
+			cfg.ArgVars = []string{v}
+		}
+		job, err := ParseWithConfig(cfg)
+		if err == nil && job == nil {
+			t.Fatal("parse returned neither a job nor an error")
+		}
+		if err != nil && job != nil {
+			t.Fatalf("parse returned a job and an error: %v", err)
+		}
+	})
+}

@@ -1,6 +1,8 @@
 package jobspec
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -89,4 +91,41 @@ func TestParse_BracesInStringsDoNotNest(t *testing.T) {
 	job, err = ParseWithConfig(&ParseConfig{Path: "x.nomad.json", Body: []byte(json)})
 	must.NoError(t, err)
 	must.Eq(t, strings.Repeat(`{["`, 200), job.Meta["a"])
+}
+
+// Variable values come from files (-var-file, and the Variables of
+// /v1/jobs/parse) and from -var and NOMAD_VAR_: nested too deep, each is
+// refused as the job file is.
+func TestParse_VariableNestingTooDeep(t *testing.T) {
+	const n = 5000
+	src := []byte("variable \"v\" {\n type = list(any)\n}\njob \"x\" {\n meta = { a = \"${jsonencode(var.v)}\" }\n}\n")
+	deepList := strings.Repeat("[", n) + strings.Repeat("]", n)
+	dir := t.TempDir()
+	hclFile := filepath.Join(dir, "vars.hcl")
+	must.NoError(t, os.WriteFile(hclFile, []byte("v = "+deepList+"\n"), 0o644))
+	jsonFile := filepath.Join(dir, "vars.json")
+	must.NoError(t, os.WriteFile(jsonFile, []byte(`{"v": `+deepList+`}`), 0o644))
+
+	cases := []struct {
+		name string
+		mod  func(*ParseConfig)
+	}{
+		{"HCL variable file", func(c *ParseConfig) { c.VarFiles = []string{hclFile} }},
+		{"JSON variable file", func(c *ParseConfig) { c.VarFiles = []string{jsonFile} }},
+		{"-var", func(c *ParseConfig) { c.ArgVars = []string{"v=" + deepList} }},
+		{"NOMAD_VAR_", func(c *ParseConfig) { c.Envs = []string{"NOMAD_VAR_v=" + deepList} }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := &ParseConfig{Path: "x.nomad.hcl", Body: src}
+			tc.mod(cfg)
+			_, err := ParseWithConfig(cfg)
+			must.ErrorContains(t, err, "Nesting too deep")
+		})
+	}
+
+	cfg := &ParseConfig{Path: "x.nomad.hcl", Body: src, ArgVars: []string{"v=[[1]]"}}
+	job, err := ParseWithConfig(cfg)
+	must.NoError(t, err)
+	must.Eq(t, "[[1]]", job.Meta["a"])
 }

@@ -289,7 +289,11 @@ func (p *parser) loadVarFile(path string, byName map[string]*variable) hcl.Diagn
 		file  *hcl.File
 		diags hcl.Diagnostics
 	)
-	if strings.HasSuffix(path, ".json") || isJSON(src) {
+	json := strings.HasSuffix(path, ".json") || isJSON(src)
+	if diags := checkNesting(path, src, json); diags.HasErrors() {
+		return diags
+	}
+	if json {
 		file, diags = hcljson.Parse(src, path)
 	} else {
 		file, diags = hclsyntax.ParseConfig(src, path, hcl.InitialPos)
@@ -330,6 +334,9 @@ func undeclaredDiag(name, source string, rng hcl.Range) *hcl.Diagnostic {
 func rawValue(raw string, ty cty.Type, rng hcl.Range) (cty.Value, hcl.Diagnostics) {
 	if ty == cty.DynamicPseudoType || ty.IsPrimitiveType() {
 		return cty.StringVal(raw), nil
+	}
+	if diags := checkNesting(rng.Filename, []byte(raw), false); diags.HasErrors() {
+		return cty.NilVal, diags
 	}
 	expr, diags := hclsyntax.ParseExpression([]byte(raw), rng.Filename, rng.Start)
 	if diags.HasErrors() {
