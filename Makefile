@@ -63,6 +63,7 @@ e2e-long:
 FUZZTIME ?= 30s
 FUZZ_TARGETS := \
 	./jobspec/:FuzzParse \
+	./jobspec/:FuzzParseVars \
 	./agent/:FuzzJobRegisterBody \
 	./agent/:FuzzJobRegisterField \
 	./agent/:FuzzSchedulerConfigBody \
