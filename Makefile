@@ -69,6 +69,7 @@ FUZZ_TARGETS := \
 	./agent/:FuzzSchedulerConfigBody \
 	./nomad/fsm/:FuzzApply \
 	./nomad/fsm/:FuzzApplyField \
+	./structs/:FuzzJobValidate \
 	./agent/config/:FuzzParse \
 	./acl/:FuzzParse
 fuzz:
