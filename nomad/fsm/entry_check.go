@@ -13,7 +13,7 @@ import (
 // msgpack's nil decodes without error) would panic the FSM on every
 // server alike; it is answered with an error instead, as an entry that
 // does not decode is. Only the request's own fields are checked, and the
-// groups and tasks of the jobs among them (checkObject): that is where
+// groups and tasks of the jobs among them (nilInObject): that is where
 // the writers put what they write, and a check is then as cheap as the
 // number of objects in the entry.
 func checkEntries(req any) error {
@@ -31,8 +31,8 @@ func checkEntries(req any) error {
 		switch field.Kind() {
 		case reflect.Pointer:
 			if !field.IsNil() && field.CanInterface() {
-				if err := checkObject(name, field.Interface()); err != nil {
-					return err
+				if at := nilInObject(field.Interface()); at != "" {
+					return fmt.Errorf("%s%s is nil", name, at)
 				}
 			}
 		case reflect.Slice:
@@ -44,8 +44,8 @@ func checkEntries(req any) error {
 				if elem.IsNil() {
 					return fmt.Errorf("%s[%d] is nil", name, j)
 				}
-				if err := checkObject(fmt.Sprintf("%s[%d]", name, j), elem.Interface()); err != nil {
-					return err
+				if at := nilInObject(elem.Interface()); at != "" {
+					return fmt.Errorf("%s[%d]%s is nil", name, j, at)
 				}
 			}
 		case reflect.Map:
@@ -63,31 +63,33 @@ func checkEntries(req any) error {
 	return nil
 }
 
-// checkObject refuses a job, or an allocation's job, with a nil task
-// group or task: the state store walks both lists of every job it
-// writes (its summary has an entry per group).
-func checkObject(name string, obj any) error {
+// nilInObject returns where a job, or an allocation's job, holds a nil
+// task group or task (".TaskGroups[1]"), or "": the state store walks
+// both lists of every job it writes (its summary has an entry per
+// group).
+func nilInObject(obj any) string {
 	var job *structs.Job
+	prefix := ""
 	switch o := obj.(type) {
 	case *structs.Job:
 		job = o
 	case *structs.Allocation:
-		job, name = o.Job, name+".Job"
+		job, prefix = o.Job, ".Job"
 	}
 	if job == nil {
-		return nil
+		return ""
 	}
 	for i, tg := range job.TaskGroups {
 		if tg == nil {
-			return fmt.Errorf("%s.TaskGroups[%d] is nil", name, i)
+			return fmt.Sprintf("%s.TaskGroups[%d]", prefix, i)
 		}
 		for k, task := range tg.Tasks {
 			if task == nil {
-				return fmt.Errorf("%s.TaskGroups[%d].Tasks[%d] is nil", name, i, k)
+				return fmt.Sprintf("%s.TaskGroups[%d].Tasks[%d]", prefix, i, k)
 			}
 		}
 	}
-	return nil
+	return ""
 }
 
 // missing is the answer to an entry without the object it writes.
