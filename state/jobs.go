@@ -14,7 +14,8 @@ import (
 const maxJobVersions = 6
 
 // ErrNotFound is wrapped by writes that target an object that does not
-// exist.
+// exist. It carries no HTTP code: leader loops meet it too, and log it;
+// an RPC endpoint that returns it codes it 404 (nomad's codeNotFound).
 var ErrNotFound = errors.New("not found")
 
 // JobByID returns the job, or nil when it does not exist.

@@ -30,7 +30,7 @@ func NewFilter(expr string) (*Filter, error) {
 	// selector that names no field is an error rather than a silent miss.
 	eval, err := bexpr.CreateEvaluator(expr)
 	if err != nil {
-		return nil, NewErrRPCCodedf(400, "%s: %v", FilterErrorPrefix, err)
+		return nil, NewBadRequestf("%s: %v", FilterErrorPrefix, err)
 	}
 	return &Filter{eval: eval}, nil
 }
@@ -48,7 +48,7 @@ func KeepMatching[T any](f *Filter, items []T, subject func(T) any) ([]T, error)
 	for _, it := range items {
 		ok, err := f.eval.Evaluate(subject(it))
 		if err != nil {
-			return nil, NewErrRPCCodedf(400, "%s %q: %v", FilterErrorPrefix, f.eval.Expression(), err)
+			return nil, NewBadRequestf("%s %q: %v", FilterErrorPrefix, f.eval.Expression(), err)
 		}
 		if ok {
 			kept = append(kept, it)

@@ -176,13 +176,13 @@ func (n *Namespace) CheckCapabilities(j *Job) error {
 	}
 	switch {
 	case len(drivers) == 1:
-		return NewErrRPCCodedf(400, "used task driver %q is not allowed in namespace %q", drivers[0], n.Name)
+		return NewBadRequestf("used task driver %q is not allowed in namespace %q", drivers[0], n.Name)
 	case len(drivers) > 1:
-		return NewErrRPCCodedf(400, "used task drivers %q are not allowed in namespace %q", drivers, n.Name)
+		return NewBadRequestf("used task drivers %q are not allowed in namespace %q", drivers, n.Name)
 	case len(modes) == 1:
-		return NewErrRPCCodedf(400, "used group network mode %q is not allowed in namespace %q", modes[0], n.Name)
+		return NewBadRequestf("used group network mode %q is not allowed in namespace %q", modes[0], n.Name)
 	case len(modes) > 1:
-		return NewErrRPCCodedf(400, "used group network modes %q are not allowed in namespace %q", modes, n.Name)
+		return NewBadRequestf("used group network modes %q are not allowed in namespace %q", modes, n.Name)
 	}
 	return nil
 }
