@@ -47,6 +47,7 @@ var fuzzRequests = map[structs.MessageType]func() any{
 	structs.ACLTokenBootstrapRequestType:            func() any { return new(structs.ACLTokenBootstrapRequest) },
 	structs.OneTimeTokenUpsertRequestType:           func() any { return new(structs.OneTimeTokenUpsertRequest) },
 	structs.OneTimeTokenDeleteRequestType:           func() any { return new(structs.OneTimeTokenDeleteRequest) },
+	structs.OneTimeTokenExpireRequestType:           func() any { return new(structs.OneTimeTokenDeleteRequest) },
 	structs.ACLRolesUpsertRequestType:               func() any { return new(structs.ACLRolesUpsertRequest) },
 	structs.ACLRolesDeleteByIDRequestType:           func() any { return new(structs.ACLRolesDeleteByIDRequest) },
 	structs.ACLAuthMethodsUpsertRequestType:         func() any { return new(structs.ACLAuthMethodUpsertRequest) },
@@ -62,6 +63,25 @@ var fuzzRequests = map[structs.MessageType]func() any{
 	structs.ReconcileJobSummariesRequestType:        func() any { return new(structs.ReconcileJobSummariesRequest) },
 	structs.AutopilotRequestType:                    func() any { return new(structs.AutopilotSetConfigRequest) },
 	structs.VarApplyStateRequestType:                func() any { return new(structs.VarApplyStateRequest) },
+}
+
+// TestFuzzRequests_CoverEveryType: every message type the FSM applies
+// (every type it does not answer as unknown) has its request in
+// fuzzRequests, so FuzzApply seeds it and checks its decode errors.
+func TestFuzzRequests_CoverEveryType(t *testing.T) {
+	f := fuzzFSM(t)
+	for typ := range structs.IgnoreUnknownTypeFlag {
+		resp := f.Apply(&raft.Log{Index: 10, Type: raft.LogCommand, Data: []byte{byte(typ), 0xc1}})
+		err, _ := resp.(error)
+		unknown := err != nil && strings.Contains(err.Error(), "unknown message type")
+		_, listed := fuzzRequests[typ]
+		if !unknown && !listed {
+			t.Errorf("the FSM applies %s but fuzzRequests does not list it", typ)
+		}
+		if unknown && listed {
+			t.Errorf("fuzzRequests lists %s, which the FSM does not know", typ)
+		}
+	}
 }
 
 // The IDs of what fuzzBase stores, so that seeds can name them.
