@@ -19,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -55,7 +56,8 @@ func newTask(t *testing.T, cfg map[string]any) *drivers.TaskConfig {
 	t.Helper()
 	taskSeq++
 	allocDir := t.TempDir()
-	allocID := strings.ReplaceAll(t.Name(), "/", "-") + "-" + time.Now().Format("150405.000000")
+	// Unique per call: tasks of one test may start within a microsecond.
+	allocID := strings.ReplaceAll(t.Name(), "/", "-") + "-" + time.Now().Format("150405.000000") + "-" + strconv.Itoa(taskSeq)
 	allocID = strings.ToLower(strings.NewReplacer("_", "-", ".", "-").Replace(allocID))
 	for _, d := range []string{"alloc/logs", "alloc/data", "web/local", "web/secrets"} {
 		must.NoError(t, os.MkdirAll(filepath.Join(allocDir, d), 0o755))
