@@ -119,7 +119,7 @@ func TestDriver_Fingerprint(t *testing.T) {
 	must.True(t, fp.Detected)
 	must.True(t, fp.Healthy, must.Sprint(fp.HealthDescription))
 	must.Eq(t, "true", fp.Attributes["driver.docker"])
-	must.StrHasPrefix(t, "20.", fp.Attributes["driver.docker.version"])
+	must.NotEq(t, "", fp.Attributes["driver.docker.version"])
 	must.Eq(t, "true", fp.Attributes["driver.docker.privileged.enabled"])
 	must.Eq(t, "true", fp.Attributes["driver.docker.volumes.enabled"])
 	must.Eq(t, "linux", fp.Attributes["driver.docker.os_type"])
@@ -626,7 +626,7 @@ func TestDriver_TLSEndpoint(t *testing.T) {
 	must.NoError(t, err)
 	fp := New(Options{Config: pc}).Fingerprint()
 	must.True(t, fp.Healthy, must.Sprint(fp.HealthDescription))
-	must.StrHasPrefix(t, "20.", fp.Attributes["driver.docker.version"])
+	must.NotEq(t, "", fp.Attributes["driver.docker.version"])
 
 	// httptest's servers share one certificate: make another CA.
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
