@@ -137,6 +137,10 @@ func Start() (*Engine, error) {
 		"--pidfile", filepath.Join(dir, "d.pid"),
 		"-H", e.Host,
 		"--bridge=none", "--iptables=false", "--ip6tables=false",
+		// Where a system containerd runs, dockerd uses it: namespaces of
+		// this engine's own keep its containers apart from others'.
+		"--containerd-namespace", filepath.Base(dir),
+		"--containerd-plugins-namespace", filepath.Base(dir)+"-plugins",
 	)
 	e.cmd.Stdout, e.cmd.Stderr = e.log, e.log
 	// Its own process group, so Stop reaches containerd and the shims
