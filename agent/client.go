@@ -85,19 +85,26 @@ func newNodeClient(a *Agent, rpc RPCer, servers []string, dataDir string) (NodeC
 	if strings.HasPrefix(httpAddr, "0.0.0.0:") {
 		httpAddr = "127.0.0.1:" + strings.TrimPrefix(httpAddr, "0.0.0.0:")
 	}
+	var dockerConfig map[string]any
+	for _, p := range cfg.Plugins {
+		if p.Name == "docker" {
+			dockerConfig = p.Config
+		}
+	}
 	cc := client.Config{
-		DataDir:    dataDir,
-		NodeName:   cfg.Name,
-		Datacenter: cfg.Datacenter,
-		NodePool:   cfg.Client.NodePool,
-		NodeClass:  cfg.Client.NodeClass,
-		IntroToken: cfg.Client.IntroToken,
-		Meta:       cfg.Client.Meta,
-		Region:     cfg.Region,
-		HTTPAddr:   httpAddr,
-		HTTPTLS:    cfg.TLS.EnableHTTP,
-		Options:    options,
-		ChrootEnv:  cfg.Client.ChrootEnv,
+		DockerPluginConfig: dockerConfig,
+		DataDir:            dataDir,
+		NodeName:           cfg.Name,
+		Datacenter:         cfg.Datacenter,
+		NodePool:           cfg.Client.NodePool,
+		NodeClass:          cfg.Client.NodeClass,
+		IntroToken:         cfg.Client.IntroToken,
+		Meta:               cfg.Client.Meta,
+		Region:             cfg.Region,
+		HTTPAddr:           httpAddr,
+		HTTPTLS:            cfg.TLS.EnableHTTP,
+		Options:            options,
+		ChrootEnv:          cfg.Client.ChrootEnv,
 		// Tasks are reached where the agent is: the advertised RPC
 		// address, unless network_interface names an interface.
 		NetworkInterface: cfg.Client.NetworkInterface,

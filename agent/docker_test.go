@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/nomad/api"
+	"github.com/nomadq/nomadq/agent/config"
 	"github.com/nomadq/nomadq/client/drivers/docker/dockertest"
 	"github.com/shoenig/test/must"
 )
@@ -69,5 +70,33 @@ func TestDockerDriver_DevAgent(t *testing.T) {
 		must.NoError(t, err)
 		must.Eq(t, 4, code, must.Sprint(out))
 		must.Eq(t, "inside\ndir=/local\n", out)
+	})
+	// The engine named by the config file's plugin "docker" block, not
+	// by DOCKER_HOST, is the one the client uses: without the block
+	// handed over, the driver would look at the default socket, where no
+	// engine runs here, and stay unhealthy. A key the driver does not
+	// know stops the agent at start, named.
+	t.Run("plugin block from the config file", func(t *testing.T) {
+		t.Setenv("DOCKER_HOST", "")
+		file := fmt.Sprintf("plugin \"docker\" {\n  config {\n    endpoint = %q\n    gc {\n      container = false\n    }\n  }\n}\n", e.Host)
+		b := NewTestAgent(t, func(cfg *config.Config) {
+			must.NoError(t, config.Parse(cfg, "docker.hcl", []byte(file), func(w string) { t.Errorf("warning: %s", w) }))
+		})
+		bc := apiClient(t, b)
+		waitFor(t, 30*time.Second, func() error {
+			nodes, _, err := bc.Nodes().List(nil)
+			if err != nil {
+				return err
+			}
+			if len(nodes) != 1 || nodes[0].Drivers["docker"] == nil || !nodes[0].Drivers["docker"].Healthy {
+				return fmt.Errorf("no node with a healthy docker driver yet: %+v", nodes)
+			}
+			return nil
+		})
+
+		_, err := StartLocal(func(cfg *config.Config) {
+			must.NoError(t, config.Parse(cfg, "docker.hcl", []byte("plugin \"docker\" {\n  config {\n    bogus_key = 1\n  }\n}\n"), func(string) {}))
+		}, testLogOutput(), 10*time.Second)
+		must.ErrorContains(t, err, "bogus_key")
 	})
 }

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -293,23 +295,13 @@ func (d *cfgDecoder) plugin(b *hcl.Block, c *Config) {
 		path: path,
 		blocks: map[string]blockReader{
 			"config": block(func(cb *hcl.Block) {
-				nested := func(nb *hclsyntax.Block) {
-					d.warnf(nb.TypeRange, "plugin config block %q is ignored", path+".config."+nb.Type)
-				}
-				for _, a := range d.justAttributes(path+".config", cb.Body, nested) {
-					v, diags := a.Expr.Value(nil)
-					if diags.HasErrors() {
-						d.errorf(a.Range, "%s.config.%s: %s", path, a.Name, diags.Error())
-						continue
-					}
-					pc.Config[a.Name] = ctyToGo(v)
-				}
+				d.pluginConfig(path+".config", pc.Name, cb.Body, pc.Config)
 			}),
 		},
 		ignored: []string{"args"},
 	})
-	if pc.Name != "raw_exec" && pc.Name != "mock_driver" {
-		d.warnf(b.TypeRange, "plugin %q is not available in nomadq; only raw_exec and mock_driver are", pc.Name)
+	if !slices.Contains(knownPlugins, pc.Name) {
+		d.warnf(b.TypeRange, "plugin %q is not available in nomadq; only %s are", pc.Name, strings.Join(knownPlugins, ", "))
 	}
 	for _, existing := range c.Plugins {
 		if existing.Name == pc.Name {
@@ -320,6 +312,40 @@ func (d *cfgDecoder) plugin(b *hcl.Block, c *Config) {
 		}
 	}
 	c.Plugins = append(c.Plugins, pc)
+}
+
+// knownPlugins are the plugin blocks the agent hands to a driver.
+var knownPlugins = []string{"docker", "raw_exec", "mock_driver"}
+
+// pluginConfig decodes a plugin's config body into into. The docker
+// driver's config has blocks (auth, gc, volumes, logging, tls ...): each
+// becomes a list holding one map per block, the shape task configs have,
+// and the driver checks them (client/drivers/docker's ParsePluginConfig).
+// The other plugins take attributes only; a block there is ignored with
+// a warning.
+func (d *cfgDecoder) pluginConfig(path, plugin string, body hcl.Body, into map[string]any) {
+	nested := func(nb *hclsyntax.Block) {
+		if plugin != "docker" {
+			d.warnf(nb.TypeRange, "plugin config block %q is ignored", path+"."+nb.Type)
+			return
+		}
+		if len(nb.Labels) > 0 {
+			d.errorf(nb.LabelRanges[0], "%s.%s: a plugin config block takes no label, got %q", path, nb.Type, nb.Labels[0])
+			return
+		}
+		m := map[string]any{}
+		d.pluginConfig(path+"."+nb.Type, plugin, nb.Body, m)
+		list, _ := into[nb.Type].([]any)
+		into[nb.Type] = append(list, m)
+	}
+	for _, a := range d.justAttributes(path, body, nested) {
+		v, diags := a.Expr.Value(nil)
+		if diags.HasErrors() {
+			d.errorf(a.Range, "%s.%s: %s", path, a.Name, diags.Error())
+			continue
+		}
+		into[a.Name] = ctyToGo(v)
+	}
 }
 
 func (d *cfgDecoder) telemetry(b *hcl.Block, t *Telemetry) {

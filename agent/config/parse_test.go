@@ -269,3 +269,63 @@ func TestParseConfig_ChrootEnv(t *testing.T) {
 	err := Parse(Default(), "x.json", []byte(`{"client": {"chroot_env": {"/bin": {"x": 1}}}}`), nil)
 	must.ErrorContains(t, err, "client.chroot_env./bin must be a string, got object")
 }
+
+// TestParse_DockerPluginBlocks: the docker plugin's config keeps its
+// blocks (each a list of one map, as task configs have them) for the
+// driver to check; another plugin's blocks are ignored with a warning,
+// and a labelled block is an error naming it.
+func TestParse_DockerPluginBlocks(t *testing.T) {
+	cfg := Default()
+	var warnings []string
+	must.NoError(t, Parse(cfg, "docker.hcl", []byte(`
+plugin "docker" {
+  config {
+    endpoint         = "unix:///run/other.sock"
+    allow_privileged = true
+    allow_caps       = ["chown", "net_raw"]
+    gc {
+      image_delay = "1h"
+      container   = false
+      dangling_containers {
+        enabled = false
+      }
+    }
+    volumes {
+      enabled = true
+    }
+    auth {
+      config = "/etc/docker-auth.json"
+    }
+  }
+}
+plugin "raw_exec" {
+  config {
+    enabled = true
+    odd { x = 1 }
+  }
+}
+`), func(w string) { warnings = append(warnings, w) }))
+	var docker map[string]any
+	for _, p := range cfg.Plugins {
+		if p.Name == "docker" {
+			docker = p.Config
+		}
+	}
+	must.Eq(t, map[string]any{
+		"endpoint":         "unix:///run/other.sock",
+		"allow_privileged": true,
+		"allow_caps":       []any{"chown", "net_raw"},
+		"gc": []any{map[string]any{
+			"image_delay":         "1h",
+			"container":           false,
+			"dangling_containers": []any{map[string]any{"enabled": false}},
+		}},
+		"volumes": []any{map[string]any{"enabled": true}},
+		"auth":    []any{map[string]any{"config": "/etc/docker-auth.json"}},
+	}, docker)
+	must.SliceLen(t, 1, warnings)
+	must.StrContains(t, warnings[0], `plugin config block "plugin.raw_exec.config.odd" is ignored`)
+
+	err := Parse(Default(), "docker.hcl", []byte("plugin \"docker\" {\n  config {\n    gc \"x\" {\n      image = true\n    }\n  }\n}\n"), func(string) {})
+	must.ErrorContains(t, err, `plugin.docker.config.gc: a plugin config block takes no label, got "x"`)
+}
