@@ -109,9 +109,11 @@ var hostileParams = []string{
 
 // TestHTTP_HostileRequests sends some hundreds of malformed bodies,
 // IDs and query parameters over the /v1 routes of an agent with a server
-// and a client: none may be answered with a 5xx or after more than 5 s,
-// the agent logs no panic, and a refused request changes nothing in the
-// state store (its latest index stays where it was).
+// and a client: none may be answered with a 5xx or after more than 20 s
+// (a ceiling for a hang, not a speed bound: under -race on a loaded
+// machine a request takes seconds), the agent logs no panic, and a
+// refused request changes nothing in the state store (its latest index
+// stays where it was).
 func TestHTTP_HostileRequests(t *testing.T) {
 	log := &logBuffer{}
 	a, err := StartLocal(func(c *config.Config) { c.LogLevel = "INFO" }, io.MultiWriter(log, testLogOutput()), 10*time.Second)
@@ -170,7 +172,7 @@ func TestHTTP_HostileRequests(t *testing.T) {
 		resp.Body.Close()
 		sent++
 		must.Less(t, 500, resp.StatusCode, must.Sprintf("%s: %d %.300s", name, resp.StatusCode, answer))
-		must.Less(t, 5*time.Second, took, must.Sprintf("%s took %s", name, took))
+		must.Less(t, 20*time.Second, took, must.Sprintf("%s took %s", name, took))
 		if expect == mustRefuse {
 			must.Between(t, 400, resp.StatusCode, 499, must.Sprintf("%s: a hostile write must be refused, got %d %.300s", name, resp.StatusCode, answer))
 		}

@@ -2,6 +2,7 @@ package command
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"os/user"
@@ -11,9 +12,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
+	"github.com/shoenig/test/wait"
 
 	"github.com/nomadq/nomadq/agent/agenttest"
 )
@@ -165,10 +168,19 @@ func TestCompleteIDsFromTheServer(t *testing.T) {
 	must.NoError(t, err)
 	_, err = client.Namespaces().Register(&api.Namespace{Name: "dev-team"}, nil)
 	must.NoError(t, err)
-	allocs, _, err := client.Jobs().Allocations("mock", true, nil)
-	must.NoError(t, err)
-	must.SliceNotEmpty(t, allocs)
-	allocID := allocs[0].ID
+	// -detach returns before the scheduler has placed anything.
+	var allocID string
+	must.Wait(t, wait.InitialSuccess(wait.ErrorFunc(func() error {
+		allocs, _, err := client.Jobs().Allocations("mock", true, nil)
+		if err != nil {
+			return err
+		}
+		if len(allocs) == 0 {
+			return fmt.Errorf("job mock has no alloc yet")
+		}
+		allocID = allocs[0].ID
+		return nil
+	}), wait.Timeout(30*time.Second), wait.Gap(50*time.Millisecond)))
 	nodes, _, err := client.Nodes().List(nil)
 	must.NoError(t, err)
 	must.Len(t, 1, nodes)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/nomadq/nomadq/client/drivers"
@@ -78,6 +79,12 @@ func (l Limits) resources() *cgroups.Resources {
 	return r
 }
 
+// setMu serialises Manager.Set: the cgroup v1 manager's subsystems are
+// package-level values, and the blkio one caches which weight file the
+// kernel has on its first Set without a lock, so two tasks starting at
+// once race on it.
+var setMu sync.Mutex
+
 // createCgroup makes the cgroup of run id with limits applied, before any
 // process is in it.
 func createCgroup(id string, l Limits) (*taskCgroup, error) {
@@ -94,7 +101,10 @@ func createCgroup(id string, l Limits) (*taskCgroup, error) {
 		// being killed.
 		r.MemorySwap = r.Memory
 	}
-	if err := m.Set(r); err != nil {
+	setMu.Lock()
+	err = m.Set(r)
+	setMu.Unlock()
+	if err != nil {
 		_ = m.Destroy()
 		return nil, fmt.Errorf("set limits of cgroup for %s: %w", id, err)
 	}
