@@ -26,7 +26,7 @@ func introServer(t *testing.T, ci *structs.NodeIntroductionConfig) (*Agent, *api
 		c.Client.Enabled = false
 		c.ACL.Enabled = true
 		c.Server.ClientIntroduction = ci
-	}, log, 10*time.Second)
+	}, log, 60*time.Second)
 	must.NoError(t, err)
 	t.Cleanup(func() { _ = srv.ShutdownKillingTasks() })
 	c := apiClient(t, srv)

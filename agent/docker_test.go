@@ -96,7 +96,7 @@ func TestDockerDriver_DevAgent(t *testing.T) {
 
 		_, err := StartLocal(func(cfg *config.Config) {
 			must.NoError(t, config.Parse(cfg, "docker.hcl", []byte("plugin \"docker\" {\n  config {\n    bogus_key = 1\n  }\n}\n"), func(string) {}))
-		}, testLogOutput(), 10*time.Second)
+		}, testLogOutput(), 60*time.Second)
 		must.ErrorContains(t, err, "bogus_key")
 	})
 }

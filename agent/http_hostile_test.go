@@ -116,7 +116,7 @@ var hostileParams = []string{
 // stays where it was).
 func TestHTTP_HostileRequests(t *testing.T) {
 	log := &logBuffer{}
-	a, err := StartLocal(func(c *config.Config) { c.LogLevel = "INFO" }, io.MultiWriter(log, testLogOutput()), 10*time.Second)
+	a, err := StartLocal(func(c *config.Config) { c.LogLevel = "INFO" }, io.MultiWriter(log, testLogOutput()), 60*time.Second)
 	must.NoError(t, err)
 	t.Cleanup(func() { _ = a.ShutdownKillingTasks() })
 	st := a.Server().State()

@@ -28,7 +28,7 @@ func loggedServerAgent(t *testing.T) (*Agent, *logBuffer) {
 	a, err := StartLocal(func(c *config.Config) {
 		c.Client.Enabled = false
 		c.LogLevel = "INFO"
-	}, io.MultiWriter(log, testLogOutput()), 10*time.Second)
+	}, io.MultiWriter(log, testLogOutput()), 60*time.Second)
 	must.NoError(t, err)
 	t.Cleanup(func() { _ = a.ShutdownKillingTasks() })
 	return a, log

@@ -21,7 +21,7 @@ import (
 // ends. modify, when set, edits the config first.
 func NewTestAgent(t testing.TB, modify func(*config.Config)) *Agent {
 	t.Helper()
-	a, err := StartLocal(modify, testLogOutput(), 10*time.Second)
+	a, err := StartLocal(modify, testLogOutput(), 60*time.Second)
 	if err != nil {
 		t.Fatalf("test agent: %v", err)
 	}

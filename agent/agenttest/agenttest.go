@@ -16,7 +16,7 @@ import (
 // when NOMADQ_TEST_LOG is set, and shuts it down when the test ends.
 func New(t testing.TB, modify func(*config.Config)) *agent.Agent {
 	t.Helper()
-	a, err := agent.StartLocal(modify, Log(), 10*time.Second)
+	a, err := agent.StartLocal(modify, Log(), 60*time.Second)
 	if err != nil {
 		t.Fatalf("test agent: %v", err)
 	}
