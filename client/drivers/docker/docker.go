@@ -29,6 +29,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
+
 	"github.com/nomadq/nomadq/client/drivers"
 )
 
@@ -275,7 +276,7 @@ func (d *Driver) createContainer(tc *drivers.TaskConfig, c taskConfig) (string, 
 func (d *Driver) containerConfig(tc *drivers.TaskConfig, c taskConfig) (*container.Config, *container.HostConfig, error) {
 	cfg := &container.Config{
 		Image:      c.image,
-		Env:        taskEnv(tc.Env),
+		Env:        drivers.IsolatedEnv(tc.Env, nil),
 		WorkingDir: c.workDir,
 		Hostname:   c.hostname,
 		User:       tc.User,
@@ -463,24 +464,6 @@ func (d *Driver) labels(tc *drivers.TaskConfig, c taskConfig) map[string]string 
 	return l
 }
 
-// taskEnv is the task's environment with its directories where the
-// container sees them.
-func taskEnv(env map[string]string) []string {
-	e := make(map[string]string, len(env)+4)
-	for k, v := range env {
-		e[k] = v
-	}
-	e["NOMAD_ALLOC_DIR"] = "/alloc"
-	e["NOMAD_TASK_DIR"] = "/local"
-	e["NOMAD_SECRETS_DIR"] = "/secrets"
-	out := make([]string, 0, len(e))
-	for k, v := range e {
-		out = append(out, k+"="+v)
-	}
-	sort.Strings(out)
-	return out
-}
-
 // RecoverTask re-attaches to the container the handle names: its output
 // is followed again from where the log files end, and its exit (even one
 // that happened while no client ran) is reported with its real code.
@@ -519,16 +502,7 @@ func (d *Driver) WaitTask(ctx context.Context, taskID string) (<-chan *drivers.E
 	if err != nil {
 		return nil, err
 	}
-	ch := make(chan *drivers.ExitResult, 1)
-	go func() {
-		select {
-		case <-t.done:
-			ch <- t.result
-		case <-ctx.Done():
-		}
-		close(ch)
-	}()
-	return ch, nil
+	return drivers.WaitExit(ctx, t.done, func() *drivers.ExitResult { return t.result }), nil
 }
 
 // StopTask sends signal ("" means SIGINT) to the container's main process

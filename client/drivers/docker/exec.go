@@ -28,7 +28,7 @@ func (d *Driver) ExecTask(ctx context.Context, tc *drivers.TaskConfig, opts *dri
 		AttachStdin:  opts.Stdin != nil,
 		AttachStdout: true,
 		AttachStderr: true,
-		Env:          taskEnv(tc.Env),
+		Env:          drivers.IsolatedEnv(tc.Env, nil),
 		Cmd:          opts.Command,
 	})
 	if err != nil {

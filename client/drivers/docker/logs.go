@@ -3,28 +3,15 @@ package docker
 import (
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
+
+	"github.com/nomadq/nomadq/client/fsutil"
 )
 
 // Log files are "<prefix>.<n>", the highest n the live one, as the other
 // drivers and Nomad's log rotation name them. The driver itself writes
 // them (it copies the container's output), so rotation simply closes the
 // full file and opens the next index.
-
-// latestIndex returns the highest index of the files "<prefix>.<n>", or 0.
-func latestIndex(prefix string) int {
-	matches, _ := filepath.Glob(prefix + ".*")
-	best := 0
-	for _, m := range matches {
-		n, err := strconv.Atoi(strings.TrimPrefix(m, prefix+"."))
-		if err == nil && n > best {
-			best = n
-		}
-	}
-	return best
-}
 
 // logWriter appends to a stream's live log file and rotates it at
 // maxSize, keeping at most maxFiles files.
@@ -42,7 +29,7 @@ func openLogWriter(prefix string, maxFiles int, maxSize int64) (io.WriteCloser, 
 	if prefix == "" {
 		return nopWriteCloser{}, nil
 	}
-	w := &logWriter{prefix: prefix, idx: latestIndex(prefix), maxSize: maxSize, maxFiles: maxFiles}
+	w := &logWriter{prefix: prefix, idx: fsutil.LatestLogIndex(prefix), maxSize: maxSize, maxFiles: maxFiles}
 	if err := w.open(); err != nil {
 		return nil, err
 	}
@@ -84,11 +71,7 @@ func (w *logWriter) rotate() error {
 		return err
 	}
 	if w.maxFiles > 0 {
-		for old := w.idx - w.maxFiles; old >= 0; old-- {
-			if err := os.Remove(w.prefix + "." + strconv.Itoa(old)); err != nil {
-				break
-			}
-		}
+		fsutil.PruneLogs(w.prefix, w.idx, w.maxFiles)
 	}
 	return nil
 }

@@ -13,7 +13,9 @@ import (
 	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
+
 	"github.com/nomadq/nomadq/client/drivers"
+	"github.com/nomadq/nomadq/client/fsutil"
 )
 
 // task is a container the driver tracks.
@@ -104,7 +106,7 @@ func (d *Driver) followLogs(ctx context.Context, t *task, since time.Time) error
 func logsSince(tc *drivers.TaskConfig) time.Time {
 	var last time.Time
 	for _, prefix := range []string{tc.StdoutPrefix(), tc.StderrPrefix()} {
-		live := prefix + "." + strconv.Itoa(latestIndex(prefix))
+		live := prefix + "." + strconv.Itoa(fsutil.LatestLogIndex(prefix))
 		if st, err := os.Stat(live); err == nil && st.ModTime().After(last) {
 			last = st.ModTime()
 		}

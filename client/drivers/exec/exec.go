@@ -12,7 +12,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
 
 	"github.com/nomadq/nomadq/client/drivers"
 	"github.com/nomadq/nomadq/client/drivers/executor"
@@ -205,22 +204,7 @@ func shareAllocDirs(allocDir string) error {
 }
 
 // taskEnv is the task's own environment, not the client's, with its
-// directories as the task sees them inside the chroot.
+// directories as the task sees them inside the chroot and a default PATH.
 func taskEnv(env map[string]string) []string {
-	e := make(map[string]string, len(env)+4)
-	for k, v := range env {
-		e[k] = v
-	}
-	e["NOMAD_ALLOC_DIR"] = "/alloc"
-	e["NOMAD_TASK_DIR"] = "/local"
-	e["NOMAD_SECRETS_DIR"] = "/secrets"
-	if _, ok := e["PATH"]; !ok {
-		e["PATH"] = defaultPath
-	}
-	out := make([]string, 0, len(e))
-	for k, v := range e {
-		out = append(out, k+"="+v)
-	}
-	sort.Strings(out)
-	return out
+	return drivers.IsolatedEnv(env, map[string]string{"PATH": defaultPath})
 }

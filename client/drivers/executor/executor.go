@@ -326,15 +326,7 @@ func (e *Executor) WaitTask(ctx context.Context, id string) (<-chan *drivers.Exi
 	if err != nil {
 		return nil, err
 	}
-	ch := make(chan *drivers.ExitResult, 1)
-	go func() {
-		select {
-		case <-t.done:
-			ch <- t.result
-		case <-ctx.Done():
-		}
-	}()
-	return ch, nil
+	return drivers.WaitExit(ctx, t.done, func() *drivers.ExitResult { return t.result }), nil
 }
 
 // StopTask signals the task's process group, and kills every process of the

@@ -2,9 +2,7 @@ package executor
 
 import (
 	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
 
 	"github.com/nomadq/nomadq/client/fsutil"
 )
@@ -18,19 +16,6 @@ import (
 // the copy and the truncate are lost; this is the price of having no
 // log-shipping process between the task and its files.
 
-// latestIndex returns the highest index of the files "<prefix>.<n>", or 0.
-func latestIndex(prefix string) int {
-	matches, _ := filepath.Glob(prefix + ".*")
-	best := 0
-	for _, m := range matches {
-		n, err := strconv.Atoi(strings.TrimPrefix(m, prefix+"."))
-		if err == nil && n > best {
-			best = n
-		}
-	}
-	return best
-}
-
 // openLog opens the live log file of prefix for appending.
 func openLog(prefix string) (*os.File, int, error) {
 	if prefix == "" {
@@ -38,7 +23,7 @@ func openLog(prefix string) (*os.File, int, error) {
 		f, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 		return f, 0, err
 	}
-	idx := latestIndex(prefix)
+	idx := fsutil.LatestLogIndex(prefix)
 	f, err := os.OpenFile(prefix+"."+strconv.Itoa(idx), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	return f, idx, err
 }
@@ -77,9 +62,5 @@ func (r *rotator) check() {
 	}
 	_ = os.Rename(tmp, live)
 	r.idx++
-	for old := r.idx - r.maxFiles; old >= 0; old-- {
-		if err := os.Remove(r.prefix + "." + strconv.Itoa(old)); err != nil {
-			break
-		}
-	}
+	fsutil.PruneLogs(r.prefix, r.idx, r.maxFiles)
 }

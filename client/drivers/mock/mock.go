@@ -190,15 +190,7 @@ func (d *Driver) WaitTask(ctx context.Context, id string) (<-chan *drivers.ExitR
 	if err != nil {
 		return nil, err
 	}
-	ch := make(chan *drivers.ExitResult, 1)
-	go func() {
-		select {
-		case <-t.done:
-			ch <- t.result
-		case <-ctx.Done():
-		}
-	}()
-	return ch, nil
+	return drivers.WaitExit(ctx, t.done, func() *drivers.ExitResult { return t.result }), nil
 }
 
 // StopTask asks the fake process to exit.
