@@ -11,6 +11,7 @@ import (
 
 	"github.com/shoenig/test/must"
 
+	"github.com/nomadq/nomadq/internal/mock"
 	"github.com/nomadq/nomadq/nomad/planfit"
 	"github.com/nomadq/nomadq/structs"
 )
@@ -95,7 +96,7 @@ func BenchmarkFSMSnapshotRestore100kAllocs(b *testing.B) {
 	for j := 0; j < 100; j++ {
 		job := mockJob(fmt.Sprintf("job-%d", j))
 		job.Canonicalize()
-		eval := mockEval(job)
+		eval := mock.JobEval(job)
 		if err := f.State().UpsertJobWithEval(index, job, eval); err != nil {
 			b.Fatal(err)
 		}
@@ -103,7 +104,7 @@ func BenchmarkFSMSnapshotRestore100kAllocs(b *testing.B) {
 		stored, _ := f.State().JobByID(nil, job.Namespace, job.ID)
 		allocs := make([]*structs.Allocation, 1000)
 		for i := range allocs {
-			allocs[i] = mockAlloc(stored, node, eval.ID)
+			allocs[i] = mock.Alloc(stored, node, eval.ID)
 		}
 		if err := f.State().UpsertPlanResults(index, &structs.ApplyPlanResultsRequest{AllocsUpdated: allocs, Job: stored, EvalID: eval.ID}); err != nil {
 			b.Fatal(err)
@@ -163,7 +164,7 @@ func BenchmarkPlanApply(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				plan := &structs.Plan{EvalID: reg.EvalID, Priority: 50, Job: job}
 				for k := 0; k < size; k++ {
-					plan.AppendAlloc(mockAlloc(job, nodes[(i*size+k)%len(nodes)], reg.EvalID))
+					plan.AppendAlloc(mock.Alloc(job, nodes[(i*size+k)%len(nodes)], reg.EvalID))
 				}
 				_, commit, err := s.applyPlan(plan, &planfit.Inflight{})
 				if err == nil && commit != nil {

@@ -5,9 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nomadq/nomadq/structs"
 	"github.com/shoenig/test/must"
 	"github.com/shoenig/test/wait"
+
+	"github.com/nomadq/nomadq/structs"
 )
 
 // A finished batch job is purged with its evals and allocs by the force-gc

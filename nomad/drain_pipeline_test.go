@@ -6,10 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nomadq/nomadq/state"
-	"github.com/nomadq/nomadq/structs"
 	"github.com/shoenig/test/must"
 	"github.com/shoenig/test/wait"
+
+	"github.com/nomadq/nomadq/state"
+	"github.com/nomadq/nomadq/structs"
 )
 
 // TestSchedulerState_AllocsByNodeOmitsTerminal: the scheduler computes a

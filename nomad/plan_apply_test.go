@@ -8,6 +8,7 @@ import (
 
 	"github.com/shoenig/test/must"
 
+	"github.com/nomadq/nomadq/internal/mock"
 	"github.com/nomadq/nomadq/nomad/planfit"
 	"github.com/nomadq/nomadq/structs"
 )
@@ -72,7 +73,7 @@ func TestApplyPlan_RejectedByPlansInFlightRefreshesPastThem(t *testing.T) {
 	// it has answered.
 	var fill []*structs.Allocation
 	for range 40 {
-		fill = append(fill, mockAlloc(stored, node, structs.GenerateUUID()))
+		fill = append(fill, mock.Alloc(stored, node, structs.GenerateUUID()))
 	}
 	waiting, answered := make(chan struct{}), make(chan struct{})
 	inflight := &planfit.Inflight{Waiting: func() { close(waiting) }}
@@ -93,7 +94,7 @@ func TestApplyPlan_RejectedByPlansInFlightRefreshesPastThem(t *testing.T) {
 	}()
 
 	plan := &structs.Plan{Job: stored, NodeAllocation: map[string][]*structs.Allocation{
-		node.ID: {mockAlloc(stored, node, structs.GenerateUUID())}}}
+		node.ID: {mock.Alloc(stored, node, structs.GenerateUUID())}}}
 	result, future, err := s.applyPlan(plan, inflight)
 	close(answered)
 	must.NoError(t, err)

@@ -5,8 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nomadq/nomadq/structs"
 	"github.com/shoenig/test/must"
+
+	"github.com/nomadq/nomadq/structs"
 )
 
 // waitEvalsTerminal blocks (watching the evals table, no polling) until

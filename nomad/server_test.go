@@ -7,10 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoenig/test/must"
+
 	"github.com/nomadq/nomadq/msgpackrpc"
 	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
-	"github.com/shoenig/test/must"
 )
 
 // registerNode registers a fresh mock node through the Node.Register RPC

@@ -77,3 +77,43 @@ func Eval(jobID string, createIndex uint64) *structs.Evaluation {
 		ModifyIndex: createIndex,
 	}
 }
+
+// JobEval returns a pending registration eval of job, with a new ID.
+func JobEval(job *structs.Job) *structs.Evaluation {
+	return &structs.Evaluation{
+		ID:          structs.GenerateUUID(),
+		Namespace:   job.Namespace,
+		Priority:    job.Priority,
+		Type:        job.Type,
+		TriggeredBy: structs.EvalTriggerJobRegister,
+		JobID:       job.ID,
+		Status:      structs.EvalStatusPending,
+	}
+}
+
+// Alloc returns a pending allocation of job's group "work" (task "main":
+// 100 MHz, 64 MB) on node, placed by evalID ("" gives it a new one).
+func Alloc(job *structs.Job, node *structs.Node, evalID string) *structs.Allocation {
+	if evalID == "" {
+		evalID = structs.GenerateUUID()
+	}
+	return &structs.Allocation{
+		ID:            structs.GenerateUUID(),
+		Namespace:     job.Namespace,
+		EvalID:        evalID,
+		Name:          structs.AllocName(job.ID, "work", 0),
+		NodeID:        node.ID,
+		JobID:         job.ID,
+		Job:           job,
+		TaskGroup:     "work",
+		DesiredStatus: structs.AllocDesiredStatusRun,
+		ClientStatus:  structs.AllocClientStatusPending,
+		AllocatedResources: &structs.AllocatedResources{
+			Tasks: map[string]*structs.AllocatedTaskResources{"main": {
+				Cpu:    structs.AllocatedCpuResources{CpuShares: 100},
+				Memory: structs.AllocatedMemoryResources{MemoryMB: 64},
+			}},
+		},
+		CreateTime: time.Now().UnixNano(),
+	}
+}

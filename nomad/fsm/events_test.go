@@ -8,6 +8,7 @@ import (
 
 	"github.com/shoenig/test/must"
 
+	"github.com/nomadq/nomadq/internal/mock"
 	"github.com/nomadq/nomadq/nomad/eventbroker"
 	"github.com/nomadq/nomadq/structs"
 )
@@ -21,7 +22,7 @@ func TestFSM_PublishesCommittedChangesWithTheRaftIndex(t *testing.T) {
 	node := mockNode(structs.GenerateUUID())
 	mustApply(t, f, 7, structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: node})
 	job := mockJob("web")
-	mustApply(t, f, 9, structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: job, Eval: mockEval(job)})
+	mustApply(t, f, 9, structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: job, Eval: mock.JobEval(job)})
 	// A refused entry commits nothing and publishes nothing.
 	err, _ := apply(t, f, 10, structs.NamespaceDeleteRequestType, &structs.NamespaceDeleteRequest{Namespaces: []string{"default"}}).(error)
 	must.Error(t, err)
@@ -106,13 +107,13 @@ func TestFSM_PlanWithVerdictPublishesAnEvalUpdate(t *testing.T) {
 	node := mockNode(structs.GenerateUUID())
 	mustApply(t, f, 5, structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: node})
 	job := mockJob("web")
-	eval := mockEval(job)
+	eval := mock.JobEval(job)
 	mustApply(t, f, 6, structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: job, Eval: eval})
 	sub := b.Subscribe(eventbroker.SubscribeRequest{Topics: map[structs.Topic][]string{"*": {"*"}}, Namespace: "*", Index: 7})
 
 	done := eval.Copy()
 	done.Status = structs.EvalStatusComplete
-	alloc := mockAlloc(job, node, eval.ID)
+	alloc := mock.Alloc(job, node, eval.ID)
 	mustApply(t, f, 7, structs.ApplyPlanResultsRequestType, &structs.ApplyPlanResultsRequest{
 		AllocsUpdated: []*structs.Allocation{alloc}, Job: job, EvalID: eval.ID, Evals: []*structs.Evaluation{done},
 	})

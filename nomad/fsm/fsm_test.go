@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/raft"
 	"github.com/shoenig/test/must"
 
+	"github.com/nomadq/nomadq/internal/mock"
 	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
 )
@@ -30,7 +31,7 @@ func TestFSM_AppliesEveryMessageType(t *testing.T) {
 
 	job := mockJob("fsm-job")
 	job.Canonicalize()
-	eval := mockEval(job)
+	eval := mock.JobEval(job)
 	mustApply(t, f, 3, structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: job, Eval: eval})
 	storedJob, err := f.State().JobByID(nil, job.Namespace, job.ID)
 	must.NoError(t, err)
@@ -39,7 +40,7 @@ func TestFSM_AppliesEveryMessageType(t *testing.T) {
 	must.NoError(t, err)
 	must.Eq(t, uint64(3), storedEval.JobModifyIndex, must.Sprint("the eval is written in the job's entry"))
 
-	alloc := mockAlloc(storedJob, node, eval.ID)
+	alloc := mock.Alloc(storedJob, node, eval.ID)
 	done := storedEval.Copy()
 	done.Status = structs.EvalStatusComplete
 	mustApply(t, f, 4, structs.ApplyPlanResultsRequestType, &structs.ApplyPlanResultsRequest{
@@ -85,7 +86,7 @@ func TestFSM_AppliesEveryMessageType(t *testing.T) {
 	_, storedCfg, _ = f.State().SchedulerConfig()
 	must.True(t, storedCfg.BatchQueue.Enabled)
 
-	extra := mockEval(job)
+	extra := mock.JobEval(job)
 	extra.Status = structs.EvalStatusComplete
 	mustApply(t, f, 9, structs.EvalUpdateRequestType, &structs.EvalUpdateRequest{Evals: []*structs.Evaluation{extra}})
 	mustApply(t, f, 10, structs.EvalDeleteRequestType, &structs.EvalDeleteRequest{Evals: []string{extra.ID}})
@@ -138,11 +139,11 @@ func TestFSM_SnapshotRestoreRoundTrip(t *testing.T) {
 	for i, id := range []string{"a", "b", "c"} {
 		job := mockJob(id)
 		job.Canonicalize()
-		eval := mockEval(job)
+		eval := mock.JobEval(job)
 		mustApply(t, f, uint64(2+2*i), structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: job, Eval: eval})
 		stored, _ := f.State().JobByID(nil, job.Namespace, job.ID)
 		mustApply(t, f, uint64(3+2*i), structs.ApplyPlanResultsRequestType, &structs.ApplyPlanResultsRequest{
-			AllocsUpdated: []*structs.Allocation{mockAlloc(stored, node, eval.ID)}, Job: stored, EvalID: eval.ID,
+			AllocsUpdated: []*structs.Allocation{mock.Alloc(stored, node, eval.ID)}, Job: stored, EvalID: eval.ID,
 		})
 	}
 	cfg := structs.DefaultSchedulerConfiguration()

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
+	"github.com/nomadq/nomadq/internal/mock"
 	"github.com/nomadq/nomadq/nomad/blockedevals"
 	"github.com/nomadq/nomadq/nomad/evalbroker"
 	"github.com/nomadq/nomadq/structs"
@@ -97,10 +98,10 @@ const (
 func fuzzBase() (*structs.Node, *structs.Job, *structs.Evaluation, *structs.Allocation) {
 	node := mockNode(fuzzNodeID)
 	job := mockJob(fuzzJobID)
-	eval := mockEval(job)
+	eval := mock.JobEval(job)
 	eval.ID = fuzzEvalID
 	eval.Status = structs.EvalStatusComplete
-	alloc := mockAlloc(job, node, eval.ID)
+	alloc := mock.Alloc(job, node, eval.ID)
 	alloc.ID = fuzzAllocID
 	alloc.CreateTime = time.Unix(1700000000, 0).UnixNano()
 	return node, job, eval, alloc
@@ -148,7 +149,7 @@ func fuzzSeeds() map[structs.MessageType][]any {
 	done.ClientStatus = structs.AllocClientStatusComplete
 	job2 := job.Copy()
 	job2.Priority = 70
-	pending := mockEval(job2)
+	pending := mock.JobEval(job2)
 	pending.ID = "00000000-0000-0000-0000-00000000000f"
 	ref := structs.BatchQueueRef{Namespace: job.Namespace, JobID: job.ID, EvalID: eval.ID}
 	seeds := map[structs.MessageType][]any{

@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/raft"
 	"github.com/shoenig/test/must"
 
+	"github.com/nomadq/nomadq/internal/mock"
 	"github.com/nomadq/nomadq/nomad/eventbroker"
 	"github.com/nomadq/nomadq/structs"
 )
@@ -38,7 +39,7 @@ func groupLogs(t *testing.T, queue bool) []*raft.Log {
 	for i := range 6 {
 		job := mockJob(fmt.Sprintf("job-%d", i))
 		job.Canonicalize()
-		eval := mockEval(job)
+		eval := mock.JobEval(job)
 		eval.ID = fmt.Sprintf("eeeeeeee-0000-0000-0000-%012d", i)
 		jobs, evals = append(jobs, job), append(evals, eval)
 		add(structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: job, Eval: eval})
@@ -49,7 +50,7 @@ func groupLogs(t *testing.T, queue bool) []*raft.Log {
 	logs = append(logs, &raft.Log{Index: uint64(len(logs) + 1), Type: raft.LogConfiguration, Data: []byte{1, 2, 3}})
 	var allocs []*structs.Allocation
 	for i, job := range jobs {
-		alloc := mockAlloc(job, node, evals[i].ID)
+		alloc := mock.Alloc(job, node, evals[i].ID)
 		alloc.ID = fmt.Sprintf("aaaaaaaa-0000-0000-0000-%012d", i)
 		alloc.CreateTime = 1700000000
 		allocs = append(allocs, alloc)
@@ -69,7 +70,7 @@ func groupLogs(t *testing.T, queue bool) []*raft.Log {
 			TaskStates: map[string]*structs.TaskState{"main": {State: structs.TaskStateDead, Failed: status == structs.AllocClientStatusFailed}},
 		}}})
 	}
-	blocked := mockEval(jobs[0])
+	blocked := mock.JobEval(jobs[0])
 	blocked.ID = "bbbbbbbb-0000-0000-0000-000000000001"
 	blocked.Status = structs.EvalStatusBlocked
 	add(structs.EvalUpdateRequestType, &structs.EvalUpdateRequest{Evals: []*structs.Evaluation{blocked}})
@@ -203,14 +204,14 @@ func TestFSM_QueuedEvalsNeverReachTheBroker(t *testing.T) {
 			for i := range 3 {
 				job := mockJob(fmt.Sprintf("batch-%d", i))
 				job.Canonicalize()
-				eval := mockEval(job)
+				eval := mock.JobEval(job)
 				queued = append(queued, eval)
 				logs = append(logs, encode(uint64(2+i), structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: job, Eval: eval}))
 			}
 			web := mockJob("web")
 			web.Type = structs.JobTypeService
 			web.Canonicalize()
-			webEval := mockEval(web)
+			webEval := mock.JobEval(web)
 			logs = append(logs,
 				encode(5, structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: web, Eval: webEval}),
 				encode(6, structs.EvalUpdateRequestType, &structs.EvalUpdateRequest{Evals: []*structs.Evaluation{queued[0].Copy()}}))

@@ -7,6 +7,7 @@ import (
 	memdb "github.com/hashicorp/go-memdb"
 	"github.com/shoenig/test/must"
 
+	"github.com/nomadq/nomadq/internal/mock"
 	"github.com/nomadq/nomadq/structs"
 )
 
@@ -32,7 +33,7 @@ func TestFSM_SchedulerConfigSwitchOffIsAtomic(t *testing.T) {
 			const n = 2000
 			for i := range n {
 				job := mockJob(fmt.Sprintf("job-%04d", i))
-				mustApply(t, f, uint64(2+i), structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: job, Eval: mockEval(job)})
+				mustApply(t, f, uint64(2+i), structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: job, Eval: mock.JobEval(job)})
 			}
 			st := f.State()
 			stats, err := st.BatchQueueStats(nil)

@@ -43,40 +43,6 @@ func mustApply(t *testing.T, f *FSM, index uint64, typ structs.MessageType, msg 
 	}
 }
 
-func mockEval(job *structs.Job) *structs.Evaluation {
-	return &structs.Evaluation{
-		ID:          structs.GenerateUUID(),
-		Namespace:   job.Namespace,
-		Priority:    job.Priority,
-		Type:        job.Type,
-		TriggeredBy: structs.EvalTriggerJobRegister,
-		JobID:       job.ID,
-		Status:      structs.EvalStatusPending,
-	}
-}
-
-func mockAlloc(job *structs.Job, node *structs.Node, evalID string) *structs.Allocation {
-	return &structs.Allocation{
-		ID:            structs.GenerateUUID(),
-		Namespace:     job.Namespace,
-		EvalID:        evalID,
-		Name:          structs.AllocName(job.ID, "work", 0),
-		NodeID:        node.ID,
-		JobID:         job.ID,
-		Job:           job,
-		TaskGroup:     "work",
-		DesiredStatus: structs.AllocDesiredStatusRun,
-		ClientStatus:  structs.AllocClientStatusPending,
-		AllocatedResources: &structs.AllocatedResources{
-			Tasks: map[string]*structs.AllocatedTaskResources{"main": {
-				Cpu:    structs.AllocatedCpuResources{CpuShares: 100},
-				Memory: structs.AllocatedMemoryResources{MemoryMB: 64},
-			}},
-		},
-		CreateTime: time.Now().UnixNano(),
-	}
-}
-
 // mockJob returns a valid batch job (mock.Job).
 func mockJob(id string) *structs.Job { return mock.Job(id) }
 

@@ -14,23 +14,6 @@ import (
 	"github.com/nomadq/nomadq/structs"
 )
 
-// mockAlloc returns a pending allocation of job's group "work" on node.
-func mockAlloc(job *structs.Job, node *structs.Node) *structs.Allocation {
-	return &structs.Allocation{
-		ID:            structs.GenerateUUID(),
-		Namespace:     job.Namespace,
-		EvalID:        structs.GenerateUUID(),
-		Name:          structs.AllocName(job.ID, "work", 0),
-		NodeID:        node.ID,
-		JobID:         job.ID,
-		Job:           job,
-		TaskGroup:     "work",
-		DesiredStatus: structs.AllocDesiredStatusRun,
-		ClientStatus:  structs.AllocClientStatusPending,
-		CreateTime:    time.Now().UnixNano(),
-	}
-}
-
 // drainFixture is a state store with two ready nodes; the first drains.
 type drainFixture struct {
 	st       *state.StateStore
@@ -83,7 +66,7 @@ func (fx *drainFixture) job(t *testing.T, id, typ string, count, maxParallel int
 // started at started.
 func (fx *drainFixture) running(t *testing.T, job *structs.Job, node *structs.Node, index uint, started time.Time) *structs.Allocation {
 	t.Helper()
-	a := mockAlloc(job, node)
+	a := mock.Alloc(job, node, "")
 	a.Name = structs.AllocName(job.ID, "work", index)
 	must.NoError(t, fx.st.UpsertAllocs(fx.next(t), []*structs.Allocation{a}))
 	u := a.Copy()
