@@ -7,12 +7,11 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/hashicorp/nomad/api"
 
+	"github.com/nomadq/nomadq/internal/fuzzpath"
 	"github.com/nomadq/nomadq/jobspec"
 	"github.com/nomadq/nomadq/structs"
 )
@@ -128,7 +127,7 @@ func FuzzJobRegisterField(f *testing.F) {
 				t.Fatal(err)
 			}
 		}
-		setPath(body, "Job."+path, v)
+		fuzzpath.Set(body, "Job."+path, v)
 		b, err := json.Marshal(body)
 		if err != nil {
 			t.Fatal(err)
@@ -163,46 +162,6 @@ func exampleJobBodies(f *testing.F) [][]byte {
 		f.Fatal("no example jobs")
 	}
 	return out
-}
-
-// setPath sets the value at a dotted path of objects and list indexes,
-// making the objects that are missing; a path through something else
-// (a string, an index out of range) is left as it is.
-func setPath(m map[string]any, path string, v any) {
-	key, rest, more := strings.Cut(path, ".")
-	if !more {
-		m[key] = v
-		return
-	}
-	next := m[key]
-	if next == nil {
-		next = map[string]any{}
-		m[key] = next
-	}
-	for {
-		switch n := next.(type) {
-		case map[string]any:
-			setPath(n, rest, v)
-			return
-		case []any:
-			var idx string
-			idx, rest, more = strings.Cut(rest, ".")
-			i, err := strconv.Atoi(idx)
-			if err != nil || i < 0 || i >= len(n) {
-				return
-			}
-			if !more {
-				n[i] = v
-				return
-			}
-			if n[i] == nil {
-				n[i] = map[string]any{}
-			}
-			next = n[i]
-		default:
-			return
-		}
-	}
 }
 
 // FuzzSchedulerConfigBody feeds request bodies to the decode path of PUT

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
+	"github.com/nomadq/nomadq/internal/fuzzpath"
 	"github.com/nomadq/nomadq/internal/mock"
 	"github.com/nomadq/nomadq/nomad/blockedevals"
 	"github.com/nomadq/nomadq/nomad/evalbroker"
@@ -264,7 +264,7 @@ func FuzzApplyField(f *testing.F) {
 		if err := structs.Decode(e.body, &m); err != nil {
 			t.Fatal(err)
 		}
-		setPath(m, path, fuzzValue(value))
+		fuzzpath.Set(m, path, fuzzValue(value))
 		entry, err := structs.Encode(e.typ, m)
 		if err != nil {
 			return
@@ -345,42 +345,4 @@ func numbers(v any) any {
 		}
 	}
 	return v
-}
-
-// setPath sets the value at a dotted path of maps and list indexes,
-// making the maps that are missing; a path through anything else is
-// left as it is.
-func setPath(m map[string]any, path string, v any) {
-	key, rest, more := strings.Cut(path, ".")
-	if !more {
-		m[key] = v
-		return
-	}
-	switch n := m[key].(type) {
-	case nil:
-		child := map[string]any{}
-		m[key] = child
-		setPath(child, rest, v)
-	case map[string]any:
-		setPath(n, rest, v)
-	case []any:
-		idx, rest, more := strings.Cut(rest, ".")
-		i, err := strconv.Atoi(idx)
-		if err != nil || i < 0 || i >= len(n) {
-			return
-		}
-		if !more {
-			n[i] = v
-			return
-		}
-		child, ok := n[i].(map[string]any)
-		if !ok {
-			if n[i] != nil {
-				return
-			}
-			child = map[string]any{}
-			n[i] = child
-		}
-		setPath(child, rest, v)
-	}
 }
