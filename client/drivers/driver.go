@@ -91,6 +91,19 @@ type TaskConfig struct {
 	// LogsDisabled discards the task's stdout and stderr instead of
 	// writing log files (logs { disabled = true }).
 	LogsDisabled bool
+
+	// Emit records a driver message as a task event (Nomad's "Driver"
+	// event, such as "Downloading image"), with details such as the
+	// image; nil discards them. It must not block for long: drivers call
+	// it from the start path. It is not persisted with the task handle.
+	Emit func(message string, details map[string]string) `codec:"-" json:"-"`
+}
+
+// EmitEvent sends a driver message through c.Emit, when one is set.
+func (c *TaskConfig) EmitEvent(message string, details map[string]string) {
+	if c != nil && c.Emit != nil {
+		c.Emit(message, details)
+	}
 }
 
 // Mount is a host directory made available to a task.

@@ -102,6 +102,8 @@ func SetDisplayMessage(e *structs.TaskEvent) {
 		if e.DownloadError != "" {
 			d = e.DownloadError
 		}
+	case structs.TaskDriverMessage:
+		d = e.DriverMessage
 	case structs.TaskSiblingFailed:
 		d = fmt.Sprintf("Task's sibling %q failed", e.FailedSibling)
 	case structs.TaskLeaderDead:
@@ -112,6 +114,18 @@ func SetDisplayMessage(e *structs.TaskEvent) {
 		d = e.Message
 	}
 	e.DisplayMessage = d
+}
+
+// driverEvent is a driver's message as Nomad records it: a "Driver"
+// event whose DriverMessage is the message and whose details are the
+// driver's annotations (the image, for a pull).
+func driverEvent(message string, details map[string]string) *structs.TaskEvent {
+	e := NewEvent(structs.TaskDriverMessage)
+	e.DriverMessage = message
+	for k, v := range details {
+		e.Details[k] = v
+	}
+	return e
 }
 
 // appendEvent records e on ts, keeping the newest maxEvents.

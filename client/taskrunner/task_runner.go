@@ -377,6 +377,9 @@ func (tr *TaskRunner) tryStart() (id string, ok, retry bool) {
 		MaxFiles:  10,
 		// Nomad's defaults: ten files of 10 MB.
 		MaxFileSizeMB: 10,
+		Emit: func(message string, details map[string]string) {
+			tr.EmitEvent(driverEvent(message, details))
+		},
 	}
 	if lc := task.LogConfig; lc != nil {
 		if lc.MaxFiles > 0 {

@@ -198,3 +198,41 @@ func TestTaskRunner_KillDuringPrestartRetry(t *testing.T) {
 		must.Eq(t, `failed to download artifact "file:///nonexistent/x": file source "/nonexistent/x" is outside the allocation directory`, failed.DisplayMessage)
 	})
 }
+
+// emittingDriver is the mock driver with a start that reports what it
+// does, as the docker driver reports an image pull.
+type emittingDriver struct{ *mock.Driver }
+
+func (d emittingDriver) StartTask(tc *drivers.TaskConfig) (*drivers.TaskHandle, error) {
+	tc.EmitEvent("Downloading image", map[string]string{"image": "example/app:1"})
+	tc.EmitEvent("Image example/app:1 pulled", nil)
+	return d.Driver.StartTask(tc)
+}
+
+// A driver's messages become Nomad's "Driver" events, in order, before
+// the task starts, shown with the driver's words and its annotations.
+func TestTaskRunner_DriverMessagesAreEvents(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		task := &structs.Task{Name: "t", Driver: mock.Name, Config: map[string]any{"run_for": "1s"}}
+		alloc := &structs.Allocation{ID: structs.GenerateUUID(), Name: "j.g[0]", TaskGroup: "g", JobID: "j",
+			Job: &structs.Job{ID: "j", Type: structs.JobTypeBatch, TaskGroups: []*structs.TaskGroup{{Name: "g", Tasks: []*structs.Task{task}}}}}
+		tr := New(Config{Alloc: alloc, Task: task, AllocDir: allocdir.New(t.TempDir(), alloc.ID),
+			Driver: emittingDriver{mock.New()}, Logger: hclog.NewNullLogger(), JobType: structs.JobTypeBatch})
+		go tr.Run()
+		tr.Start()
+		<-tr.WaitCh()
+		st := tr.State()
+		must.False(t, st.Failed)
+		var types, shown []string
+		for _, e := range st.Events {
+			types = append(types, e.Type)
+			shown = append(shown, e.DisplayMessage)
+		}
+		must.Eq(t, []string{structs.TaskReceived, structs.TaskSetup, structs.TaskDriverMessage, structs.TaskDriverMessage,
+			structs.TaskStarted, structs.TaskTerminated}, types)
+		must.Eq(t, "Downloading image", shown[2])
+		must.Eq(t, "Image example/app:1 pulled", shown[3])
+		must.Eq(t, "Downloading image", st.Events[2].DriverMessage)
+		must.Eq(t, map[string]string{"image": "example/app:1"}, st.Events[2].Details)
+	})
+}
