@@ -2,6 +2,8 @@ package client
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/nomadq/nomadq/structs"
@@ -100,6 +102,12 @@ func (c *Client) fetchAllocs(ids []string) ([]*structs.Allocation, error) {
 // (one fsync) before any of them starts: a burst of placements would
 // otherwise wait in line for one fsync each before the client even
 // acknowledged them.
+//
+// A new alloc never stays pending without a runner: one that cannot be
+// run (no job, no such group, a runner that cannot be built) or that
+// cannot be persisted after persistAttempts tries is reported failed,
+// with the reason in its description, as Nomad's client reports an
+// invalid alloc.
 func (c *Client) applyAllocs(allocs []*structs.Allocation) {
 	var fresh []*structs.Allocation
 	for _, a := range allocs {
@@ -118,17 +126,84 @@ func (c *Client) applyAllocs(allocs []*structs.Allocation) {
 	if len(fresh) == 0 {
 		return
 	}
-	if err := c.db.PutAllocs(fresh); err != nil {
+	if err := c.persistAllocs(fresh); err != nil {
+		if c.ctx.Err() != nil {
+			return
+		}
 		for _, a := range fresh {
-			c.logger.Error("cannot run alloc", "alloc_id", a.ID, "error", err)
+			c.failAlloc(a, err)
 		}
 		return
 	}
 	for _, a := range fresh {
 		if err := c.addRunner(a, nil); err != nil {
-			c.logger.Error("cannot run alloc", "alloc_id", a.ID, "error", err)
+			if errors.Is(err, errClientClosed) || c.ctx.Err() != nil {
+				return
+			}
+			// Not to be restored by the next client either.
+			if derr := c.db.DeleteAlloc(a.ID); derr != nil {
+				c.logger.Warn("cannot forget failed alloc", "alloc_id", a.ID, "error", derr)
+			}
+			c.failAlloc(a, err)
 		}
 	}
+}
+
+// persistAttempts bounds the tries of one alloc write; persistBackoff is
+// the wait after the first failed try, doubled after each next one.
+const (
+	persistAttempts = 5
+	persistBackoff  = 100 * time.Millisecond
+)
+
+// persistAllocs writes new allocs to the state DB, retrying a failed
+// write with backoff: a write can fail for a moment (a full disk that
+// is being cleaned, a slow fsync) and an alloc failed for that is a
+// reschedule the job did not need.
+func (c *Client) persistAllocs(allocs []*structs.Allocation) error {
+	wait := persistBackoff
+	var err error
+	for attempt := 1; ; attempt++ {
+		if err = c.db.PutAllocs(allocs); err == nil {
+			return nil
+		}
+		if attempt == persistAttempts {
+			break
+		}
+		c.logger.Warn("cannot persist allocs; will retry", "allocs", len(allocs), "attempt", attempt, "retry_in", wait, "error", err)
+		if !c.sleep(wait) {
+			return err
+		}
+		wait *= 2
+	}
+	return fmt.Errorf("persist alloc in client state after %d attempts: %w", persistAttempts, err)
+}
+
+// failAlloc reports an alloc this client cannot run as failed, so that
+// it does not stay pending for ever and its job can reschedule it. Its
+// tasks, if it names any, are dead and failed.
+func (c *Client) failAlloc(a *structs.Allocation, cause error) {
+	c.logger.Error("cannot run alloc; marking it failed", "alloc_id", a.ID, "error", cause)
+	now := time.Now()
+	states := make(map[string]*structs.TaskState)
+	if a.Job != nil {
+		if tg := a.Job.LookupTaskGroup(a.TaskGroup); tg != nil {
+			for _, t := range tg.Tasks {
+				states[t.Name] = &structs.TaskState{State: structs.TaskStateDead, Failed: true, FinishedAt: now}
+			}
+		}
+	}
+	c.sync.update(&structs.Allocation{
+		ID:                a.ID,
+		NodeID:            a.NodeID,
+		Namespace:         a.Namespace,
+		JobID:             a.JobID,
+		TaskGroup:         a.TaskGroup,
+		ClientStatus:      structs.AllocClientStatusFailed,
+		ClientDescription: "Unable to add allocation due to error: " + cause.Error(),
+		TaskStates:        states,
+		NetworkStatus:     &structs.AllocNetworkStatus{},
+	})
 }
 
 // removeAlloc destroys the runner of an alloc the servers forgot.

@@ -190,11 +190,20 @@ func (c *Client) restore() error {
 	}
 	for _, rec := range recs {
 		if err := c.addRunner(rec.Alloc, rec); err != nil {
-			c.logger.Error("cannot restore alloc", "alloc_id", rec.Alloc.ID, "error", err)
+			// Reported failed rather than left pending with no runner; the
+			// update goes out once the client has registered.
+			if derr := c.db.DeleteAlloc(rec.Alloc.ID); derr != nil {
+				c.logger.Warn("cannot forget failed alloc", "alloc_id", rec.Alloc.ID, "error", derr)
+			}
+			c.failAlloc(rec.Alloc, err)
 		}
 	}
 	return nil
 }
+
+// errClientClosed is addRunner's answer once the client is shutting
+// down: the alloc is not at fault and must not be reported failed.
+var errClientClosed = errors.New("client is shut down")
 
 // addRunner builds and starts the runner of an alloc that is already in
 // the client's state DB (restored, or persisted by the alloc watcher).
@@ -219,7 +228,7 @@ func (c *Client) addRunner(alloc *structs.Allocation, restored *state.AllocRecor
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return errors.New("client is shut down")
+		return errClientClosed
 	}
 	c.runners[alloc.ID] = ar
 	c.mu.Unlock()

@@ -6,6 +6,7 @@ package state
 
 import (
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/nomadq/nomadq/client/drivers"
@@ -51,6 +52,8 @@ type AllocRecord struct {
 // DB is the client's state database.
 type DB struct {
 	store store
+	// fault is a test's hook that fails alloc writes (SetAllocWriteFault).
+	fault atomic.Pointer[writeFault]
 }
 
 // store keeps the encoded records; DB encodes and decodes around it.
@@ -124,6 +127,9 @@ func (d *DB) PutAlloc(a *structs.Allocation) error {
 // PutAllocs stores many allocs in one transaction, so one fsync covers
 // them all.
 func (d *DB) PutAllocs(allocs []*structs.Allocation) error {
+	if err := d.injectedFault(); err != nil {
+		return err
+	}
 	ids := make([]string, len(allocs))
 	bufs := make([][]byte, len(allocs))
 	for i, a := range allocs {
