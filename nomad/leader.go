@@ -3,75 +3,165 @@ package nomad
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/nomadq/nomadq/structs"
 )
 
+// establishRetryInterval is how long a leader that could not establish
+// its leadership, nor hand it to another server, waits before trying
+// again; Nomad's leader loop waits as long.
+const establishRetryInterval = 5 * time.Second
+
 // monitorLeadership turns Raft's leadership notifications into the start
-// and stop of the leader-only duties.
+// and stop of the leader-only duties. A leader whose establishment fails
+// hands leadership to another server; when it cannot (always so on a
+// one-server cluster) it tries establishing again every
+// establishRetryInterval until it succeeds or leadership is lost, so a
+// leader is never left without its loops.
 func (s *Server) monitorLeadership() {
+	var retry *time.Timer
+	var retryCh <-chan time.Time
+	stopRetry := func() {
+		if retry != nil {
+			retry.Stop()
+			retry, retryCh = nil, nil
+		}
+	}
+	attempts := 0
+	establish := func() {
+		stopRetry()
+		err := s.establishLeadership()
+		if err == nil {
+			if attempts > 0 {
+				s.logger.Info("leadership established after failed attempts", "failed_attempts", attempts)
+			}
+			attempts = 0
+			return
+		}
+		attempts++
+		s.logger.Error("failed to establish leadership", "attempt", attempts, "error", err)
+		terr := s.raft.LeadershipTransfer().Error()
+		if terr == nil {
+			attempts = 0
+			return // the lost leadership arrives on leaderCh
+		}
+		s.logger.Error("failed to transfer leadership; will retry establishing it",
+			"retry_in", establishRetryInterval, "error", terr)
+		retry = time.NewTimer(establishRetryInterval)
+		retryCh = retry.C
+	}
 	for {
 		select {
 		case isLeader := <-s.leaderCh:
 			if isLeader {
-				s.establishLeadership()
+				establish()
 			} else {
+				stopRetry()
+				attempts = 0
 				s.revokeLeadership()
 			}
+		case <-retryCh:
+			retry, retryCh = nil, nil
+			if s.IsLeader() {
+				establish()
+			}
 		case <-s.shutdownCh:
+			stopRetry()
 			return
 		}
 	}
 }
 
+// leadershipFault, set only by tests, may fail a step of establishing
+// leadership ("barrier") on a server by returning an error.
+var leadershipFault atomic.Pointer[func(s *Server, step string) error]
+
+func (s *Server) injectedLeadershipFault(step string) error {
+	if f := leadershipFault.Load(); f != nil {
+		return (*f)(s, step)
+	}
+	return nil
+}
+
 // establishLeadership rebuilds every leader-only structure from state and
 // starts the leader's loops. It first waits for a Raft barrier so the
 // state it restores from includes everything the old leader committed.
-func (s *Server) establishLeadership() {
+// The Raft writes happen without leaderLock, which only guards the
+// switch of the in-memory structures: Raft I/O can take up to the Raft
+// timeout, and a scheduler configuration change waits on that lock.
+// On an error nothing is left enabled and the caller may try again.
+func (s *Server) establishLeadership() error {
 	s.leaderLock.Lock()
-	defer s.leaderLock.Unlock()
 	if s.leaderCancel != nil {
-		return
+		s.leaderLock.Unlock()
+		return nil
 	}
 	s.restoreRaftTimeouts()
-	start := time.Now()
-	if err := s.raft.Barrier(s.config.RaftTimeout).Error(); err != nil {
-		s.logger.Error("leadership barrier failed; stepping down", "error", err)
-		_ = s.raft.LeadershipTransfer()
-		return
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	s.leaderCancel = cancel
-	s.leaderDone = done
+	s.leaderLock.Unlock()
 
+	start := time.Now()
+	if err := s.injectedLeadershipFault("barrier"); err != nil {
+		return fmt.Errorf("leadership barrier: %w", err)
+	}
+	if err := s.raft.Barrier(s.config.RaftTimeout).Error(); err != nil {
+		return fmt.Errorf("leadership barrier: %w", err)
+	}
 	if err := s.initSchedulerConfig(); err != nil {
 		s.logger.Error("failed to store the default scheduler configuration", "error", err)
 	}
 	if err := s.initKeyring(); err != nil {
 		s.logger.Error("failed to create the root keyring", "error", err)
 	}
-	if err := s.restoreVariableLocks(); err != nil {
-		s.logger.Error("failed to restore variable lock leases", "error", err)
-	}
 
-	s.planQueue.SetEnabled(true)
-	// The broker starts paused when the scheduler configuration says so.
-	if err := s.syncEvalBrokerPauseLocked(); err != nil {
-		s.logger.Error("failed to restore evaluations", "error", err)
+	s.leaderLock.Lock()
+	if err := s.enableLeaderStructuresLocked(); err != nil {
+		s.disableLeaderStructuresLocked()
+		s.leaderLock.Unlock()
+		return err
 	}
-	if err := s.heartbeats.initialize(); err != nil {
-		s.logger.Error("failed to initialize heartbeat timers", "error", err)
-	}
-
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	s.leaderCancel = cancel
+	s.leaderDone = done
 	loops := s.leaderLoops()
 	go func() {
 		defer close(done)
 		waitAll(ctx, loops)
 	}()
+	s.leaderLock.Unlock()
+
 	s.reconcileMembers()
 	s.logger.Info("cluster leadership acquired", "took", time.Since(start))
+	return nil
+}
+
+// enableLeaderStructuresLocked restores the leader-only in-memory
+// structures from state; leaderLock is held.
+func (s *Server) enableLeaderStructuresLocked() error {
+	if err := s.restoreVariableLocks(); err != nil {
+		s.logger.Error("failed to restore variable lock leases", "error", err)
+	}
+	s.planQueue.SetEnabled(true)
+	// The broker starts paused when the scheduler configuration says so.
+	if err := s.syncEvalBrokerPauseLocked(); err != nil {
+		return fmt.Errorf("restore evaluations: %w", err)
+	}
+	if err := s.heartbeats.initialize(); err != nil {
+		return fmt.Errorf("initialize heartbeat timers: %w", err)
+	}
+	return nil
+}
+
+// disableLeaderStructuresLocked drops the leader-only in-memory
+// structures; leaderLock is held and no leader loop runs.
+func (s *Server) disableLeaderStructuresLocked() {
+	s.evalBroker.SetEnabled(false)
+	s.blockedEvals.SetEnabled(false)
+	s.planQueue.SetEnabled(false)
+	s.heartbeats.Clear()
+	s.varLocks.SetEnabled(false)
 }
 
 // revokeLeadership stops every leader loop and drops the leader-only
@@ -90,11 +180,7 @@ func (s *Server) revokeLeadership() {
 	s.planQueue.SetEnabled(false)
 	<-s.leaderDone
 	s.leaderCancel, s.leaderDone = nil, nil
-	s.evalBroker.SetEnabled(false)
-	s.blockedEvals.SetEnabled(false)
-	s.planQueue.SetEnabled(false)
-	s.heartbeats.Clear()
-	s.varLocks.SetEnabled(false)
+	s.disableLeaderStructuresLocked()
 	s.logger.Info("cluster leadership lost")
 }
 
