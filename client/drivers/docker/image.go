@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -36,7 +37,15 @@ func (d *Driver) ensureImage(c taskConfig, tc *drivers.TaskConfig) error {
 			return fmt.Errorf("docker: inspect image %q: %w", c.image, err)
 		}
 	}
-	return d.pulls.do(c, d.pull)
+	// As Nomad: every task that needs the pull says so, whether it starts
+	// the pull or waits for another task's.
+	details := map[string]string{"image": c.image}
+	tc.EmitEvent("Downloading image", details)
+	if err := d.pulls.do(c, tc.EmitEvent, d.pull); err != nil {
+		return err
+	}
+	tc.EmitEvent(fmt.Sprintf("Image %s pulled", c.image), details)
+	return nil
 }
 
 // loadImage loads the image archive (docker save's format) the task's
@@ -77,9 +86,14 @@ type pullCall struct {
 	done    chan struct{}
 	err     error
 	waiters int
+	// emits are the event emitters of the tasks that need the pull.
+	emits []func(string, map[string]string)
 }
 
-func (p *pullCoordinator) do(c taskConfig, pull func(taskConfig) error) error {
+// do runs pull for the task unless a pull of the same image with the
+// same credentials is under way, in which case it waits for that one.
+// Progress the pull reports goes to every task that needs it.
+func (p *pullCoordinator) do(c taskConfig, emit func(string, map[string]string), pull func(taskConfig, func(string)) error) error {
 	key := pullKey{image: c.image}
 	if c.auth != nil {
 		key.user = c.auth.username + "\x00" + c.auth.password
@@ -90,15 +104,24 @@ func (p *pullCoordinator) do(c taskConfig, pull func(taskConfig) error) error {
 	}
 	if call, ok := p.inflight[key]; ok {
 		call.waiters++
+		call.emits = append(call.emits, emit)
 		p.mu.Unlock()
 		<-call.done
 		return call.err
 	}
-	call := &pullCall{done: make(chan struct{})}
+	call := &pullCall{done: make(chan struct{}), emits: []func(string, map[string]string){emit}}
 	p.inflight[key] = call
 	p.mu.Unlock()
 
-	call.err = pull(c)
+	report := func(msg string) {
+		p.mu.Lock()
+		emits := slices.Clone(call.emits)
+		p.mu.Unlock()
+		for _, e := range emits {
+			e(msg, map[string]string{"image": c.image})
+		}
+	}
+	call.err = pull(c, report)
 	p.mu.Lock()
 	delete(p.inflight, key)
 	p.mu.Unlock()
@@ -119,7 +142,10 @@ func (p *pullCoordinator) waiting(image string) int {
 	return n
 }
 
-func (d *Driver) pull(c taskConfig) error {
+// pull pulls the task's image, sending report Nomad's progress events
+// while it runs; its error names the image and says why the engine
+// refused it.
+func (d *Driver) pull(c taskConfig, report func(string)) error {
 	ref, err := reference.ParseNormalizedNamed(c.image)
 	if err != nil {
 		return fmt.Errorf("docker: image %q: %w", c.image, err)
@@ -148,57 +174,55 @@ func (d *Driver) pull(c taskConfig) error {
 	d.logger.Info("pulling image", "image", c.image)
 	resp, err := d.client.ImagePull(ctx, reference.TagNameOnly(ref).String(), opts)
 	if err != nil {
-		return fmt.Errorf("docker: pull image %q: %w", c.image, err)
+		if ctx.Err() == context.DeadlineExceeded {
+			return fmt.Errorf("docker: pull image %q: not done within image_pull_timeout %s", c.image, c.imagePullTimeout)
+		}
+		return pullError(c.image, err)
 	}
 	defer resp.Close()
 
 	// Each message from the engine is activity; none for
 	// pull_activity_timeout cancels the pull.
-	var mu sync.Mutex
-	last := time.Now()
-	stalled := make(chan struct{})
+	watch := newPullWatch(d.cfg.PullActivityTimeout, report, cancel)
 	done := make(chan struct{})
 	defer close(done)
-	go func() {
-		t := time.NewTicker(max(d.cfg.PullActivityTimeout/10, 100*time.Millisecond))
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				mu.Lock()
-				idle := time.Since(last)
-				mu.Unlock()
-				if idle > d.cfg.PullActivityTimeout {
-					close(stalled)
-					cancel()
-					return
-				}
+	go watch.run(done)
+	for msg, err := range resp.JSONMessages(ctx) {
+		if err == nil {
+			watch.observe(msg)
+			if msg.Error != nil {
+				err = errors.New(msg.Error.Message)
 			}
 		}
-	}()
-	for msg, err := range resp.JSONMessages(ctx) {
-		mu.Lock()
-		last = time.Now()
-		mu.Unlock()
-		if err == nil && msg.Error != nil {
-			err = errors.New(msg.Error.Message)
-		}
 		if err != nil {
-			select {
-			case <-stalled:
-				return fmt.Errorf("docker: pull image %q: no progress for %s (pull_activity_timeout)", c.image, d.cfg.PullActivityTimeout)
-			default:
+			if watch.isStalled() {
+				return fmt.Errorf("docker: pull image %q: no progress for %s (pull_activity_timeout); last: %s",
+					c.image, d.cfg.PullActivityTimeout, watch.summary())
 			}
 			if ctx.Err() == context.DeadlineExceeded {
 				return fmt.Errorf("docker: pull image %q: not done within image_pull_timeout %s", c.image, c.imagePullTimeout)
 			}
-			return fmt.Errorf("docker: pull image %q: %w", c.image, err)
+			return pullError(c.image, err)
 		}
 	}
-	d.logger.Info("image pulled", "image", c.image)
+	d.logger.Info("image pulled", "image", c.image, "progress", watch.summary())
 	return nil
+}
+
+// pullError words the engine's refusal of a pull: the image, what kind
+// of failure it is when that is known (a registry that refuses the
+// credentials, an image it does not have), and the engine's own words.
+func pullError(image string, err error) error {
+	msg := strings.ToLower(err.Error())
+	switch {
+	case cerrdefs.IsUnauthorized(err) || cerrdefs.IsPermissionDenied(err) ||
+		strings.Contains(msg, "unauthorized") || strings.Contains(msg, "authentication required") ||
+		strings.Contains(msg, "no basic auth credentials") || strings.Contains(msg, "denied"):
+		return fmt.Errorf("docker: pull image %q: authentication failed: %w", image, err)
+	case cerrdefs.IsNotFound(err) || strings.Contains(msg, "manifest unknown") || strings.Contains(msg, "not found"):
+		return fmt.Errorf("docker: pull image %q: image not found: %w", image, err)
+	}
+	return fmt.Errorf("docker: pull image %q: %w", image, err)
 }
 
 // notFound reports the engine's "no such image/container".

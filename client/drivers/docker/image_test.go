@@ -14,16 +14,40 @@ import (
 	"github.com/shoenig/test/wait"
 )
 
-// An image only a registry has is pulled and runs; a second task of the
-// same image starts from the engine's copy, without another pull.
+// events collects a task's driver messages as a task runner would.
+type events struct {
+	mu   sync.Mutex
+	msgs []string
+	imgs []string
+}
+
+func (ev *events) emit(msg string, details map[string]string) {
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	ev.msgs = append(ev.msgs, msg)
+	ev.imgs = append(ev.imgs, details["image"])
+}
+
+func (ev *events) get() []string {
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	return append([]string(nil), ev.msgs...)
+}
+
+// An image only the registry has is pulled and runs, with Nomad's
+// "Downloading image" event and then the pulled one; a second task of
+// the same image starts from the engine's copy, without another pull
+// and without those events.
 func TestDriver_PullsMissingImage(t *testing.T) {
 	e := dockertest.Require(t)
 	reg := dockertest.NewRegistry(t, "", "")
 	d := newDriver(t, e, nil)
-	image := reg.Addr + "/pulled/plain:1"
+	image := reg.Publish(t, e, "pulled/plain:1")
 	var asked int64
 	for i := range 2 {
 		tc := newTask(t, map[string]any{"image": image, "command": "echo", "args": []any{"pulled"}})
+		var ev events
+		tc.Emit = ev.emit
 		_, err := d.StartTask(tc)
 		must.NoError(t, err)
 		res := waitExit(t, d, tc.ID, time.Minute)
@@ -31,10 +55,14 @@ func TestDriver_PullsMissingImage(t *testing.T) {
 		must.Eq(t, "pulled\n", readLog(t, tc, tc.StdoutPrefix()))
 		must.NoError(t, d.DestroyTask(tc.ID))
 		if i == 0 {
-			asked = reg.Manifests.Load()
+			asked = reg.Manifests()
 			must.Positive(t, asked)
+			must.Eq(t, []string{"Downloading image", "Image " + image + " pulled"}, ev.get())
+			must.Eq(t, []string{image, image}, ev.imgs)
+		} else {
+			must.SliceEmpty(t, ev.get(), must.Sprint("the engine has the image: no pull"))
 		}
-		must.Eq(t, asked, reg.Manifests.Load(), must.Sprintf("run %d: the engine has the image", i))
+		must.Eq(t, asked, reg.Manifests(), must.Sprintf("run %d: the engine has the image", i))
 	}
 
 	// force_pull pulls even so.
@@ -43,49 +71,70 @@ func TestDriver_PullsMissingImage(t *testing.T) {
 	must.NoError(t, err)
 	must.True(t, waitExit(t, d, tc.ID, time.Minute).Successful())
 	must.NoError(t, d.DestroyTask(tc.ID))
-	must.Greater(t, asked, reg.Manifests.Load(), must.Sprint("force_pull asks the registry"))
+	must.Greater(t, asked, reg.Manifests(), must.Sprint("force_pull asks the registry"))
 }
 
-// A registry that asks for credentials gets the task's auth block; a
-// wrong password fails the start with the registry's answer.
+// A registry behind htpasswd gets the task's auth block; a wrong password
+// or none fails the start with an error naming the image and saying the
+// registry refused the credentials, after one pull.
 func TestDriver_PullWithAuth(t *testing.T) {
 	e := dockertest.Require(t)
 	reg := dockertest.NewRegistry(t, "robot", "s3cret")
 	d := newDriver(t, e, nil)
+	image := reg.Publish(t, e, "private/app:1")
 
-	bad := newTask(t, map[string]any{"image": reg.Addr + "/private/app:1", "command": "true",
+	bad := newTask(t, map[string]any{"image": image, "command": "true",
 		"auth": map[string]any{"username": "robot", "password": "wrong"}})
-	_, err := d.StartTask(bad)
-	must.ErrorContains(t, err, `pull image "`+reg.Addr+`/private/app:1"`)
+	var ev events
+	bad.Emit = ev.emit
+	_, errBad := d.StartTask(bad)
+	must.ErrorContains(t, errBad, `pull image "`+image+`": authentication failed`)
 	must.Eq(t, 0, containersOf(t, e, bad.AllocID, true))
+	must.Eq(t, []string{"Downloading image"}, ev.get())
+	must.Positive(t, reg.Manifests(), must.Sprint("the registry was asked, and refused"))
 
-	none := newTask(t, map[string]any{"image": reg.Addr + "/private/app:1", "command": "true"})
-	_, err = d.StartTask(none)
-	must.ErrorContains(t, err, "pull image")
+	none := newTask(t, map[string]any{"image": image, "command": "true"})
+	_, err := d.StartTask(none)
+	must.ErrorContains(t, err, `pull image "`+image+`": authentication failed`)
+	t.Logf("refused with a wrong password: %v", errBad)
+	t.Logf("refused without credentials: %v", err)
 
-	good := newTask(t, map[string]any{"image": reg.Addr + "/private/app:1", "command": "echo", "args": []any{"authed"},
+	good := newTask(t, map[string]any{"image": image, "command": "echo", "args": []any{"authed"},
 		"auth": []any{map[string]any{"username": "robot", "password": "s3cret"}}})
+	var okEv events
+	good.Emit = okEv.emit
 	_, err = d.StartTask(good)
 	must.NoError(t, err)
 	must.True(t, waitExit(t, d, good.ID, time.Minute).Successful())
 	must.Eq(t, "authed\n", readLog(t, good, good.StdoutPrefix()))
+	must.Eq(t, []string{"Downloading image", "Image " + image + " pulled"}, okEv.get())
 	must.NoError(t, d.DestroyTask(good.ID))
+
+	// An image the registry does not have says so.
+	missing := newTask(t, map[string]any{"image": reg.Addr + "/private/none:1", "command": "true",
+		"auth": map[string]any{"username": "robot", "password": "s3cret"}})
+	_, err = d.StartTask(missing)
+	must.ErrorContains(t, err, `pull image "`+reg.Addr+`/private/none:1": image not found`)
 }
 
-// Tasks that need an image while it is being pulled wait for that pull:
-// the registry is asked fewer times than there are tasks (each pull of
-// the engine asks at least once).
+// Tasks that need an image while it is being pulled wait for that pull
+// and hear its events: the registry is asked fewer times than there are
+// tasks (each pull of the engine asks at least once).
 func TestDriver_ConcurrentStartsPullOnce(t *testing.T) {
 	e := dockertest.Require(t)
 	reg := dockertest.NewRegistry(t, "", "")
+	reg.Publish(t, e, "shared/app:1")
+	gate := reg.Gate(t)
 	d := newDriver(t, e, nil)
-	reg.Hold()
-	image := reg.Addr + "/shared/app:1"
+	gate.Hold()
+	image := gate.Addr + "/shared/app:1"
 	tasks := make([]*drivers.TaskConfig, 3)
+	evs := make([]events, len(tasks))
 	errs := make([]error, len(tasks))
 	var wg sync.WaitGroup
 	for i := range tasks {
 		tasks[i] = newTask(t, map[string]any{"image": image, "command": "true"})
+		tasks[i].Emit = evs[i].emit
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -93,16 +142,17 @@ func TestDriver_ConcurrentStartsPullOnce(t *testing.T) {
 		}()
 	}
 	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
-		return reg.Manifests.Load() >= 1 && d.pulls.waiting(image) == len(tasks)-1
+		return gate.Manifests.Load() >= 1 && d.pulls.waiting(image) == len(tasks)-1
 	}), wait.Timeout(30*time.Second), wait.Gap(20*time.Millisecond)))
-	reg.Release()
+	gate.Release()
 	wg.Wait()
 	for i, tc := range tasks {
 		must.NoError(t, errs[i])
 		must.True(t, waitExit(t, d, tc.ID, time.Minute).Successful())
 		must.NoError(t, d.DestroyTask(tc.ID))
+		must.Eq(t, []string{"Downloading image", "Image " + image + " pulled"}, evs[i].get())
 	}
-	must.Less(t, int64(len(tasks)), reg.Manifests.Load())
+	must.Less(t, int64(len(tasks)), gate.Manifests.Load())
 }
 
 // Credentials from the plugin's auth.config file and auth.helper, and a
@@ -110,6 +160,8 @@ func TestDriver_ConcurrentStartsPullOnce(t *testing.T) {
 func TestDriver_PluginAuth(t *testing.T) {
 	e := dockertest.Require(t)
 	reg := dockertest.NewRegistry(t, "robot", "s3cret")
+	reg.Publish(t, e, "from/config:1")
+	reg.Publish(t, e, "from/helper:1")
 	dir := t.TempDir()
 
 	cfgFile := filepath.Join(dir, "config.json")
@@ -136,6 +188,7 @@ func TestDriver_PluginAuth(t *testing.T) {
 
 	// A config file that is not there fails the lookup.
 	public := dockertest.NewRegistry(t, "", "")
+	public.Publish(t, e, "lookup/fails:1")
 	dm := newDriver(t, e, map[string]any{"auth": map[string]any{"config": filepath.Join(dir, "missing.json")}})
 	tm := newTask(t, map[string]any{"image": public.Addr + "/lookup/fails:1", "command": "true"})
 	_, err = dm.StartTask(tm)
