@@ -400,6 +400,12 @@ func (tr *TaskRunner) tryStart() (id string, ok, retry bool) {
 		e := NewEvent(structs.TaskDriverFailure)
 		e.DriverError = err.Error()
 		tr.update("", e, nil)
+		var rec recoverable
+		if errors.As(err, &rec) && rec.IsRecoverable() {
+			// Another attempt may succeed (a registry that timed out):
+			// the restart policy decides, as for a failed run.
+			return "", false, tr.applyRestartPolicy(&drivers.ExitResult{ExitCode: -1, Err: err})
+		}
 		nr := NewEvent(structs.TaskNotRestarting)
 		nr.RestartReason = ReasonUnrecoverable
 		nr.FailsTask = true
@@ -411,6 +417,13 @@ func (tr *TaskRunner) tryStart() (id string, ok, retry bool) {
 	tr.mu.Unlock()
 	tr.update(structs.TaskStateRunning, NewEvent(structs.TaskStarted), func(l *state.LocalTaskState) { l.Handle = h })
 	return tc.ID, true, false
+}
+
+// recoverable is implemented by a driver's start error that another
+// attempt may not meet, as Nomad's drivers mark them; any other start
+// error fails the task at once, since retrying it would fail the same way.
+type recoverable interface {
+	IsRecoverable() bool
 }
 
 func (tr *TaskRunner) failValidation(err error) {

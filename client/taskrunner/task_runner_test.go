@@ -1,6 +1,7 @@
 package taskrunner
 
 import (
+	"errors"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -235,4 +236,64 @@ func TestTaskRunner_DriverMessagesAreEvents(t *testing.T) {
 		must.Eq(t, "Downloading image", st.Events[2].DriverMessage)
 		must.Eq(t, map[string]string{"image": "example/app:1"}, st.Events[2].Details)
 	})
+}
+
+// flakyStart is a start error the driver marks recoverable.
+type flakyStart struct{}
+
+func (flakyStart) Error() string       { return "registry timed out" }
+func (flakyStart) IsRecoverable() bool { return true }
+
+// failingDriver fails its first starts with err, then starts as the mock.
+type failingDriver struct {
+	*mock.Driver
+	fails int
+	err   error
+}
+
+func (d *failingDriver) StartTask(tc *drivers.TaskConfig) (*drivers.TaskHandle, error) {
+	if d.fails > 0 {
+		d.fails--
+		return nil, d.err
+	}
+	return d.Driver.StartTask(tc)
+}
+
+// A start error the driver marks recoverable is retried as the restart
+// policy allows; any other fails the task without a restart.
+func TestTaskRunner_StartErrorRecoverable(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		err      error
+		failed   bool
+		restarts uint64
+		types    []string
+	}{
+		{name: "recoverable", err: flakyStart{}, restarts: 1, types: []string{structs.TaskReceived, structs.TaskSetup,
+			structs.TaskDriverFailure, structs.TaskRestarting, structs.TaskStarted, structs.TaskTerminated}},
+		{name: "unrecoverable", err: errors.New("authentication failed"), failed: true, types: []string{structs.TaskReceived, structs.TaskSetup,
+			structs.TaskDriverFailure, structs.TaskNotRestarting}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				task := &structs.Task{Name: "t", Driver: mock.Name, Config: map[string]any{"run_for": "1s"}}
+				alloc := &structs.Allocation{ID: structs.GenerateUUID(), Name: "j.g[0]", TaskGroup: "g", JobID: "j",
+					Job: &structs.Job{ID: "j", Type: structs.JobTypeBatch, TaskGroups: []*structs.TaskGroup{{Name: "g", Tasks: []*structs.Task{task}}}}}
+				tr := New(Config{Alloc: alloc, Task: task, AllocDir: allocdir.New(t.TempDir(), alloc.ID),
+					Driver: &failingDriver{Driver: mock.New(), fails: 1, err: tc.err}, Logger: hclog.NewNullLogger(), JobType: structs.JobTypeBatch})
+				go tr.Run()
+				tr.Start()
+				<-tr.WaitCh()
+				st := tr.State()
+				must.Eq(t, tc.failed, st.Failed)
+				must.Eq(t, tc.restarts, st.Restarts)
+				var types []string
+				for _, e := range st.Events {
+					types = append(types, e.Type)
+				}
+				must.Eq(t, tc.types, types)
+				must.Eq(t, tc.err.Error(), st.Events[2].DisplayMessage)
+			})
+		})
+	}
 }

@@ -327,6 +327,10 @@ func TestDriver_StartFailsForMissingImage(t *testing.T) {
 	tc := newTask(t, map[string]any{"image": "127.0.0.1:1/nothing/here:1", "image_pull_timeout": "20s"})
 	_, err := d.StartTask(tc)
 	must.ErrorContains(t, err, `pull image "127.0.0.1:1/nothing/here:1"`)
+	// A registry that does not answer may answer later: the restart
+	// policy decides, as in Nomad.
+	var rec recoverableError
+	must.True(t, errors.As(err, &rec), must.Sprintf("%v is not recoverable", err))
 	must.Eq(t, 0, containersOf(t, e, tc.AllocID, true))
 }
 

@@ -175,7 +175,7 @@ func (d *Driver) pull(c taskConfig, report func(string)) error {
 	resp, err := d.client.ImagePull(ctx, reference.TagNameOnly(ref).String(), opts)
 	if err != nil {
 		if ctx.Err() == context.DeadlineExceeded {
-			return fmt.Errorf("docker: pull image %q: not done within image_pull_timeout %s", c.image, c.imagePullTimeout)
+			return recoverableError{fmt.Errorf("docker: pull image %q: not done within image_pull_timeout %s", c.image, c.imagePullTimeout)}
 		}
 		return pullError(c.image, err)
 	}
@@ -196,11 +196,11 @@ func (d *Driver) pull(c taskConfig, report func(string)) error {
 		}
 		if err != nil {
 			if watch.isStalled() {
-				return fmt.Errorf("docker: pull image %q: no progress for %s (pull_activity_timeout); last: %s",
-					c.image, d.cfg.PullActivityTimeout, watch.summary())
+				return recoverableError{fmt.Errorf("docker: pull image %q: no progress for %s (pull_activity_timeout); last: %s",
+					c.image, d.cfg.PullActivityTimeout, watch.summary())}
 			}
 			if ctx.Err() == context.DeadlineExceeded {
-				return fmt.Errorf("docker: pull image %q: not done within image_pull_timeout %s", c.image, c.imagePullTimeout)
+				return recoverableError{fmt.Errorf("docker: pull image %q: not done within image_pull_timeout %s", c.image, c.imagePullTimeout)}
 			}
 			return pullError(c.image, err)
 		}
@@ -209,9 +209,22 @@ func (d *Driver) pull(c taskConfig, report func(string)) error {
 	return nil
 }
 
+// recoverableError is a start error another attempt may not meet (a
+// pull that timed out, a registry or engine failing for a moment): the
+// task runner restarts the task as its restart policy allows, as Nomad
+// does. Other start errors fail the task at once.
+type recoverableError struct{ error }
+
+// IsRecoverable reports that another attempt may succeed.
+func (recoverableError) IsRecoverable() bool { return true }
+
+func (e recoverableError) Unwrap() error { return e.error }
+
 // pullError words the engine's refusal of a pull: the image, what kind
 // of failure it is when that is known (a registry that refuses the
-// credentials, an image it does not have), and the engine's own words.
+// credentials, an image it does not have: both hopeless, so not
+// recoverable), and the engine's own words; any other refusal is
+// recoverable.
 func pullError(image string, err error) error {
 	msg := strings.ToLower(err.Error())
 	switch {
@@ -222,7 +235,7 @@ func pullError(image string, err error) error {
 	case cerrdefs.IsNotFound(err) || strings.Contains(msg, "manifest unknown") || strings.Contains(msg, "not found"):
 		return fmt.Errorf("docker: pull image %q: image not found: %w", image, err)
 	}
-	return fmt.Errorf("docker: pull image %q: %w", image, err)
+	return recoverableError{fmt.Errorf("docker: pull image %q: %w", image, err)}
 }
 
 // notFound reports the engine's "no such image/container".

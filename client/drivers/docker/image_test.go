@@ -2,6 +2,7 @@ package docker
 
 import (
 	"encoding/base64"
+	"errors"
 	"os"
 	"path/filepath"
 	"sync"
@@ -89,6 +90,8 @@ func TestDriver_PullWithAuth(t *testing.T) {
 	bad.Emit = ev.emit
 	_, errBad := d.StartTask(bad)
 	must.ErrorContains(t, errBad, `pull image "`+image+`": authentication failed`)
+	var rec recoverableError
+	must.False(t, errors.As(errBad, &rec), must.Sprint("a refused password is refused again: not recoverable"))
 	must.Eq(t, 0, containersOf(t, e, bad.AllocID, true))
 	must.Eq(t, []string{"Downloading image"}, ev.get())
 	must.Positive(t, reg.Manifests(), must.Sprint("the registry was asked, and refused"))
@@ -115,6 +118,7 @@ func TestDriver_PullWithAuth(t *testing.T) {
 		"auth": map[string]any{"username": "robot", "password": "s3cret"}})
 	_, err = d.StartTask(missing)
 	must.ErrorContains(t, err, `pull image "`+reg.Addr+`/private/none:1": image not found`)
+	must.False(t, errors.As(err, &rec), must.Sprint("a missing image stays missing: not recoverable"))
 }
 
 // Tasks that need an image while it is being pulled wait for that pull
