@@ -242,7 +242,7 @@ func TestParseConfig_HCLNestedAndLabelled(t *testing.T) {
 		{name: "plugin without a name", body: "plugin {\n}\n", err: `x.hcl:1,8: Missing name for plugin`},
 		{name: "nested plugin config block warns", body: "plugin \"raw_exec\" {\n config {\n  enabled = true\n  auth { user = \"x\" }\n }\n}\n",
 			warning: `x.hcl:4,3: plugin config block "plugin.raw_exec.config.auth" is ignored`},
-		{name: "unknown plugin warns", body: "plugin \"docker\" {\n}\n", warning: `x.hcl:1,1: plugin "docker" is not available in nomadq`},
+		{name: "unknown plugin warns", body: "plugin \"podman\" {\n}\n", warning: `x.hcl:1,1: plugin "podman" is not available in nomadq; only docker, raw_exec, mock_driver are`},
 		{name: "several unknown keys in source order", body: "zz = 1\naa = 2\nbb {}\n", err: "x.hcl:1,1: unknown config key \"zz\"\nx.hcl:2,1: unknown config key \"aa\"\nx.hcl:3,1: unknown config key \"bb\""},
 	}
 	for _, tc := range cases {
