@@ -185,32 +185,44 @@ func Start() (*Engine, error) {
 
 // waitReady waits for the engine to answer a ping.
 func (e *Engine) waitReady(limit time.Duration) error {
+	return waitAnswer("dockerd", limit, 100*time.Millisecond, e.done, e.LogTail, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_, err := e.Client.Ping(ctx, client.PingOptions{NegotiateAPIVersion: true})
+		return err
+	})
+}
+
+// waitAnswer probes a process the tests started every gap until it
+// answers, it exits, or limit passes; the errors quote its log's tail.
+func waitAnswer(name string, limit, gap time.Duration, exited <-chan struct{}, tail func() string, probe func() error) error {
 	deadline := time.Now().Add(limit)
 	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		_, err := e.Client.Ping(ctx, client.PingOptions{NegotiateAPIVersion: true})
-		cancel()
+		err := probe()
 		if err == nil {
 			return nil
 		}
 		select {
-		case <-e.done:
-			return fmt.Errorf("dockerd exited before answering: %s", e.LogTail())
+		case <-exited:
+			return fmt.Errorf("%s exited before answering: %s", name, tail())
 		default:
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("dockerd did not answer within %s: %v; log: %s", limit, err, e.LogTail())
+			return fmt.Errorf("%s did not answer within %s: %v; log: %s", name, limit, err, tail())
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(gap)
 	}
 }
 
 // LogTail returns the last lines dockerd wrote, for failure messages.
-func (e *Engine) LogTail() string {
-	b, _ := os.ReadFile(filepath.Join(e.dir, "dockerd.log"))
+func (e *Engine) LogTail() string { return tailLines(filepath.Join(e.dir, "dockerd.log"), 15) }
+
+// tailLines returns the last n lines of a log file.
+func tailLines(file string, n int) string {
+	b, _ := os.ReadFile(file)
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	if len(lines) > 15 {
-		lines = lines[len(lines)-15:]
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
 }

@@ -131,26 +131,17 @@ func (r *Registry) logPath() string { return filepath.Join(r.dir, "registry.log"
 // waitReady waits for the registry to answer its API root (200, or 401
 // behind auth).
 func (r *Registry) waitReady(limit time.Duration) error {
-	deadline := time.Now().Add(limit)
-	for {
+	return waitAnswer("docker-registry", limit, 50*time.Millisecond, r.done, r.LogTail, func() error {
 		resp, err := http.Get("http://" + r.Addr + "/v2/")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusUnauthorized {
-				return nil
-			}
-			err = fmt.Errorf("status %s", resp.Status)
+		if err != nil {
+			return err
 		}
-		select {
-		case <-r.done:
-			return fmt.Errorf("docker-registry exited before answering: %s", r.LogTail())
-		default:
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusUnauthorized {
+			return fmt.Errorf("status %s", resp.Status)
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("docker-registry did not answer within %s: %v; log: %s", limit, err, r.LogTail())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 func (r *Registry) stop() {
@@ -167,14 +158,7 @@ func (r *Registry) stop() {
 
 // LogTail returns the last lines the registry wrote, for failure
 // messages.
-func (r *Registry) LogTail() string {
-	b, _ := os.ReadFile(r.logPath())
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	if len(lines) > 10 {
-		lines = lines[len(lines)-10:]
-	}
-	return strings.Join(lines, "\n")
-}
+func (r *Registry) LogTail() string { return tailLines(r.logPath(), 10) }
 
 // Manifests counts the manifest requests the registry answered since the
 // last Publish, from its access log.
