@@ -2,7 +2,9 @@
 // dockerd with its own data root, exec root and socket under a temp dir,
 // no bridge and no iptables rules, so tests neither touch nor depend on
 // a system engine. It also builds a small test image without network:
-// Debian's busybox-static imported as a one-layer rootfs.
+// Debian's busybox-static imported as a one-layer rootfs; and runs
+// Debian's docker-registry on 127.0.0.1 for the pull tests, the test
+// image pushed to it by the engine (NewRegistry, Publish).
 //
 // A package starts one engine in TestMain and its tests call Require,
 // which skips them with the reason when the engine could not be started
