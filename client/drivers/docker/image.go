@@ -228,9 +228,10 @@ func (e recoverableError) Unwrap() error { return e.error }
 func pullError(image string, err error) error {
 	msg := strings.ToLower(err.Error())
 	switch {
-	case cerrdefs.IsUnauthorized(err) || cerrdefs.IsPermissionDenied(err) ||
+	case cerrdefs.IsUnauthorized(err) ||
 		strings.Contains(msg, "unauthorized") || strings.Contains(msg, "authentication required") ||
-		strings.Contains(msg, "no basic auth credentials") || strings.Contains(msg, "denied"):
+		strings.Contains(msg, "no basic auth credentials") || strings.Contains(msg, "pull access denied") ||
+		strings.Contains(msg, "requested access to the resource is denied"):
 		return fmt.Errorf("docker: pull image %q: authentication failed: %w", image, err)
 	case cerrdefs.IsNotFound(err) || strings.Contains(msg, "manifest unknown") || strings.Contains(msg, "not found"):
 		return fmt.Errorf("docker: pull image %q: image not found: %w", image, err)

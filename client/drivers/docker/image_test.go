@@ -203,3 +203,25 @@ func TestDriver_PluginAuth(t *testing.T) {
 	must.True(t, waitExit(t, dm, ts.ID, time.Minute).Successful())
 	must.NoError(t, dm.DestroyTask(ts.ID))
 }
+
+// The engine's refusals are told apart by their words, since an engine
+// hands most registry errors back as a plain 500.
+func TestPullError(t *testing.T) {
+	for _, tc := range []struct {
+		engine      string
+		want        string
+		recoverable bool
+	}{
+		{"Error response from daemon: unauthorized: authentication required", "authentication failed: ", false},
+		{`Error response from daemon: Head "http://r/v2/a/manifests/1": no basic auth credentials`, "authentication failed: ", false},
+		{"Error response from daemon: pull access denied for app, repository does not exist or may require 'docker login'", "authentication failed: ", false},
+		{"Error response from daemon: manifest for r/a:1 not found: manifest unknown: manifest unknown", "image not found: ", false},
+		{`Error response from daemon: Get "http://r/v2/": dial tcp r:443: connect: connection refused`, "", true},
+		{"Error response from daemon: received unexpected HTTP status: 503 Service Unavailable", "", true},
+	} {
+		err := pullError("r/a:1", errors.New(tc.engine))
+		must.EqError(t, err, `docker: pull image "r/a:1": `+tc.want+tc.engine)
+		var rec recoverableError
+		must.Eq(t, tc.recoverable, errors.As(err, &rec), must.Sprint(tc.engine))
+	}
+}
