@@ -116,6 +116,14 @@ func (s *Server) establishLeadership() error {
 	}
 
 	s.leaderLock.Lock()
+	select {
+	case <-s.shutdownCh:
+		// Shutdown closes shutdownCh before its revokeLeadership takes
+		// leaderLock: loops started now might never be stopped.
+		s.leaderLock.Unlock()
+		return nil
+	default:
+	}
 	if err := s.enableLeaderStructuresLocked(); err != nil {
 		s.disableLeaderStructuresLocked()
 		s.leaderLock.Unlock()
