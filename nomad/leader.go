@@ -120,6 +120,7 @@ func (s *Server) establishLeadership() error {
 	case <-s.shutdownCh:
 		// Shutdown closes shutdownCh before its revokeLeadership takes
 		// leaderLock: loops started now might never be stopped.
+		s.disableLeaderStructuresLocked()
 		s.leaderLock.Unlock()
 		return nil
 	default:
@@ -178,6 +179,9 @@ func (s *Server) revokeLeadership() {
 	s.leaderLock.Lock()
 	defer s.leaderLock.Unlock()
 	if s.leaderCancel == nil {
+		// Leadership was never established, but RPCs served meanwhile
+		// may have armed heartbeat timers.
+		s.disableLeaderStructuresLocked()
 		return
 	}
 	s.leaderCancel()
