@@ -1,7 +1,5 @@
 package state
 
-
-
 // writeFault is a test's hook into the DB's alloc writes.
 type writeFault struct{ fn func() error }
 
@@ -24,4 +22,3 @@ func (d *DB) injectedFault() error {
 	}
 	return nil
 }
-
