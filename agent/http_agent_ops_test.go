@@ -112,12 +112,24 @@ func TestAgentOps_SchedulerWorkers(t *testing.T) {
 	c := apiClient(t, a)
 	ag := c.Agent()
 
-	info, err := ag.GetSchedulerWorkersInfo(nil)
-	must.NoError(t, err)
+	// The workers are a leader loop: they start just after the agent
+	// is ready, so wait for them to report started.
+	var info *api.AgentSchedulerWorkersInfo
+	must.Wait(t, wait.InitialSuccess(wait.ErrorFunc(func() error {
+		var err error
+		if info, err = ag.GetSchedulerWorkersInfo(nil); err != nil {
+			return err
+		}
+		for _, w := range info.Schedulers {
+			if w.Status != "Started" {
+				return fmt.Errorf("worker %s is %s", w.ID, w.Status)
+			}
+		}
+		return nil
+	}), wait.Timeout(30*time.Second), wait.Gap(20*time.Millisecond)))
 	must.Eq(t, a.config.Name+".global", info.ServerID)
 	must.Len(t, 2, info.Schedulers)
 	for _, w := range info.Schedulers {
-		must.Eq(t, "Started", w.Status)
 		must.SliceContainsAll(t, []string{"batch", "system", "sysbatch", "service", "_core"}, w.EnabledSchedulers)
 		_, err := time.Parse(time.RFC3339Nano, w.Started)
 		must.NoError(t, err)
