@@ -1,27 +1,21 @@
 package client
 
 import (
-	"os/exec"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/shoenig/test/must"
+
+	"github.com/nomadq/nomadq/internal/depstest"
 )
 
 // TestDeps_ClientDoesNotLinkTheServer keeps the client's build free of the
 // server: it reaches servers through msgpackrpc only, so a client binary
 // carries no Raft, no state store and no scheduler.
 func TestDeps_ClientDoesNotLinkTheServer(t *testing.T) {
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("the go tool is not on PATH; cannot list the client's dependencies")
-	}
 	// Run from this package's directory, so ./... is the client's tree.
 	// Without -test: tests may start a server, the client must not.
-	out, err := exec.Command(goTool, "list", "-deps", "-f", "{{.ImportPath}}", "./...").CombinedOutput()
-	must.NoError(t, err, must.Sprintf("go list: %s", out))
-	deps := strings.Fields(string(out))
+	deps := depstest.Deps(t, false, "./...")
 	must.SliceContains(t, deps, "github.com/nomadq/nomadq/msgpackrpc", must.Sprint("the listing should include the shared RPC package"))
 
 	forbidden := []struct {
@@ -46,7 +40,7 @@ func TestDeps_ClientDoesNotLinkTheServer(t *testing.T) {
 				if slices.Contains(f.except, d) {
 					continue
 				}
-				if d == f.pkg || strings.HasPrefix(d, f.pkg+"/") {
+				if depstest.Within(d, f.pkg) {
 					t.Errorf("./client/... depends on %s (%s)", d, f.why)
 				}
 			}

@@ -1,11 +1,12 @@
 package config
 
 import (
-	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/shoenig/test/must"
+
+	"github.com/nomadq/nomadq/internal/depstest"
 )
 
 // TestDeps_ConfigStartsNothing keeps the configuration a description:
@@ -13,13 +14,7 @@ import (
 // client, whose packages start listeners, Raft and tasks. Test files
 // count too (-test).
 func TestDeps_ConfigStartsNothing(t *testing.T) {
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("the go tool is not on PATH; cannot list the package's dependencies")
-	}
-	out, err := exec.Command(goTool, "list", "-deps", "-test", "-f", "{{.ImportPath}}", ".").CombinedOutput()
-	must.NoError(t, err, must.Sprintf("go list: %s", out))
-	deps := strings.Fields(string(out))
+	deps := depstest.Deps(t, true, ".")
 	must.SliceContains(t, deps, "github.com/nomadq/nomadq/agent/config", must.Sprint("the listing should include the package itself"))
 	for _, pkg := range []string{
 		"github.com/nomadq/nomadq/agent",
@@ -30,7 +25,7 @@ func TestDeps_ConfigStartsNothing(t *testing.T) {
 		"github.com/nomadq/nomadq/msgpackrpc",
 	} {
 		for _, d := range deps {
-			if d == pkg || (strings.HasPrefix(d, pkg+"/") && !strings.HasPrefix(d, "github.com/nomadq/nomadq/agent/config")) {
+			if depstest.Within(d, pkg) && !strings.HasPrefix(d, "github.com/nomadq/nomadq/agent/config") {
 				t.Errorf("agent/config depends on %s; it must start nothing, so it may not link %s", d, pkg)
 			}
 		}
