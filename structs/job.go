@@ -461,7 +461,9 @@ type WaitConfig struct {
 	Max *time.Duration
 }
 
-// Service is a service registration; carried for wire compatibility.
+// Service is a service block of a group or task. Services with provider
+// "nomad" are registered in the servers' catalog while the alloc runs
+// (ServiceRegistration) and their Checks run on the client.
 type Service struct {
 	Name        string
 	PortLabel   string
@@ -469,6 +471,7 @@ type Service struct {
 	Provider    string
 	AddressMode string
 	TaskName    string
+	Checks      []*ServiceCheck
 
 	CanaryTags        []string
 	EnableTagOverride bool
