@@ -241,7 +241,7 @@ func (tg *TaskGroup) validate(errs *MultiError, j *Job) {
 		add("ephemeral_disk size %d is not allowed: must be at least %d MB", d.SizeMB, MinEphemeralDiskMB)
 	}
 	if u := tg.Update; u != nil && (j.Type == JobTypeService || j.Type == JobTypeSystem) {
-		validateUpdate(errs, ctx, u, j.Type)
+		validateUpdate(errs, ctx, u)
 	}
 	if m := tg.Migrate; m != nil {
 		validateMigrate(errs, ctx, m)
@@ -253,7 +253,7 @@ func (tg *TaskGroup) validate(errs *MultiError, j *Job) {
 	for _, n := range tg.Networks {
 		validateNetwork(errs, ctx, n, ports)
 	}
-	validateServices(errs, ctx, tg.Services)
+	tg.validateServices(errs, ctx, ports)
 	if !tooMany(errs, ctx, "volumes", len(tg.Volumes), MaxListEntries) {
 		validateVolumes(errs, ctx, tg.Volumes)
 	}
@@ -267,7 +267,6 @@ func (tg *TaskGroup) validate(errs *MultiError, j *Job) {
 	}
 	seen := make(map[string]int, len(tg.Tasks))
 	var leaders []string
-	logMB := 0
 	for i, t := range tg.Tasks {
 		if t == nil {
 			add("task %d is null: a task needs a name and a driver", i+1)
@@ -284,16 +283,10 @@ func (tg *TaskGroup) validate(errs *MultiError, j *Job) {
 		if t.Leader {
 			leaders = append(leaders, t.Name)
 		}
-		if t.LogConfig != nil && !t.LogConfig.Disabled {
-			logMB += t.LogConfig.MaxFiles * t.LogConfig.MaxFileSizeMB
-		}
 		t.validate(errs, tg, ports)
 	}
 	if len(leaders) > 1 {
 		add("tasks %s are all marked leader: at most one task may be the leader", strings.Join(quoteAll(leaders), ", "))
-	}
-	if d := tg.EphemeralDisk; d != nil && d.SizeMB >= MinEphemeralDiskMB && logMB > d.SizeMB {
-		add("log storage of %d MB (max_files x max_file_size of all tasks) is not allowed: must fit in ephemeral_disk size %d MB", logMB, d.SizeMB)
 	}
 }
 
@@ -380,7 +373,7 @@ func validateRestart(errs *MultiError, ctx string, r *RestartPolicy) {
 	}
 }
 
-func validateUpdate(errs *MultiError, ctx string, u *UpdateStrategy, jobType string) {
+func validateUpdate(errs *MultiError, ctx string, u *UpdateStrategy) {
 	add := func(format string, a ...any) { errs.Add(fmt.Errorf(ctx+": "+format, a...)) }
 	switch u.HealthCheck {
 	case "checks", "task_states", "manual":
@@ -392,8 +385,6 @@ func validateUpdate(errs *MultiError, ctx string, u *UpdateStrategy, jobType str
 	}
 	if u.Canary < 0 {
 		add("update canary %d is not allowed: must be zero or more", u.Canary)
-	} else if u.Canary > 0 && jobType == JobTypeSystem {
-		add("update canary %d is not allowed for system jobs: must be 0", u.Canary)
 	}
 	if u.MaxParallel == 0 {
 		// Rolling updates are off; the timings are not used.
@@ -593,6 +584,11 @@ func (t *Task) validate(errs *MultiError, tg *TaskGroup, ports map[string]bool) 
 		if l.MaxFileSizeMB < 1 {
 			add("logs max_file_size %d is not allowed: must be at least 1 MB", l.MaxFileSizeMB)
 		}
+		// Each task's logs are held to the group's disk on their own, as
+		// Nomad checks them: the tasks' logs are not added up.
+		if d := tg.EphemeralDisk; d != nil && d.SizeMB >= MinEphemeralDiskMB && l.MaxFiles*l.MaxFileSizeMB >= d.SizeMB {
+			add("log storage of %d MB (max_files x max_file_size) is not allowed: must be less than ephemeral_disk size %d MB", l.MaxFiles*l.MaxFileSizeMB, d.SizeMB)
+		}
 	}
 	if l := t.Lifecycle; l != nil {
 		switch l.Hook {
@@ -607,7 +603,7 @@ func (t *Task) validate(errs *MultiError, tg *TaskGroup, ports map[string]bool) 
 	}
 	validateConstraints(errs, ctx, t.Constraints, true)
 	validateAffinities(errs, ctx, t.Affinities)
-	validateServices(errs, ctx, t.Services)
+	t.validateServices(errs, ctx, ports)
 	t.validateArtifacts(errs, ctx)
 	t.validateTemplates(errs, ctx)
 	if !tooMany(errs, ctx, "volume mounts", len(t.VolumeMounts), MaxListEntries) {
@@ -635,8 +631,8 @@ func (t *Task) validateArtifacts(errs *MultiError, ctx string) {
 		default:
 			add("artifact %d mode %q is not allowed: must be one of any, file, dir", i+1, a.GetterMode)
 		}
-		if escapesTaskDir(a.RelativeDest) {
-			add("artifact %d destination %q is not allowed: must stay inside the task directory", i+1, a.RelativeDest)
+		if escapesAllocDir(a.RelativeDest) {
+			add("artifact %d destination %q is not allowed: must stay inside the allocation directory (the task directory, or ../alloc for the shared one)", i+1, a.RelativeDest)
 		}
 		if g := artifactGetter(a.GetterSource); g != "" && !slices.Contains(ArtifactGetters, g) {
 			add("artifact %d source %q is not supported by nomadq: %q sources cannot be fetched; allowed are %s",
@@ -721,6 +717,16 @@ func escapesTaskDir(dest string) bool {
 		return false
 	}
 	c := path.Clean(dest)
+	return c == ".." || strings.HasPrefix(c, "../")
+}
+
+// escapesAllocDir reports whether a destination relative to a task's
+// directory climbs out of the allocation directory, its parent. Nomad
+// allows the rest: "../alloc/x" is the directory its tasks share. An
+// absolute destination is taken as relative to the task directory, as
+// Nomad's client joins it.
+func escapesAllocDir(dest string) bool {
+	c := path.Join("task", dest)
 	return c == ".." || strings.HasPrefix(c, "../")
 }
 

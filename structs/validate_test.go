@@ -265,7 +265,47 @@ func TestValidate_SingleErrors(t *testing.T) {
 		{
 			name:   "logs larger than disk",
 			mutate: func(j *Job) { j.TaskGroups[0].Tasks[0].LogConfig.MaxFiles = 40 },
-			err:    `Task group "g": log storage of 400 MB (max_files x max_file_size of all tasks) is not allowed: must fit in ephemeral_disk size 300 MB`,
+			err:    `Task group "g", task "t": log storage of 400 MB (max_files x max_file_size) is not allowed: must be less than ephemeral_disk size 300 MB`,
+		},
+		{
+			name:   "logs as large as the disk",
+			mutate: func(j *Job) { j.TaskGroups[0].Tasks[0].LogConfig.MaxFiles = 30 },
+			err:    `Task group "g", task "t": log storage of 300 MB (max_files x max_file_size) is not allowed: must be less than ephemeral_disk size 300 MB`,
+		},
+		{
+			// Nomad holds each task's logs to the disk on their own: two
+			// tasks of 200 MB each fit a 300 MB disk.
+			name: "logs of two tasks together larger than the disk",
+			mutate: func(j *Job) {
+				tg := j.TaskGroups[0]
+				tg.Tasks[0].LogConfig.MaxFiles = 20
+				u := tg.Tasks[0].Copy()
+				u.Name = "u"
+				tg.Tasks = append(tg.Tasks, u)
+			},
+		},
+		{
+			name: "disabled logs larger than the disk",
+			mutate: func(j *Job) {
+				j.TaskGroups[0].Tasks[0].LogConfig = &LogConfig{MaxFiles: 40, MaxFileSizeMB: 10, Disabled: true}
+			},
+		},
+		{
+			name: "system job with canaries",
+			typ:  JobTypeSystem,
+			mutate: func(j *Job) {
+				j.TaskGroups[0].Update.Canary = 1
+				j.TaskGroups[0].Update.AutoPromote = true
+			},
+		},
+		{
+			name: "artifact into the shared alloc dir",
+			mutate: func(j *Job) {
+				j.TaskGroups[0].Tasks[0].Artifacts = []*TaskArtifact{
+					{GetterSource: "https://x", GetterMode: "any", RelativeDest: "../alloc/data"},
+					{GetterSource: "https://y", GetterMode: "any", RelativeDest: "/local/y"},
+				}
+			},
 		},
 		{
 			name: "two leaders",
@@ -297,7 +337,14 @@ func TestValidate_SingleErrors(t *testing.T) {
 			mutate: func(j *Job) {
 				j.TaskGroups[0].Tasks[0].Artifacts = []*TaskArtifact{{GetterSource: "https://x", GetterMode: "any", RelativeDest: "../../etc"}}
 			},
-			err: `Task group "g", task "t": artifact 1 destination "../../etc" is not allowed: must stay inside the task directory`,
+			err: `Task group "g", task "t": artifact 1 destination "../../etc" is not allowed: must stay inside the allocation directory (the task directory, or ../alloc for the shared one)`,
+		},
+		{
+			name: "artifact escapes through the alloc dir",
+			mutate: func(j *Job) {
+				j.TaskGroups[0].Tasks[0].Artifacts = []*TaskArtifact{{GetterSource: "https://x", GetterMode: "any", RelativeDest: "../alloc/../../x"}}
+			},
+			err: `Task group "g", task "t": artifact 1 destination "../alloc/../../x" is not allowed: must stay inside the allocation directory (the task directory, or ../alloc for the shared one)`,
 		},
 		{
 			name: "template bad perms",
