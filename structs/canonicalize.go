@@ -191,6 +191,9 @@ func (t *Task) canonicalize(j *Job, tg *TaskGroup) {
 	canonicalizeAffinities(t.Affinities)
 	for _, s := range t.Services {
 		if s != nil {
+			if s.TaskName == "" {
+				s.TaskName = t.Name
+			}
 			s.canonicalize(j.Name + "-" + tg.Name + "-" + t.Name)
 		}
 	}
@@ -221,6 +224,11 @@ func (s *Service) canonicalize(defaultName string) {
 	}
 	if s.Cluster == "" {
 		s.Cluster = ServiceDefaultCluster
+	}
+	for _, c := range s.Checks {
+		if c != nil {
+			c.canonicalize(s)
+		}
 	}
 }
 
