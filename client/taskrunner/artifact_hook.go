@@ -84,7 +84,7 @@ func fetchArtifact(ctx context.Context, req *prestartRequest, a *structs.TaskArt
 	if err != nil {
 		return err
 	}
-	dest, err := insideDir(req.TaskDir, env.Interpolate(a.RelativeDest))
+	dest, err := artifactDest(req.TaskDir, req.AllocDir, env.Interpolate(a.RelativeDest))
 	if err != nil {
 		return fmt.Errorf("destination: %w", err)
 	}
@@ -207,6 +207,19 @@ func insideDir(dir, rel string) (string, error) {
 	r, err := filepath.Rel(dir, p)
 	if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
 		return "", fmt.Errorf("path %q escapes the task directory", rel)
+	}
+	return p, nil
+}
+
+// artifactDest is where an artifact with destination rel lands: rel is
+// taken from the task directory, an absolute one too (as Nomad's client
+// joins it), and may reach the rest of the allocation directory, the
+// shared "../alloc" above all, but not beyond it.
+func artifactDest(taskDir, allocDir, rel string) (string, error) {
+	p := filepath.Join(taskDir, rel)
+	r, err := filepath.Rel(allocDir, p)
+	if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+		return "", fmt.Errorf("path %q escapes the allocation directory", rel)
 	}
 	return p, nil
 }

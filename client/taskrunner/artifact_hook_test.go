@@ -177,7 +177,17 @@ func TestArtifactHook(t *testing.T) {
 		{
 			name: "destination escapes",
 			art:  structs.TaskArtifact{GetterSource: srv.URL + "/config.json", GetterMode: "file", RelativeDest: "../../x"},
-			err:  `destination: path "../../x" escapes the task directory`,
+			err:  `destination: path "../../x" escapes the allocation directory`,
+		},
+		{
+			name: "destination in the shared alloc dir",
+			art:  structs.TaskArtifact{GetterSource: srv.URL + "/app.tar.gz", GetterMode: "any", RelativeDest: "../alloc/app"},
+			want: map[string]string{"../alloc/app/README": "read me", "../alloc/app/bin/app.sh": "echo hi\n"},
+		},
+		{
+			name: "absolute destination is in the task dir",
+			art:  structs.TaskArtifact{GetterSource: srv.URL + "/config.json", GetterMode: "file", RelativeDest: "/local/abs.json"},
+			want: map[string]string{"local/abs.json": `{"a":1}`},
 		},
 	}
 	for _, tc := range cases {
