@@ -40,6 +40,9 @@ type FSM struct {
 	// groupedEntries counts the entries applied in a shared transaction.
 	groupedEntries atomic.Int64
 
+	// fault is set by the first committed entry that does not decode.
+	fault fault
+
 	eventPublisher
 }
 
@@ -78,9 +81,10 @@ func (f *FSM) State() *state.StateStore {
 	return f.state
 }
 
-// Apply applies one log entry and returns nil or the error that the
-// caller of raftApply receives.
-func (f *FSM) Apply(l *raft.Log) any {
+// applyEntry applies one log entry (see Apply). An entry that does not
+// decode is answered with an error matching ErrCorruptEntry; one that
+// decodes but that a state rule refuses, with that rule's error.
+func (f *FSM) applyEntry(l *raft.Log) any {
 	if len(l.Data) == 0 {
 		return nil
 	}
@@ -159,18 +163,19 @@ func (f *FSM) Apply(l *raft.Log) any {
 		f.logger.Warn("ignoring unknown message type", "type", uint8(msgType), "index", l.Index)
 		return nil
 	}
-	// Every server rejects the entry the same way, so states stay equal;
-	// the writer gets the error back from raftApply.
-	err := fmt.Errorf("fsm: unknown message type %d at index %d: not applied", uint8(msgType), l.Index)
-	f.logger.Error("rejecting log entry", "error", err)
-	return err
+	// A server that skipped an entry it cannot read would hold a state
+	// no other server holds (one that knows the type, a newer version,
+	// applies it), so this is a fault: Apply stops the FSM.
+	return unknownType(msgType)
 }
 
 func decode[T any](buf []byte, msgType structs.MessageType) (*T, error) {
 	var req T
 	if err := structs.Decode(buf, &req); err != nil {
-		return nil, fmt.Errorf("fsm: decode %s: %w", msgType, err)
+		return nil, notDecodable(msgType, err)
 	}
+	// A nil object decodes: the entry is well-formed and refused by
+	// every server alike, as a state rule refuses one.
 	if err := checkEntries(&req); err != nil {
 		return nil, fmt.Errorf("fsm: decode %s: %w", msgType, err)
 	}
@@ -435,6 +440,9 @@ func (f *FSM) enqueue(evals []*structs.Evaluation) {
 // Snapshot captures the state for Raft; it is written out later, off the
 // apply path.
 func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
+	if err := f.errFaulted(); err != nil {
+		return nil, err
+	}
 	snap, err := f.State().Snapshot()
 	if err != nil {
 		return nil, err
@@ -446,6 +454,9 @@ func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
 // store are woken through its abandon channel.
 func (f *FSM) Restore(r io.ReadCloser) error {
 	defer r.Close()
+	if err := f.errFaulted(); err != nil {
+		return err
+	}
 	start := time.Now()
 	st, err := state.RestoreFrom(r)
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"io"
 	"testing"
 
-	"github.com/hashicorp/raft"
 	"github.com/shoenig/test/must"
 
 	"github.com/nomadq/nomadq/internal/mock"
@@ -109,27 +108,6 @@ func TestFSM_AppliesEveryMessageType(t *testing.T) {
 	latest, err := st().LatestIndex()
 	must.NoError(t, err)
 	must.Eq(t, uint64(13), latest)
-}
-
-func TestFSM_UnknownMessageTypes(t *testing.T) {
-	f := testFSM(t)
-	before, _ := f.State().LatestIndex()
-
-	resp := f.Apply(&raft.Log{Index: 1, Data: []byte{99, 0x80}})
-	err, ok := resp.(error)
-	must.True(t, ok)
-	must.EqError(t, err, "fsm: unknown message type 99 at index 1: not applied")
-
-	// Flagged ignorable: skipped without an error.
-	must.Nil(t, f.Apply(&raft.Log{Index: 2, Data: []byte{byte(structs.IgnoreUnknownTypeFlag | 99), 0x80}}))
-
-	// A known type with a body that does not decode is an error too.
-	resp = f.Apply(&raft.Log{Index: 3, Data: []byte{byte(structs.JobRegisterRequestType), 0xc1}})
-	_, ok = resp.(error)
-	must.True(t, ok)
-
-	after, _ := f.State().LatestIndex()
-	must.Eq(t, before, after)
 }
 
 func TestFSM_SnapshotRestoreRoundTrip(t *testing.T) {

@@ -70,7 +70,8 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
 		for j < len(logs) && j-i < maxGroupCommit && groupable(logs[j]) {
 			j++
 		}
-		if j-i >= 2 {
+		// A stopped FSM applies nothing: Apply refuses each entry.
+		if j-i >= 2 && f.Fault() == nil {
 			f.groupCommit(logs[i:j], out[i:j])
 			i = j
 			continue
