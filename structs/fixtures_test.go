@@ -126,7 +126,7 @@ func testJob() *Job {
 							{
 								Name:              "server-internal",
 								PortLabel:         "admin",
-								Provider:          "consul",
+								Provider:          "nomad",
 								AddressMode:       "host",
 								EnableTagOverride: true,
 								CanaryMeta: map[string]string{
@@ -373,7 +373,7 @@ func testJob() *Job {
 					{
 						Name:        "web-frontend-frontend",
 						PortLabel:   "metrics",
-						Provider:    "consul",
+						Provider:    "nomad",
 						AddressMode: "auto",
 						OnUpdate:    "require_healthy",
 						Cluster:     "default",

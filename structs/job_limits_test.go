@@ -90,10 +90,10 @@ func TestValidate_SizeLimits(t *testing.T) {
 			j.TaskGroups[0].Networks = []*NetworkResource{{DynamicPorts: repeated(n, func(i int) Port { return Port{Label: "p" + strconv.Itoa(i)} })}}
 		}, group + `%d network ports are not allowed: at most %d`},
 		{"group services", MaxListEntries, func(j *Job, n int) {
-			j.TaskGroups[0].Services = repeated(n, func(i int) *Service { return &Service{Name: "s" + strconv.Itoa(i)} })
+			j.TaskGroups[0].Services = repeated(n, func(i int) *Service { return &Service{Name: "s" + strconv.Itoa(i), Provider: ServiceProviderNomad} })
 		}, group + `%d services are not allowed: at most %d`},
 		{"task services", MaxListEntries, func(j *Job, n int) {
-			task(j).Services = repeated(n, func(i int) *Service { return &Service{Name: "s" + strconv.Itoa(i)} })
+			task(j).Services = repeated(n, func(i int) *Service { return &Service{Name: "s" + strconv.Itoa(i), Provider: ServiceProviderNomad} })
 		}, tsk + `%d services are not allowed: at most %d`},
 		{"volumes", MaxListEntries, func(j *Job, n int) {
 			vols := make(map[string]*VolumeRequest, n)
