@@ -31,13 +31,19 @@ type rule struct {
 	values []any
 	// reason says why an ignored field carries no meaning.
 	reason string
+	// warning is what a warned field is answered with.
+	warning string
 }
 
 var (
 	mapped  = rule{kind: kindMapped}
 	refused = rule{kind: kindRefused}
-	warned  = rule{kind: kindWarned}
+	warned  = rule{kind: kindWarned, warning: rolloutWarning}
 )
+
+// warnedWith accepts a field with the given warning in the register, plan
+// and validate answers.
+func warnedWith(warning string) rule { return rule{kind: kindWarned, warning: warning} }
 
 // fixed accepts a field only when it is unset or holds one of values.
 func fixed(values ...any) rule { return rule{kind: kindFixed, values: values} }
@@ -47,6 +53,10 @@ func ignored(reason string) rule { return rule{kind: kindIgnored, reason: reason
 
 // rolloutWarning is what update blocks are answered with.
 const rolloutWarning = "rolling updates and canaries are not implemented by nomadq; an update replaces every alloc at once"
+
+// diskWarning is what a task's resources disk is answered with: Nomad
+// deprecated it and ignores it, and so does nomadq.
+const diskWarning = "resources disk is deprecated and ignored, as in Nomad: the group's ephemeral_disk size is the disk its tasks get"
 
 // Check refuses a submitted job that sets a field nomadq would not act on,
 // naming each such field, and returns the warnings for the fields it
@@ -174,7 +184,7 @@ func (c *checker) walk(v reflect.Value, where, path string) {
 				continue
 			}
 		case kindWarned:
-			c.warn(where, fp.field)
+			c.warn(where, p, fp.field, r.warning)
 		}
 		if fp.holds {
 			blocks = append(blocks, inner{fv, p})
@@ -226,15 +236,21 @@ func (c *checker) descend(v reflect.Value, where, path string) {
 	}
 }
 
-// warn records the rollout warning for an update block. In a
-// batch or sysbatch job update means nothing at all, which
-// structs.Job.Warnings says instead.
-func (c *checker) warn(where string, f reflect.StructField) {
-	block := hclName(f)
-	if block == "update" && (c.jobType == structs.JobTypeBatch || c.jobType == structs.JobTypeSysBatch) {
-		return
+// warn records a warned field's warning. The rollout warning is given
+// for the update block; in a batch or sysbatch job update means nothing
+// at all, which structs.Job.Warnings says instead. Other warnings name
+// the field by its place in the job file (resources disk).
+func (c *checker) warn(where, path string, f reflect.StructField, warning string) {
+	var w string
+	if warning == rolloutWarning {
+		block := hclName(f)
+		if block == "update" && (c.jobType == structs.JobTypeBatch || c.jobType == structs.JobTypeSysBatch) {
+			return
+		}
+		w = fmt.Sprintf("%s: %s block: %s", where, block, warning)
+	} else {
+		w = fmt.Sprintf("%s: field %q: %s", where, path, warning)
 	}
-	w := fmt.Sprintf("%s: %s block: %s", where, block, rolloutWarning)
 	if !slices.Contains(c.warnings, w) {
 		c.warnings = append(c.warnings, w)
 	}

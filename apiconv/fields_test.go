@@ -163,7 +163,7 @@ func TestFields_Behaviour(t *testing.T) {
 				must.NoError(t, err)
 				must.SliceNotEmpty(t, warnings)
 				must.StrContains(t, warnings[0], fp.where+": ")
-				must.StrContains(t, warnings[0], rolloutWarning)
+				must.StrContains(t, warnings[0], fp.rule.warning)
 			case kindIgnored:
 				must.NotEq(t, "", fp.rule.reason, must.Sprint("an ignored field needs its reason"))
 				_, _, err := Convert(jobWith(fp, samples[0]))

@@ -59,7 +59,6 @@ func TestJobValidate_RefusesFieldsWithoutEffect(t *testing.T) {
 		{name: "bridge network", group: `network { mode = "bridge" }`, want: group + `field "Networks[0].Mode" = "bridge" is not supported by nomadq: only "host" is accepted`},
 		{name: "cni network", group: `network { mode = "cni/mynet" }`, want: group + `field "Networks[0].Mode" = "cni/mynet" is not supported by nomadq`},
 		{name: "network dns", group: "network {\n dns { servers = [\"1.1.1.1\"] }\n}", want: group + `field "Networks[0].DNS" is not supported by nomadq`},
-		{name: "task disk", task_: `resources { disk = 100 }`, want: task + `field "Resources.DiskMB" is not supported by nomadq`},
 		{name: "device", task_: "resources {\n device \"nvidia/gpu\" {}\n}", want: task + `field "Resources.Devices" is not supported by nomadq`},
 		{name: "numa", task_: "resources {\n numa { affinity = \"require\" }\n}", want: task + `field "Resources.NUMA" is not supported by nomadq`},
 		{name: "logs enabled false", task_: `logs { enabled = false }`, want: task + `field "LogConfig.Enabled" = false is not supported by nomadq`},
