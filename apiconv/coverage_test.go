@@ -27,6 +27,10 @@ func TestConvert_FixturesCoverEveryField(t *testing.T) {
 	allowed := map[string]bool{
 		"Job.StatusDescription": true,
 		"Service.Kind":          true, // a Consul service kind; we carry it only
+		// Consul-only check settings: refused at submission (see fields).
+		"ServiceCheck.Expose": true, "ServiceCheck.InitialStatus": true, "ServiceCheck.TLSServerName": true,
+		"ServiceCheck.SuccessBeforePassing": true, "ServiceCheck.FailuresBeforeCritical": true,
+		"ServiceCheck.FailuresBeforeWarning": true, "CheckRestart.IgnoreWarnings": true,
 		// Set by the server at registration, never by a submission.
 		"ScalingPolicy.ID": true, "ScalingPolicy.Target": true,
 		"ScalingPolicy.CreateIndex": true, "ScalingPolicy.ModifyIndex": true,

@@ -86,7 +86,7 @@ var fields = map[string]rule{
 	"TaskGroup.Migrate":                   mapped,
 	"TaskGroup.Networks":                  mapped,
 	"TaskGroup.Meta":                      mapped,
-	"TaskGroup.Services":                  refused,
+	"TaskGroup.Services":                  mapped,
 	"TaskGroup.ShutdownDelay":             mapped,
 	"TaskGroup.MaxRunDuration":            mapped,
 	"TaskGroup.StopAfterClientDisconnect": refused,
@@ -103,7 +103,7 @@ var fields = map[string]rule{
 	"Task.Constraints":     mapped,
 	"Task.Affinities":      mapped,
 	"Task.Env":             mapped,
-	"Task.Services":        refused,
+	"Task.Services":        mapped,
 	"Task.Resources":       mapped,
 	"Task.RestartPolicy":   mapped,
 	"Task.Meta":            mapped,
@@ -121,6 +121,63 @@ var fields = map[string]rule{
 	"Task.KillSignal":      mapped,
 	"Task.Kind":            refused,
 	"Task.ScalingPolicies": refused,
+
+	// Service blocks with provider "nomad": registered in the servers'
+	// catalog while the alloc runs, their checks run by the client. What
+	// only Consul would act on is refused; provider "consul" (the default)
+	// is refused when the job is validated.
+	"Service.Name":              mapped,
+	"Service.Tags":              mapped,
+	"Service.CanaryTags":        refused, // canaries are not implemented
+	"Service.EnableTagOverride": refused, // Consul anti-entropy
+	"Service.PortLabel":         mapped,
+	"Service.AddressMode":       mapped,
+	"Service.Address":           mapped,
+	"Service.Checks":            mapped,
+	"Service.CheckRestart":      mapped,
+	"Service.Connect":           refused, // Consul Connect
+	"Service.Meta":              mapped,
+	"Service.CanaryMeta":        refused, // canaries are not implemented
+	"Service.TaggedAddresses":   refused, // Consul only
+	"Service.TaskName":          mapped,
+	"Service.OnUpdate":          mapped,
+	"Service.Identity":          refused, // Consul service identities
+	"Service.Weights":           refused, // Consul DNS weights
+	"Service.Provider":          mapped,
+	"Service.Cluster":           fixed("default"),
+	"Service.Kind":              refused, // Consul service kinds
+
+	"ServiceCheck.Name":                   mapped,
+	"ServiceCheck.Type":                   mapped,
+	"ServiceCheck.Command":                mapped,
+	"ServiceCheck.Args":                   mapped,
+	"ServiceCheck.Path":                   mapped,
+	"ServiceCheck.Protocol":               mapped,
+	"ServiceCheck.PortLabel":              mapped,
+	"ServiceCheck.Expose":                 refused, // Connect only
+	"ServiceCheck.AddressMode":            mapped,
+	"ServiceCheck.Advertise":              refused,
+	"ServiceCheck.Interval":               mapped,
+	"ServiceCheck.Timeout":                mapped,
+	"ServiceCheck.InitialStatus":          refused, // Consul only
+	"ServiceCheck.Notes":                  refused, // Consul only
+	"ServiceCheck.TLSServerName":          refused, // Consul only
+	"ServiceCheck.TLSSkipVerify":          mapped,
+	"ServiceCheck.Header":                 mapped,
+	"ServiceCheck.Method":                 mapped,
+	"ServiceCheck.CheckRestart":           mapped,
+	"ServiceCheck.GRPCService":            refused, // grpc checks need Consul
+	"ServiceCheck.GRPCUseTLS":             refused, // grpc checks need Consul
+	"ServiceCheck.TaskName":               mapped,
+	"ServiceCheck.SuccessBeforePassing":   refused, // Consul only
+	"ServiceCheck.FailuresBeforeCritical": refused, // Consul only
+	"ServiceCheck.FailuresBeforeWarning":  refused, // Consul only
+	"ServiceCheck.Body":                   mapped,
+	"ServiceCheck.OnUpdate":               mapped,
+
+	"CheckRestart.Limit":          mapped,
+	"CheckRestart.Grace":          mapped,
+	"CheckRestart.IgnoreWarnings": refused, // nomad checks have no warning state
 
 	// A group's scaling block: its bounds are enforced on every count
 	// change; Policy is kept for an external autoscaler, as Nomad keeps it.

@@ -240,6 +240,8 @@ func servicesToAPI(in []*structs.Service) []*api.Service {
 			CanaryMeta:        maps.Clone(s.CanaryMeta),
 			TaggedAddresses:   maps.Clone(s.TaggedAddresses),
 			TaskName:          s.TaskName,
+			Checks:            checksToAPI(s.Checks),
+			CheckRestart:      checkRestartToAPI(s.CheckRestart),
 			OnUpdate:          s.OnUpdate,
 			Provider:          s.Provider,
 			Cluster:           s.Cluster,
@@ -247,6 +249,40 @@ func servicesToAPI(in []*structs.Service) []*api.Service {
 		}
 	}
 	return out
+}
+
+func checksToAPI(in []*structs.ServiceCheck) []api.ServiceCheck {
+	if in == nil {
+		return nil
+	}
+	out := make([]api.ServiceCheck, len(in))
+	for i, c := range in {
+		var header map[string][]string
+		if c.Header != nil {
+			header = make(map[string][]string, len(c.Header))
+			for k, v := range c.Header {
+				header[k] = slices.Clone(v)
+			}
+		}
+		out[i] = api.ServiceCheck{
+			Name: c.Name, Type: c.Type, Command: c.Command, Args: slices.Clone(c.Args),
+			Path: c.Path, Protocol: c.Protocol, PortLabel: c.PortLabel, Expose: c.Expose,
+			AddressMode: c.AddressMode, Interval: c.Interval, Timeout: c.Timeout,
+			InitialStatus: c.InitialStatus, TLSServerName: c.TLSServerName, TLSSkipVerify: c.TLSSkipVerify,
+			Header: header, Method: c.Method, CheckRestart: checkRestartToAPI(c.CheckRestart),
+			TaskName: c.TaskName, SuccessBeforePassing: c.SuccessBeforePassing,
+			FailuresBeforeCritical: c.FailuresBeforeCritical, FailuresBeforeWarning: c.FailuresBeforeWarning,
+			Body: c.Body, OnUpdate: c.OnUpdate,
+		}
+	}
+	return out
+}
+
+func checkRestartToAPI(in *structs.CheckRestart) *api.CheckRestart {
+	if in == nil {
+		return nil
+	}
+	return &api.CheckRestart{Limit: in.Limit, Grace: new(in.Grace), IgnoreWarnings: in.IgnoreWarnings}
 }
 
 func networksToAPI(in []*structs.NetworkResource) []*api.NetworkResource {

@@ -176,6 +176,10 @@ func (s *Service) Copy() *Service {
 	c.Meta = maps.Clone(s.Meta)
 	c.CanaryMeta = maps.Clone(s.CanaryMeta)
 	c.TaggedAddresses = maps.Clone(s.TaggedAddresses)
+	if s.CheckRestart != nil {
+		cr := *s.CheckRestart
+		c.CheckRestart = &cr
+	}
 	if s.Checks != nil {
 		c.Checks = make([]*ServiceCheck, len(s.Checks))
 		for i, ck := range s.Checks {

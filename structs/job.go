@@ -473,6 +473,10 @@ type Service struct {
 	TaskName    string
 	Checks      []*ServiceCheck
 
+	// CheckRestart is the service's check_restart, the default its checks
+	// were merged with; kept so that the job reads back as it was written.
+	CheckRestart *CheckRestart
+
 	CanaryTags        []string
 	EnableTagOverride bool
 	Address           string
