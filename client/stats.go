@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/nomad/api"
+	"github.com/nomadq/nomadq/structs"
 )
 
 // AllocStats measures an alloc's tasks from /proc (their process groups);
@@ -72,13 +73,14 @@ func emptyUsage() *api.ResourceUsage {
 	}
 }
 
-// AllocChecks returns the alloc's service check results; the client runs
-// no checks, so it is always empty.
-func (c *Client) AllocChecks(allocID string) (map[string]api.AllocCheckStatus, error) {
-	if _, err := c.runner(allocID); err != nil {
+// AllocChecks returns the latest result of each health check of the
+// alloc's nomad-provider services, by check ID.
+func (c *Client) AllocChecks(allocID string) (map[string]*structs.CheckQueryResult, error) {
+	ar, err := c.runner(allocID)
+	if err != nil {
 		return nil, err
 	}
-	return map[string]api.AllocCheckStatus{}, nil
+	return ar.CheckResults(), nil
 }
 
 // hostStats keeps the previous /proc/stat sample so CPU use is a rate.
