@@ -22,7 +22,6 @@ import (
 	execdriver "github.com/nomadq/nomadq/client/drivers/exec"
 	"github.com/nomadq/nomadq/client/drivers/mock"
 	"github.com/nomadq/nomadq/client/drivers/rawexec"
-	"github.com/nomadq/nomadq/client/network"
 	"github.com/nomadq/nomadq/client/state"
 	"github.com/nomadq/nomadq/structs"
 )
@@ -57,9 +56,6 @@ type Client struct {
 	// oomKills counts tasks the kernel killed for their memory limit
 	// since the client started.
 	oomKills atomic.Uint64
-
-	// netMgr sets up the namespaces of bridge and cni network modes.
-	netMgr *network.Manager
 
 	mu      sync.Mutex
 	runners map[string]*allocrunner.AllocRunner
@@ -150,16 +146,6 @@ func NewClient(cfg Config) (*Client, error) {
 		db.Close()
 		return nil, fmt.Errorf("client: %w", err)
 	}
-	c.netMgr = network.New(network.Config{
-		CNIPath:   c.cfg.CNIPath,
-		ConfigDir: c.cfg.CNIConfigDir,
-		Bridge: network.BridgeConfig{
-			Name: c.cfg.BridgeNetworkName, Subnet: c.cfg.BridgeNetworkSubnet, HairpinMode: c.cfg.BridgeNetworkHairpinMode,
-		},
-		StateDir: filepath.Join(c.cfg.StateDir, "network"),
-		Logger:   c.logger,
-	})
-	c.netMgr.Fingerprint().Apply(c.node)
 	c.health = driverHealth{drivers: c.node.Drivers, attrs: c.node.Attributes, class: c.node.ComputedClass}
 	c.sync = newAllocSync(c)
 
@@ -168,8 +154,6 @@ func NewClient(cfg Config) (*Client, error) {
 		db.Close()
 		return nil, err
 	}
-	// Namespaces of allocs an earlier client ran that are gone now.
-	c.netMgr.CleanLeftovers(c.ctx, func(allocID string) bool { _, err := c.runner(allocID); return err == nil })
 	c.wg.Add(3)
 	go func() { defer c.wg.Done(); c.sync.run() }()
 	go func() { defer c.wg.Done(); c.registerAndHeartbeat() }()
@@ -237,7 +221,6 @@ func (c *Client) addRunner(alloc *structs.Allocation, restored *state.AllocRecor
 		ExtraHooks:   append(append([]allocrunner.HookFactory(nil), c.cfg.ExtraAllocHooks...), allocrunner.ServiceHookFactory(c.rpc)),
 		Restored:     restored,
 		Variables:    variableSource{rpc: c.rpc, region: c.cfg.Region},
-		Network:      c.netMgr,
 	})
 	if err != nil {
 		return err
