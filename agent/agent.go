@@ -379,6 +379,26 @@ func (a *Agent) Shutdown() error {
 	return a.shutdownErr
 }
 
+// Fatal is closed when the agent's server stopped on its own, as it does
+// at a committed Raft entry it cannot decode; FatalErr says why. The
+// agent's HTTP API and client still run: the caller shuts them down and
+// exits non-zero. A nil channel (never ready) on an agent without a
+// server.
+func (a *Agent) Fatal() <-chan struct{} {
+	if a.server == nil {
+		return nil
+	}
+	return a.server.Fatal()
+}
+
+// FatalErr returns why the agent's server stopped on its own, or nil.
+func (a *Agent) FatalErr() error {
+	if a.server == nil {
+		return nil
+	}
+	return a.server.FatalErr()
+}
+
 // ShutdownKillingTasks stops the agent like Shutdown, but first kills
 // every task its client runs, as a dev agent always does. Tests use it so
 // that an agent on a data dir leaves no task running behind it.

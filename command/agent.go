@@ -187,7 +187,15 @@ func runAgent(args []string, s Streams) int {
 	sigCh := make(chan os.Signal, 4)
 	stop := agentSignals(sigCh)
 	defer stop()
-	for sig := range sigCh {
+	for {
+		var sig os.Signal
+		select {
+		case sig = <-sigCh:
+		case <-a.Fatal():
+			fmt.Fprintf(s.Stderr, "==> Error: %s\n==> Shutting down agent...\n", a.FatalErr())
+			_ = a.Shutdown()
+			return 1
+		}
 		if sig == syscall.SIGHUP {
 			reloaded := config.Default()
 			if dev {
@@ -232,5 +240,4 @@ func runAgent(args []string, s Streams) int {
 		fmt.Fprintln(s.Stdout, "==> Shutdown complete")
 		return 0
 	}
-	return 0
 }

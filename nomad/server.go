@@ -85,8 +85,12 @@ type Server struct {
 	leaderCancel func()
 	leaderDone   chan struct{}
 
-	shutdown     bool
-	shutdownCh   chan struct{}
+	shutdown   bool
+	shutdownCh chan struct{}
+	// fatalCh is closed, and fatalErr set, when the server stops on its
+	// own (raft_fault.go).
+	fatalCh      chan struct{}
+	fatalErr     error
 	shutdownLock sync.Mutex
 	wg           sync.WaitGroup
 }
@@ -116,6 +120,7 @@ func NewServer(config *Config) (*Server, error) {
 		conns:      make(map[net.Conn]struct{}),
 		eventCh:    make(chan serf.Event, 256),
 		shutdownCh: make(chan struct{}),
+		fatalCh:    make(chan struct{}),
 		keyring:    keyring.New(),
 	}
 	if config.TLS != nil {
@@ -156,6 +161,7 @@ func NewServer(config *Config) (*Server, error) {
 		s.Shutdown()
 		return nil, err
 	}
+	go s.watchFSMFault()
 	s.goRun(s.listenRPC)
 	s.goRun(s.monitorLeadership)
 	s.goRun(s.serfEventHandler)

@@ -1,0 +1,128 @@
+package nomad
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/shoenig/test/must"
+
+	"github.com/nomadq/nomadq/nomad/fsm"
+	"github.com/nomadq/nomadq/structs"
+)
+
+// onDiskConfig is an on-disk single server on dir that runs no
+// schedulers (nothing writes but the test).
+func onDiskConfig(dir string) func(*Config) {
+	return func(c *Config) {
+		c.DevMode = false
+		c.DataDir = dir
+		c.BootstrapExpect = 1
+		c.NumSchedulers = 0
+	}
+}
+
+// waitFatal waits for s to stop on its own and returns why.
+func waitFatal(t *testing.T, s *Server) error {
+	t.Helper()
+	select {
+	case <-s.Fatal():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the server did not stop within 30 s")
+	}
+	err := s.FatalErr()
+	must.ErrorIs(t, err, ErrServerStopped)
+	must.ErrorIs(t, err, fsm.ErrCorruptEntry)
+	must.True(t, s.isShutdown())
+	return err
+}
+
+// TestServer_CorruptEntryOnDiskStopsReplay: a committed entry whose bytes
+// were damaged on disk (raft-wal checks the CRC of the last batch only)
+// stops the restarted server with a message naming the entry's index, its
+// type and the segment file; the entries after it are not applied.
+func TestServer_CorruptEntryOnDiskStopsReplay(t *testing.T) {
+	dir := t.TempDir()
+	s1 := testServer(t, onDiskConfig(dir))
+	waitForLeader(t, s1)
+	registerJob(t, s1, mockJob("before"))
+	const marker = "corrupt-me-0123456789"
+	idx := registerJob(t, s1, mockJob(marker)).Index
+	for i := range 5 {
+		registerJob(t, s1, mockJob(fmt.Sprintf("after-%d", i)))
+	}
+	must.NoError(t, s1.Shutdown())
+
+	// Overwrite the msgpack header of the first copy of the marker (the
+	// job ID) and what follows with a byte msgpack never uses.
+	walDir := filepath.Join(dir, "server", "raft", "wal")
+	segs, err := filepath.Glob(filepath.Join(walDir, "*.wal"))
+	must.NoError(t, err)
+	var seg string
+	for _, name := range segs {
+		buf, err := os.ReadFile(name)
+		must.NoError(t, err)
+		at := bytes.Index(buf, []byte(marker))
+		if at < 0 {
+			continue
+		}
+		copy(buf[at-1:], bytes.Repeat([]byte{0xc1}, 8))
+		must.NoError(t, os.WriteFile(name, buf, 0o600))
+		seg = name
+		break
+	}
+	must.NotEq(t, "", seg, must.Sprint("marker not found in the WAL"))
+
+	s2 := testServer(t, onDiskConfig(dir))
+	err = waitFatal(t, s2)
+	msg := err.Error()
+	t.Log(msg)
+	must.StrContains(t, msg, fmt.Sprintf("raft log entry at index %d (term ", idx))
+	must.StrContains(t, msg, "JobRegisterRequestType body")
+	must.StrContains(t, msg, "the Raft log segment "+seg)
+	var cerr *fsm.CorruptEntryError
+	must.True(t, errors.As(err, &cerr))
+	must.Eq(t, idx, cerr.Index)
+
+	st := s2.State()
+	before, err := st.JobByID(nil, structs.DefaultNamespace, "before")
+	must.NoError(t, err)
+	must.NotNil(t, before)
+	for i := range 5 {
+		job, err := st.JobByID(nil, structs.DefaultNamespace, fmt.Sprintf("after-%d", i))
+		must.NoError(t, err)
+		must.Nil(t, job, must.Sprintf("after-%d applied past the corrupt entry", i))
+	}
+	latest, err := st.LatestIndex()
+	must.NoError(t, err)
+	must.Less(t, idx, latest)
+}
+
+// TestServer_UnknownEntryTypeStops: an entry of a type the server does
+// not know, without the ignore flag, stops the running server at once,
+// and stops it again at the same index when it restarts and replays it.
+func TestServer_UnknownEntryTypeStops(t *testing.T) {
+	dir := t.TempDir()
+	s1 := testServer(t, onDiskConfig(dir))
+	waitForLeader(t, s1)
+	registerJob(t, s1, mockJob("before"))
+	future := s1.raft.Apply([]byte{99, 0x80}, 5*time.Second)
+	must.NoError(t, future.Error())
+	idx := future.Index()
+	resp, _ := future.Response().(error)
+	must.ErrorIs(t, resp, fsm.ErrCorruptEntry)
+	err := waitFatal(t, s1)
+	must.StrContains(t, err.Error(), fmt.Sprintf("raft log entry at index %d (term ", idx))
+	must.StrContains(t, err.Error(), "unknown message type 99")
+
+	s2 := testServer(t, onDiskConfig(dir))
+	err = waitFatal(t, s2)
+	must.StrContains(t, err.Error(), fmt.Sprintf("raft log entry at index %d (term ", idx))
+	must.StrContains(t, err.Error(), "unknown message type 99")
+	job, _ := s2.State().JobByID(nil, structs.DefaultNamespace, "before")
+	must.NotNil(t, job)
+}
