@@ -258,6 +258,7 @@ func (ar *AllocRunner) Run() {
 	}
 	for {
 		ar.coordinate()
+		ar.tasksChanged()
 		ar.sendUpdate()
 		if ar.allDead() {
 			break
