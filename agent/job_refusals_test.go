@@ -51,12 +51,15 @@ func TestJobRefusals_HTTP(t *testing.T) {
 		{"group consul", func(_ *api.Job, tg *api.TaskGroup, _ *api.Task) { tg.Consul = &api.Consul{} }, group + `field "Consul" is not supported by nomadq`},
 		{"consul namespace", func(j *api.Job, _ *api.TaskGroup, _ *api.Task) { j.ConsulNamespace = new("ns") }, job + `field "ConsulNamespace" is not supported by nomadq`},
 		{"vault namespace", func(j *api.Job, _ *api.TaskGroup, _ *api.Task) { j.VaultNamespace = new("ns") }, job + `field "VaultNamespace" is not supported by nomadq`},
-		{"nomad service", func(_ *api.Job, tg *api.TaskGroup, _ *api.Task) {
-			tg.Services = []*api.Service{{Name: "web", Provider: "nomad"}}
-		}, group + `field "Services" is not supported by nomadq`},
+		{"service tagged_addresses", func(_ *api.Job, tg *api.TaskGroup, _ *api.Task) {
+			tg.Services = []*api.Service{{Name: "web", Provider: "nomad", TaggedAddresses: map[string]string{"lan": "10.0.0.1"}}}
+		}, group + `field "Services[0].TaggedAddresses" is not supported by nomadq`},
 		{"connect", func(_ *api.Job, tg *api.TaskGroup, _ *api.Task) {
-			tg.Services = []*api.Service{{Name: "web", Connect: &api.ConsulConnect{SidecarService: &api.ConsulSidecarService{}}}}
-		}, group + `field "Services" is not supported by nomadq`},
+			tg.Services = []*api.Service{{Name: "web", Provider: "nomad", Connect: &api.ConsulConnect{SidecarService: &api.ConsulSidecarService{}}}}
+		}, group + `field "Services[0].Connect" is not supported by nomadq`},
+		{"consul service", func(_ *api.Job, tg *api.TaskGroup, _ *api.Task) {
+			tg.Services = []*api.Service{{Name: "web"}}
+		}, `Task group "g", service "web": provider "consul" is not supported by nomadq: Consul is not available; set provider = "nomad" to use Nomad's built-in service discovery`},
 		{"csi volume", func(_ *api.Job, tg *api.TaskGroup, _ *api.Task) {
 			tg.Volumes = map[string]*api.VolumeRequest{"data": {Name: "data", Type: "csi", Source: "ebs"}}
 		}, group + `field "Volumes[\"data\"].Type" = "csi" is not supported by nomadq: only "host" is accepted`},
