@@ -8,9 +8,10 @@ package apiconv
 //     into structs and the client or the scheduler acts on it;
 //   - refused: a submitted job that sets it is refused, naming the field
 //     (see Check); nothing in nomadq would act on it;
-//   - warned: accepted and copied, with a warning in the register, plan and
-//     validate answers (only update, which runs as written except for how
-//     a new version rolls out; migrate takes effect in node drains);
+//   - warned: accepted, with a warning in the register, plan and validate
+//     answers: update, copied and run as written except for how a new
+//     version rolls out (migrate takes effect in node drains), and a
+//     task's resources disk, which Nomad deprecated and ignores;
 //   - fixed(values...): accepted only with a value nomadq always uses
 //     anyway (the default identity's name and audience, network mode
 //     "host"); any other value is refused;
@@ -278,7 +279,7 @@ var fields = map[string]rule{
 	"Resources.Cores":       mapped,
 	"Resources.MemoryMB":    mapped,
 	"Resources.MemoryMaxMB": mapped,
-	"Resources.DiskMB":      refused, // the group's ephemeral_disk is what counts
+	"Resources.DiskMB":      warnedWith(diskWarning),
 	"Resources.Networks":    refused, // task-level networks: deprecated in Nomad
 	"Resources.Devices":     refused,
 	"Resources.NUMA":        refused,
