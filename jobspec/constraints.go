@@ -149,5 +149,10 @@ func decodeTargets(content *hcl.BodyContent, ctx *hcl.EvalContext, t targets, sh
 			*t.rtarget = conv.AsString()
 		}
 	}
+	// The job language's default operator, written out as Nomad's parser
+	// writes it: real Nomad refuses a constraint without one.
+	if *t.operand == "" {
+		*t.operand = "="
+	}
 	return diags
 }

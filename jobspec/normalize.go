@@ -76,16 +76,15 @@ func normalizeTask(t *api.Task) {
 	if defaults != 1 {
 		return
 	}
-	kept := t.Identities[:0]
+	// What is left stays a list, empty when the default was the only one:
+	// Nomad's parser writes "Identities": [] there, and so does this one.
+	kept := make([]*api.WorkloadIdentity, 0, len(t.Identities)-1)
 	for _, id := range t.Identities {
 		if id.Name == "" || id.Name == "default" {
 			t.Identity = id
 			continue
 		}
 		kept = append(kept, id)
-	}
-	if len(kept) == 0 {
-		kept = nil
 	}
 	t.Identities = kept
 }

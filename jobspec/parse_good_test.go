@@ -1,6 +1,7 @@
 package jobspec
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -81,7 +82,7 @@ func TestParse_Good(t *testing.T) {
 				must.Eq(t, "sysbatch", *job.Type)
 				must.Eq(t, []string{"*"}, job.Datacenters)
 				must.Eq(t, "all", *job.NodePool)
-				must.Eq(t, []*api.Constraint{{LTarget: "${attr.kernel.name}", RTarget: "linux"}}, job.Constraints)
+				must.Eq(t, []*api.Constraint{{LTarget: "${attr.kernel.name}", Operand: "=", RTarget: "linux"}}, job.Constraints)
 				must.Eq(t, 5*time.Second, *group(t, job, "sweep").MaxRunDuration)
 			},
 		},
@@ -431,7 +432,7 @@ func TestParse_Good(t *testing.T) {
 			file: "affinity.nomad.hcl",
 			check: func(t *testing.T, job *api.Job) {
 				w := func(n int8) *int8 { return &n }
-				must.Eq(t, []*api.Affinity{{LTarget: "${node.datacenter}", RTarget: "dc1", Weight: w(80)}}, job.Affinities)
+				must.Eq(t, []*api.Affinity{{LTarget: "${node.datacenter}", Operand: "=", RTarget: "dc1", Weight: w(80)}}, job.Affinities)
 				tg := group(t, job, "g")
 				must.Eq(t, []*api.Affinity{
 					{LTarget: "${meta.tags}", Operand: "set_contains_any", RTarget: "ssd,nvme", Weight: w(-50)},
@@ -722,7 +723,7 @@ func TestParse_Good(t *testing.T) {
 				must.Eq(t, "json-job", *job.ID)
 				must.Eq(t, "batch", *job.Type)
 				must.Eq(t, map[string]string{"source": "json"}, job.Meta)
-				must.Eq(t, []*api.Constraint{{LTarget: "${attr.kernel.name}", RTarget: "linux"}}, job.Constraints)
+				must.Eq(t, []*api.Constraint{{LTarget: "${attr.kernel.name}", Operand: "=", RTarget: "linux"}}, job.Constraints)
 				tg := group(t, job, "work")
 				must.Eq(t, 2, *tg.Count)
 				must.Eq(t, 2*time.Minute, *tg.MaxRunDuration)
@@ -759,6 +760,22 @@ func TestParse_Good(t *testing.T) {
 				must.Eq(t, "consul", tk.Identities[0].Name)
 				must.Eq(t, time.Hour, tk.Identities[0].TTL)
 				must.Eq(t, []string{"consul.io"}, tk.Identities[0].Audience)
+			},
+		},
+		{
+			// The only identity block becomes the default identity and
+			// leaves an empty list, which Nomad's parser writes as [].
+			name: "the default identity alone",
+			file: "default_identity.nomad.hcl",
+			check: func(t *testing.T, job *api.Job) {
+				tk := task(t, group(t, job, "g"), "t")
+				must.NotNil(t, tk.Identity)
+				must.True(t, tk.Identity.Env)
+				must.NotNil(t, tk.Identities)
+				must.Len(t, 0, tk.Identities)
+				buf, err := json.Marshal(tk)
+				must.NoError(t, err)
+				must.StrContains(t, string(buf), `"Identities":[]`)
 			},
 		},
 		{
