@@ -23,9 +23,9 @@ func (h *httpHandler) clientAPI() (clientEndpoints, error) {
 	return ce, nil
 }
 
-// clientAllocRequest serves /v1/client/allocation/:id/{stats,checks} from
-// this agent's client, and /restart, /signal and /exec wherever the alloc
-// runs.
+// clientAllocRequest serves /v1/client/allocation/:id/stats from this
+// agent's client, and /checks, /restart, /signal and /exec wherever the
+// alloc runs.
 func (h *httpHandler) clientAllocRequest(w http.ResponseWriter, r *http.Request) (any, error) {
 	allocID, rest, err := pathID(r, "/v1/client/allocation/")
 	if err != nil {
@@ -34,6 +34,8 @@ func (h *httpHandler) clientAllocRequest(w http.ResponseWriter, r *http.Request)
 	switch rest {
 	case "/exec":
 		return h.clientAllocExec(w, r, allocID)
+	case "/checks":
+		return h.clientAllocChecks(w, r, allocID)
 	case "/restart", "/signal":
 		t, err := h.localAlloc(w, r, allocID)
 		if t == nil {
@@ -54,12 +56,6 @@ func (h *httpHandler) clientAllocRequest(w http.ResponseWriter, r *http.Request)
 	switch rest {
 	case "/stats":
 		out, err := ce.AllocStats(allocID)
-		return out, rpcError(err)
-	case "/checks":
-		out, err := ce.AllocChecks(allocID)
-		if out == nil && err == nil {
-			out = map[string]any{}
-		}
 		return out, rpcError(err)
 	}
 	return nil, codedErr(http.StatusNotFound, "Invalid URL path: no endpoint %s", r.URL.Path)

@@ -44,6 +44,7 @@ var commands = map[string]commandInfo{
 	"alloc signal":                  {runAllocSignal, "Signal a running allocation"},
 	"alloc exec":                    {runAllocExec, "Execute commands in task"},
 	"alloc fs":                      {runAllocFS, "Inspect the contents of an allocation directory"},
+	"alloc checks":                  {runAllocChecks, "Outputs service health check status information"},
 	"exec":                          {runAllocExec, "Execute commands in task"},
 	"eval status":                   {runEvalStatus, "Display evaluation status and placement failure reasons"},
 	"eval list":                     {runEvalList, "List the set of evaluations"},

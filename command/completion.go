@@ -47,6 +47,7 @@ var argPredictors = map[string]complete.Predictor{
 	"logs":          predictIDs(contexts.Allocs),
 	"alloc stop":    predictIDs(contexts.Allocs),
 	"alloc exec":    predictIDs(contexts.Allocs),
+	"alloc checks":  predictIDs(contexts.Allocs),
 	"exec":          predictIDs(contexts.Allocs),
 	"alloc restart": predictIDs(contexts.Allocs),
 	"alloc signal":  predictIDs(contexts.Allocs),
