@@ -403,6 +403,9 @@ func (tx *writeTxn) putAlloc(alloc, existing *structs.Allocation) error {
 		return fmt.Errorf("upsert alloc %q: %w", alloc.ID, err)
 	}
 	tx.touch(TableAllocs)
+	if err := tx.deleteAllocServiceRegistrations(alloc); err != nil {
+		return fmt.Errorf("upsert alloc %q: %w", alloc.ID, err)
+	}
 	// A client's own status report leaves the server's side of the alloc
 	// (AllocModifyIndex) as it was, and that is all a node's alloc
 	// watchers answer with: waking them would only have every client

@@ -49,6 +49,7 @@ func stateSchema() *memdb.DBSchema {
 		jobSubmissionTableSchema(),
 		scalingEventTableSchema(),
 		variableTableSchema(),
+		serviceRegistrationTableSchema(),
 	}
 	tables = append(tables, aclTableSchemas()...)
 	tables = append(tables, aclAuthTableSchemas()...)

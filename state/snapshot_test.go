@@ -65,6 +65,9 @@ func populate(t testing.TB, s *StateStore) {
 	update.TaskStates["server"].StartedAt = time.Date(2025, 3, 4, 5, 6, 8, 0, time.UTC)
 	update.TaskStates["server"].Events = []*structs.TaskEvent{{Type: structs.TaskStarted, Time: 12345, Details: map[string]string{"pid": "42"}}}
 	must.NoError(t, s.UpdateAllocsFromClient(8, []*structs.Allocation{update}))
+	must.NoError(t, s.UpsertServiceRegistrations(8, []*structs.ServiceRegistration{{ID: "_nomad-task-" + alloc.ID + "-group-web-web-http",
+		ServiceName: "web", Namespace: "default", NodeID: node.ID, Datacenter: "dc1", JobID: "batch", AllocID: alloc.ID,
+		Tags: []string{"a"}, Address: "10.0.0.1", Port: 8080}}))
 
 	// A changed default namespace must come back changed, not as the
 	// built-in a new store starts with.
@@ -409,6 +412,8 @@ func TestIndexTable(t *testing.T) {
 		TableACLAuthMethods:  10,
 		TableACLBindingRules: 10,
 		TableVariables:       10,
+
+		TableServiceRegistrations: 8,
 	}, indexTable(t, s))
 	latest, err = s.LatestIndex()
 	must.NoError(t, err)
