@@ -2,6 +2,7 @@ package command
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -17,12 +18,14 @@ type jobFileFlags struct {
 	vars     stringList
 	varFiles stringList
 	strict   bool
+	json     bool
 }
 
 func (f *jobFileFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.vars, "var", "Variable for the job file, as key=value (repeatable)")
 	fs.Var(&f.varFiles, "var-file", "File of variable values for the job file (repeatable)")
 	fs.BoolVar(&f.strict, "hcl2-strict", true, "Fail on variable values the job file does not declare")
+	fs.BoolVar(&f.json, "json", false, "Read the job file as the API's JSON job, with or without an outer {\"Job\": ...} object (the output of job run -output or job inspect)")
 }
 
 // parse reads the job file at path ("-" for standard input) into an api
@@ -42,6 +45,16 @@ func (f *jobFileFlags) parse(path string, stdin io.Reader) (*api.Job, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil, fmt.Errorf("error parsing job file %s: the file is empty", path)
 	}
+	if f.json || isAPIJobJSON(body) {
+		if len(f.vars) > 0 || len(f.varFiles) > 0 {
+			return nil, fmt.Errorf("error parsing job file %s: -var and -var-file cannot be used with a JSON job: it has no variables", path)
+		}
+		job, err := decodeAPIJob(body)
+		if err != nil {
+			return nil, fmt.Errorf("error parsing JSON job file %s: %w", path, err)
+		}
+		return job, nil
+	}
 	job, err := jobspec.ParseWithConfig(&jobspec.ParseConfig{
 		Path:     path,
 		Body:     body,
@@ -55,6 +68,50 @@ func (f *jobFileFlags) parse(path string, stdin io.Reader) (*api.Job, error) {
 		return nil, fmt.Errorf("error parsing job file %s:\n%w", path, err)
 	}
 	return job, nil
+}
+
+// isAPIJobJSON reports whether body is a job in the API's JSON shape
+// rather than a job file: a JSON object whose keys are the API's ("Job",
+// "ID", "TaskGroups"). Nomad's HCL in JSON syntax starts with "job",
+// lower-case, and is left to the job file parser.
+func isAPIJobJSON(body []byte) bool {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 || body[0] != '{' {
+		return false
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(body, &top) != nil {
+		return false
+	}
+	for _, k := range []string{"Job", "ID", "TaskGroups"} {
+		if _, ok := top[k]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// decodeAPIJob reads a job in the API's JSON shape, wrapped in {"Job":
+// ...} or bare, as Nomad's job run -json does. A key the API's Job does
+// not have is an error naming it: dropping it would run something other
+// than what the file says.
+func decodeAPIJob(body []byte) (*api.Job, error) {
+	var either struct {
+		Nested *api.Job `json:"Job"`
+		api.Job
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&either); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("more than one JSON value: a file holds one job")
+	}
+	if either.Nested != nil {
+		return either.Nested, nil
+	}
+	return &either.Job, nil
 }
 
 // validateJob checks a copy of the parsed job as the server would, so

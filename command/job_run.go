@@ -14,6 +14,12 @@ Usage: nomad job run [options] <path>
   Starts running a new job or updates an existing job using the
   specification at <path> ("-" reads standard input). The file is parsed
   and validated locally before it is sent to the agent.
+
+  With -json, the file is the API's JSON job, such as the output of
+  "nomad job run -output" or "nomad job inspect", with or without the
+  outer {"Job": ...} object. A file in that shape is recognised without
+  -json too; a job file in HCL's JSON syntax ({"job": ...}) is read as a
+  job file.
 `
 
 func runJobRun(args []string, s Streams) int {
