@@ -158,6 +158,12 @@ func (f *FSM) applyEntry(l *raft.Log) any {
 		return f.applyAutopilotConfig(buf, l.Index)
 	case structs.VarApplyStateRequestType:
 		return f.applyVariable(buf, l.Index)
+	case structs.ServiceRegistrationUpsertRequestType:
+		return f.applyServiceRegistrationUpsert(buf, l.Index)
+	case structs.ServiceRegistrationDeleteByIDRequestType:
+		return f.applyServiceRegistrationDeleteByID(buf, l.Index)
+	case structs.ServiceRegistrationDeleteByNodeIDRequestType:
+		return f.applyServiceRegistrationDeleteByNodeID(buf, l.Index)
 	}
 	if ignorable {
 		f.logger.Warn("ignoring unknown message type", "type", uint8(msgType), "index", l.Index)

@@ -65,6 +65,10 @@ var fuzzRequests = map[structs.MessageType]func() any{
 	structs.ReconcileJobSummariesRequestType:        func() any { return new(structs.ReconcileJobSummariesRequest) },
 	structs.AutopilotRequestType:                    func() any { return new(structs.AutopilotSetConfigRequest) },
 	structs.VarApplyStateRequestType:                func() any { return new(structs.VarApplyStateRequest) },
+
+	structs.ServiceRegistrationUpsertRequestType:         func() any { return new(structs.ServiceRegistrationUpsertRequest) },
+	structs.ServiceRegistrationDeleteByIDRequestType:     func() any { return new(structs.ServiceRegistrationDeleteByIDRequest) },
+	structs.ServiceRegistrationDeleteByNodeIDRequestType: func() any { return new(structs.ServiceRegistrationDeleteByNodeIDRequest) },
 }
 
 // TestFuzzRequests_CoverEveryType: every message type the FSM applies
@@ -175,6 +179,13 @@ func fuzzSeeds() map[structs.MessageType][]any {
 		structs.BatchQueueControlRequestType: {&structs.BatchQueueControlRequest{JobID: job.ID, Op: "hold"}},
 		structs.PeriodicLaunchRequestType:    {&structs.PeriodicLaunchRequest{Job: job2, Eval: pending}},
 		structs.JobStabilityRequestType:      {&structs.JobStabilityRequest{JobID: job.ID, Stable: true}},
+
+		structs.ServiceRegistrationUpsertRequestType: {&structs.ServiceRegistrationUpsertRequest{Services: []*structs.ServiceRegistration{{
+			ID: "_nomad-task-" + alloc.ID + "-group-web-web-http", ServiceName: "web", Namespace: alloc.Namespace,
+			NodeID: node.ID, JobID: job.ID, AllocID: alloc.ID, Address: "10.0.0.1", Port: 8080,
+		}}}},
+		structs.ServiceRegistrationDeleteByIDRequestType:     {&structs.ServiceRegistrationDeleteByIDRequest{ID: "_nomad-task-" + alloc.ID + "-group-web-web-http"}},
+		structs.ServiceRegistrationDeleteByNodeIDRequestType: {&structs.ServiceRegistrationDeleteByNodeIDRequest{NodeID: node.ID}},
 	}
 	for typ, req := range fuzzRequests {
 		seeds[typ] = append(seeds[typ], req())
