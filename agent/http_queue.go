@@ -24,8 +24,9 @@ func (h *httpHandler) queueStatusRequest(w http.ResponseWriter, r *http.Request)
 }
 
 // queueJobsRequest serves GET /v1/queue/jobs: the entries in release
-// order, paged with per_page/next_token. ?job_id=ID (with ?namespace=)
-// answers that one job's entry, or an empty array.
+// order, paged with per_page/next_token; ?namespace=X lists X's only.
+// ?job_id=ID (with ?namespace=) answers that one job's entry, or an
+// empty array.
 func (h *httpHandler) queueJobsRequest(w http.ResponseWriter, r *http.Request) (any, error) {
 	if r.Method != http.MethodGet {
 		return nil, methodNotAllowed()
@@ -33,6 +34,12 @@ func (h *httpHandler) queueJobsRequest(w http.ResponseWriter, r *http.Request) (
 	args := structs.BatchQueueListRequest{JobID: r.URL.Query().Get("job_id")}
 	if err := h.parseQuery(r, &args.QueryOptions); err != nil {
 		return nil, err
+	}
+	// The queue is one line across namespaces: without ?namespace= the
+	// listing shows every namespace the token may read, as "*" does;
+	// naming one lists only its entries.
+	if !r.URL.Query().Has("namespace") && args.JobID == "" {
+		args.Namespace = "*"
 	}
 	var reply structs.BatchQueueListResponse
 	if err := h.agent.rpc("Queue.List", &args, &reply); err != nil {

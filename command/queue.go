@@ -93,7 +93,10 @@ Usage: nomad queue jobs [options]
 
   List the jobs in the batch job queue: queued ones in release order with
   their position, then the released ones that are placing, stalled or
-  constrained.
+  constrained. The queue is one line across namespaces: without
+  -namespace (or NOMAD_NAMESPACE) it lists every namespace the token may
+  read, each entry with its place in the whole line; -namespace X lists
+  X's entries only, and -namespace '*' all of them.
 `
 
 func runQueueJobs(args []string, s Streams) int {

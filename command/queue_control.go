@@ -9,6 +9,11 @@ const queueControlUsage = `
 Usage: nomad queue %[1]s [options] <job>
 
   %[2]s
+
+  The job must be waiting in the batch queue (not placing or done); the
+  namespace is -namespace's (or NOMAD_NAMESPACE's, default "default"). A
+  hold of a held job and a release of a job that is not held change
+  nothing and are refused with exit code 1, naming the job's state.
 `
 
 // queueControl returns the command for one operator control of a queued

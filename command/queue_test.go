@@ -90,9 +90,28 @@ func TestQueueCommands(t *testing.T) {
 	must.Eq(t, "Job \"waiter\" held in the batch queue\n", out)
 	_, out, _ = cli(t, addr, "queue", "jobs")
 	must.RegexMatch(t, regexp.MustCompile(`(?m)^1 +default +waiter +50 +queued .*Held$`), out)
+	// Holding a held job, or releasing one that is not held, would
+	// change nothing: refused, naming the job's state.
+	code, out, errOut = cli(t, addr, "queue", "hold", "waiter")
+	must.Eq(t, 1, code)
+	must.Eq(t, "", out)
+	must.StrContains(t, errOut, `job "waiter" in namespace "default" is already held in the batch queue at position 1`)
 	code, out, errOut = cli(t, addr, "queue", "release", "waiter")
 	must.Eq(t, 0, code, must.Sprint(errOut))
 	must.Eq(t, "Job \"waiter\" released in the batch queue\n", out)
+	code, out, errOut = cli(t, addr, "queue", "release", "waiter")
+	must.Eq(t, 1, code)
+	must.Eq(t, "", out)
+	must.StrContains(t, errOut, `job "waiter" in namespace "default" is not held in the batch queue: it waits queued at position 1`)
+	// -namespace narrows the listing; "*" lists every namespace.
+	code, out, errOut = cli(t, addr, "queue", "jobs", "-namespace", "other")
+	must.Eq(t, 0, code, must.Sprint(errOut))
+	must.Eq(t, "No jobs in the batch queue\n", out)
+	for _, ns := range []string{"default", "*"} {
+		code, out, errOut = cli(t, addr, "queue", "jobs", "-namespace", ns)
+		must.Eq(t, 0, code, must.Sprint(errOut))
+		must.RegexMatch(t, waiterQueued, out)
+	}
 	code, _, errOut = cli(t, addr, "queue", "top", "gate")
 	must.Eq(t, 1, code)
 	must.StrContains(t, errOut, `job "gate" in namespace "default" is not waiting in the batch queue`)

@@ -1,6 +1,7 @@
 package nomad
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
 
@@ -36,11 +37,17 @@ func (q *QueueEndpoint) List(args *structs.BatchQueueListRequest, reply *structs
 		if args.JobID == "" {
 			// The line is one for every namespace; a token sees the
 			// entries of the namespaces it may read jobs in, each with
-			// its place in the whole line.
+			// its place in the whole line. A named namespace narrows
+			// the listing to it; "*" (or none, from within the server)
+			// lists them all.
 			entries, tokens := q.srv.batchQueue.ListWithTokens()
 			reply.Entries, reply.Tokens = entries[:0:0], tokens[:0:0]
+			only := args.Namespace
+			if only == "*" {
+				only = ""
+			}
 			for i, e := range entries {
-				if allow(e.Namespace) {
+				if allow(e.Namespace) && (only == "" || e.Namespace == only) {
 					reply.Entries = append(reply.Entries, e)
 					if i < len(tokens) {
 						reply.Tokens = append(reply.Tokens, tokens[i])
@@ -96,12 +103,48 @@ func (q *QueueEndpoint) Control(args *structs.BatchQueueControlRequest, reply *s
 	if e == nil || e.Released() {
 		return structs.NewErrRPCCodedf(http.StatusNotFound, "job %q in namespace %q is not waiting in the batch queue", args.JobID, args.Namespace)
 	}
+	if err := q.checkHeld(args, e); err != nil {
+		return err
+	}
 	_, index, err := q.srv.raftApply(structs.BatchQueueControlRequestType, args)
 	if err != nil {
 		return err
 	}
 	reply.Index = index
 	return nil
+}
+
+// checkHeld refuses a release of a job that is not held and a hold of
+// one that is: either would answer "done" and change nothing, and the
+// operator would believe the job's state was what was asked.
+func (q *QueueEndpoint) checkHeld(args *structs.BatchQueueControlRequest, e *structs.BatchQueueEntry) error {
+	if args.Op != structs.BatchQueueHold && args.Op != structs.BatchQueueUnhold {
+		return nil
+	}
+	controls, err := q.srv.State().BatchQueueControls(nil)
+	if err != nil {
+		return err
+	}
+	c := controls[e.Namespace+"\x00"+e.JobID]
+	held := c != nil && c.Held
+	switch {
+	case args.Op == structs.BatchQueueUnhold && !held:
+		return structs.NewErrRPCCodedf(http.StatusBadRequest, "job %q in namespace %q is not held in the batch queue: it waits queued%s; only a held job can be released",
+			args.JobID, args.Namespace, q.positionText(e))
+	case args.Op == structs.BatchQueueHold && held:
+		return structs.NewErrRPCCodedf(http.StatusBadRequest, "job %q in namespace %q is already held in the batch queue%s; release it with nomad queue release",
+			args.JobID, args.Namespace, q.positionText(e))
+	}
+	return nil
+}
+
+// positionText is " at position N" for a queued entry whose place the
+// leader's listing knows, and empty otherwise.
+func (q *QueueEndpoint) positionText(e *structs.BatchQueueEntry) string {
+	if le := q.srv.batchQueue.Lookup(e.Namespace, e.JobID); le != nil && le.Position > 0 {
+		return fmt.Sprintf(" at position %d", le.Position)
+	}
+	return ""
 }
 
 // read serves a read of the queue: on a follower it forwards to the
