@@ -122,12 +122,14 @@ func New(cfg Config) *TaskRunner {
 	tr.hooks = []prestartHook{
 		newArtifactHook(tr.EmitEvent),
 		newTemplateHook(templateHookConfig{
-			Vars:    cfg.Variables,
-			Token:   cfg.Alloc.SignedIdentities[cfg.Task.Name],
-			Region:  cfg.Region,
-			Control: tr,
-			Emit:    tr.EmitEvent,
-			Stop:    []<-chan struct{}{tr.killCh, tr.shutdownCh, tr.doneCh},
+			Vars:       cfg.Variables,
+			Token:      cfg.Alloc.SignedIdentities[cfg.Task.Name],
+			Region:     cfg.Region,
+			Services:   serviceSource(cfg.Variables),
+			NodeSecret: nodeSecret(cfg.Node),
+			Control:    tr,
+			Emit:       tr.EmitEvent,
+			Stop:       []<-chan struct{}{tr.killCh, tr.shutdownCh, tr.doneCh},
 		}),
 	}
 	policy := DefaultRestartPolicy(cfg.JobType)

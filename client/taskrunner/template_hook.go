@@ -25,15 +25,14 @@ import (
 // writeToFile writes outside the destination.
 var templateDenylist = []string{"plugin", "writeToFile"}
 
-// unsupportedTemplateFuncs read from Consul, Vault or Nomad's service
-// catalog, none of which nomadq has. consul-template would leave them
-// waiting for data forever; here they fail the render with their name.
+// unsupportedTemplateFuncs read from Consul or Vault, neither of which
+// nomadq has. consul-template would leave them waiting for data forever;
+// here they fail the render with their name.
 var unsupportedTemplateFuncs = []string{
 	"caLeaf", "caRoots", "connect", "datacenters", "exportedServices",
 	"key", "keyExists", "keyOrDefault", "ls", "safeLs", "tree", "safeTree",
 	"node", "nodes", "partitions", "peerings", "pkiCert",
 	"secret", "secrets", "service", "services",
-	"nomadService", "nomadServices",
 }
 
 // Reasons recorded on the events of a template's change_mode.
@@ -58,6 +57,10 @@ type templateHookConfig struct {
 	// for the variables of the task's own job.
 	Token  string
 	Region string
+	// Services reads the service catalog for nomadService and
+	// nomadServices, with NodeSecret; nil refuses them.
+	Services   ServiceSource
+	NodeSecret string
 	// Control applies change_mode; nil renders again but changes nothing.
 	Control templateControl
 	// Emit records a task event.
@@ -166,7 +169,9 @@ func watched(ts []*structs.Template) bool {
 }
 
 func (h *templateHook) newReads(ctx context.Context, req *prestartRequest) *varReads {
-	return newVarReads(ctx, h.cfg.Vars, h.cfg.Token, req.Env.Env["NOMAD_NAMESPACE"], h.cfg.Region)
+	r := newVarReads(ctx, h.cfg.Vars, h.cfg.Token, req.Env.Env["NOMAD_NAMESPACE"], h.cfg.Region)
+	r.useServices(h.cfg.Services, h.cfg.NodeSecret)
+	return r
 }
 
 // renderAll renders every template (skipping once-only ones when again)
@@ -221,6 +226,9 @@ func (h *templateHook) execute(req *prestartRequest, t *structs.Template, conten
 		funcs[name] = unsupportedFunc(name)
 	}
 	for name, fn := range reads.funcs() {
+		funcs[name] = fn
+	}
+	for name, fn := range reads.serviceFuncs() {
 		funcs[name] = fn
 	}
 	tmpl, err := cttemplate.NewTemplate(&cttemplate.NewTemplateInput{

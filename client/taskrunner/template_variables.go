@@ -48,9 +48,14 @@ type varDep struct {
 	namespace string
 	path      string
 	index     uint64
+	// svc is set on a read of the service catalog (template_services.go).
+	svc *svcDep
 }
 
 func (d varDep) key() string {
+	if d.svc != nil {
+		return d.svc.key(d)
+	}
 	kind := "get"
 	if d.list {
 		kind = "list"
@@ -61,6 +66,9 @@ func (d varDep) key() string {
 // String names the dependency as consul-template (and so Nomad's task
 // events) does.
 func (d varDep) String() string {
+	if d.svc != nil {
+		return d.svc.String(d)
+	}
 	if d.list {
 		return fmt.Sprintf("nomad.var.list(%s@%s)", d.path, d.namespace)
 	}
@@ -83,6 +91,8 @@ type varReads struct {
 	gets    map[string]*structs.VariableDecrypted
 	lists   map[string][]*structs.VariableMetadata
 	missing []string
+	// services reads the service catalog; nil refuses nomadService.
+	services *serviceReads
 }
 
 func newVarReads(ctx context.Context, src VariableSource, token, namespace, region string) *varReads {

@@ -26,7 +26,9 @@ func waitVarChange(ctx context.Context, src VariableSource, token string, deps [
 				q := VariableQuery{Token: token, Namespace: d.namespace, Path: d.path, MinIndex: d.index, MaxWait: varWatchWait}
 				var idx uint64
 				var err error
-				if d.list {
+				if d.svc != nil {
+					idx, err = d.svc.poll(ctx, d, d.index, varWatchWait)
+				} else if d.list {
 					_, idx, err = src.ListVariables(ctx, q)
 				} else {
 					_, idx, err = src.ReadVariable(ctx, q)
