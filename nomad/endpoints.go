@@ -19,5 +19,7 @@ func (s *Server) endpoints() map[string]any {
 		"ACL":       &ACL{srv: s},
 		"Scaling":   &Scaling{srv: s},
 		"Variables": &Variables{srv: s},
+
+		"ServiceRegistration": &ServiceRegistration{srv: s},
 	}
 }

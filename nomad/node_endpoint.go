@@ -140,6 +140,11 @@ func (n *Node) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *struct
 		for _, e := range req.Evals {
 			reply.EvalIDs = append(reply.EvalIDs, e.ID)
 		}
+		if args.Status == structs.NodeStatusDown {
+			if err := n.srv.deleteNodeServices(args.NodeID); err != nil {
+				return err
+			}
+		}
 	}
 	n.fillResponse(args.NodeID, args.Status, reply)
 	return nil

@@ -217,6 +217,9 @@ func (n *Node) Deregister(args *structs.NodeEvaluateRequest, reply *structs.Node
 		return codeNotFound(err)
 	}
 	n.srv.heartbeats.Remove(node.ID)
+	if err := n.srv.deleteNodeServices(node.ID); err != nil {
+		return err
+	}
 	reply.NodeModifyIndex, reply.Index = index, index
 	if len(evals) == 0 {
 		return nil
