@@ -1,12 +1,12 @@
 package nomad
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"time"
 
 	memdb "github.com/hashicorp/go-memdb"
+
 	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
 )
@@ -41,7 +41,7 @@ func (j *Job) Revert(args *structs.JobRevertRequest, reply *structs.JobRegisterR
 		return err
 	}
 	if args.JobID == "" {
-		return errors.New("missing job ID for revert")
+		return structs.NewBadRequestf("missing job ID for revert")
 	}
 	ns := namespaceOf(args.Namespace)
 	st := j.srv.State()
@@ -49,8 +49,10 @@ func (j *Job) Revert(args *structs.JobRevertRequest, reply *structs.JobRegisterR
 	if err != nil {
 		return err
 	}
+	// Reverting to the version that runs, or against a stale prior
+	// version, is the caller's mistake, not the server's.
 	if args.JobVersion == cur.Version {
-		return errors.New("can't revert to current version")
+		return structs.NewBadRequestf("job %q is already at version %d", args.JobID, cur.Version)
 	}
 	old, err := st.JobByIDAndVersion(nil, ns, args.JobID, args.JobVersion)
 	if err != nil {
@@ -62,7 +64,7 @@ func (j *Job) Revert(args *structs.JobRevertRequest, reply *structs.JobRegisterR
 	reg := &structs.JobRegisterRequest{WriteRequest: args.WriteRequest}
 	if args.EnforcePriorVersion != nil {
 		if cur.Version != *args.EnforcePriorVersion {
-			return fmt.Errorf("Current job has version %d; enforcing version %d", cur.Version, *args.EnforcePriorVersion)
+			return structs.NewBadRequestf("Current job has version %d; enforcing version %d", cur.Version, *args.EnforcePriorVersion)
 		}
 		reg.EnforceIndex, reg.JobModifyIndex = true, cur.JobModifyIndex
 	}
@@ -86,7 +88,7 @@ func (j *Job) Stable(args *structs.JobStabilityRequest, reply *structs.JobStabil
 		return err
 	}
 	if args.JobID == "" {
-		return errors.New("missing job ID for marking job as stable")
+		return structs.NewBadRequestf("missing job ID for marking job as stable")
 	}
 	ns := namespaceOf(args.Namespace)
 	v, err := j.srv.State().JobByIDAndVersion(nil, ns, args.JobID, args.JobVersion)

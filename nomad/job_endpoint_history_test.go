@@ -31,16 +31,21 @@ func TestJobRevert(t *testing.T) {
 		version uint64
 		enforce *uint64
 		err     string
+		code    int
 	}{
-		{"current", 1, nil, "can't revert to current version"},
-		{"unknown version", 5, nil, `job "app" in namespace "default" at version 5 not found`},
-		{"wrong prior version", 0, new(uint64(3)), "Current job has version 1; enforcing version 3"},
+		{"current", 1, nil, `job "app" is already at version 1`, http.StatusBadRequest},
+		{"unknown version", 5, nil, `job "app" in namespace "default" at version 5 not found`, http.StatusNotFound},
+		{"wrong prior version", 0, new(uint64(3)), "Current job has version 1; enforcing version 3", http.StatusBadRequest},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var reply structs.JobRegisterResponse
 			err := s.RPC("Job.Revert", &structs.JobRevertRequest{JobID: "app", JobVersion: tc.version, EnforcePriorVersion: tc.enforce}, &reply)
 			must.ErrorContains(t, err, tc.err)
+			// A caller's mistake is coded, so HTTP answers it as a 4xx.
+			code, _, ok := structs.CodeFromRPCCodedErr(err)
+			must.True(t, ok, must.Sprintf("uncoded error %v", err))
+			must.Eq(t, tc.code, code)
 		})
 	}
 	var reply structs.JobRegisterResponse
