@@ -112,6 +112,8 @@ func newNodeClient(a *Agent, rpc RPCer, servers []string, dataDir string) (NodeC
 		MinDynamicPort:   cfg.Client.MinDynamicPort,
 		MaxDynamicPort:   cfg.Client.MaxDynamicPort,
 		HostVolumes:      cfg.Client.HostVolumes,
+		CNIPath:          splitCNIPath(cfg.Client.CNIPath),
+		CNIConfigDir:     cfg.Client.CNIConfigDir,
 		DevMode:          cfg.DevMode,
 		EphemeralState:   adapter.tempDir != "",
 		Servers:          servers,
@@ -119,6 +121,10 @@ func newNodeClient(a *Agent, rpc RPCer, servers []string, dataDir string) (NodeC
 		// The client's gauges (max_run_duration) go to this agent's sinks.
 		Metrics:         a.telemetry.metrics,
 		MetricsInterval: cfg.Telemetry.CollectionIntervalDur,
+		// Bridge network mode: "" takes the client's defaults.
+		BridgeNetworkName:        cfg.Client.BridgeNetworkName,
+		BridgeNetworkSubnet:      cfg.Client.BridgeNetworkSubnet,
+		BridgeNetworkHairpinMode: cfg.Client.BridgeNetworkHairpinMode,
 	}
 	if rpc != nil {
 		cc.RPC = client.InProcessRPC(rpc)
@@ -216,4 +222,16 @@ func advertisedHost(advertised, listener string) string {
 		return a
 	}
 	return ""
+}
+
+// splitCNIPath reads cni_path as Nomad does: directories separated by
+// colons; "" means the client's default.
+func splitCNIPath(p string) []string {
+	var out []string
+	for _, d := range strings.Split(p, ":") {
+		if d = strings.TrimSpace(d); d != "" {
+			out = append(out, d)
+		}
+	}
+	return out
 }

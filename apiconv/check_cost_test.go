@@ -48,8 +48,8 @@ func TestCheck_CostDoesNotGrowWithTheFieldsLeftUnset(t *testing.T) {
 	}
 	// Still refuses a refused field inside a block of a list.
 	job.TaskGroups[0].Tasks[0].Config["nested"] = map[string]any{"x": 1}
-	job.TaskGroups[0].Networks = []*api.NetworkResource{{DNS: &api.DNSConfig{Servers: []string{"1.1.1.1"}}}}
-	if _, err := Check(job); err == nil || !strings.Contains(err.Error(), `"Networks[0].DNS"`) {
-		t.Errorf("a dns block inside a group's network: %v, want it refused by name", err)
+	job.TaskGroups[0].Networks = []*api.NetworkResource{{DynamicPorts: []api.Port{{Label: "http", HostNetwork: "public"}}}}
+	if _, err := Check(job); err == nil || !strings.Contains(err.Error(), `"Networks[0].DynamicPorts[0].HostNetwork"`) {
+		t.Errorf("a host_network inside a group's network port: %v, want it refused by name", err)
 	}
 }

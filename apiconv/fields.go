@@ -13,8 +13,8 @@ package apiconv
 //     version rolls out (migrate takes effect in node drains), and a
 //     task's resources disk, which Nomad deprecated and ignores;
 //   - fixed(values...): accepted only with a value nomadq always uses
-//     anyway (the default identity's name and audience, network mode
-//     "host"); any other value is refused;
+//     anyway (the default identity's name and audience); any other
+//     value is refused;
 //   - ignored(reason): carries no meaning in a submission, because the
 //     server sets it (indexes, status, version). Keep this list short.
 //
@@ -256,22 +256,26 @@ var fields = map[string]rule{
 	"EphemeralDisk.Migrate": refused,
 	"EphemeralDisk.SizeMB":  mapped,
 
-	"NetworkResource.Mode":          fixed("host"),
+	"NetworkResource.Mode":          mapped, // host, bridge, none, cni/<name>: checked in structs
 	"NetworkResource.Device":        refused,
 	"NetworkResource.CIDR":          refused,
 	"NetworkResource.IP":            refused,
-	"NetworkResource.DNS":           refused,
+	"NetworkResource.DNS":           mapped,
 	"NetworkResource.ReservedPorts": mapped,
 	"NetworkResource.DynamicPorts":  mapped,
-	"NetworkResource.Hostname":      refused,
+	"NetworkResource.Hostname":      mapped,
 	"NetworkResource.MBits":         refused,
-	"NetworkResource.CNI":           refused,
+	"NetworkResource.CNI":           mapped,
 
-	// Ports take effect in host mode only: no mapping (to), no host
-	// networks (website/networking.md).
+	"DNSConfig.Servers":  mapped,
+	"DNSConfig.Searches": mapped,
+	"DNSConfig.Options":  mapped,
+	"CNIConfig.Args":     mapped,
+
+	// No host networks (website/networking.md).
 	"Port.Label":           mapped,
 	"Port.Value":           mapped,
-	"Port.To":              refused,
+	"Port.To":              mapped,
 	"Port.HostNetwork":     refused,
 	"Port.IgnoreCollision": mapped,
 

@@ -22,6 +22,7 @@ import (
 	execdriver "github.com/nomadq/nomadq/client/drivers/exec"
 	"github.com/nomadq/nomadq/client/drivers/mock"
 	"github.com/nomadq/nomadq/client/drivers/rawexec"
+	"github.com/nomadq/nomadq/client/network"
 	"github.com/nomadq/nomadq/client/state"
 	"github.com/nomadq/nomadq/structs"
 )
@@ -56,6 +57,9 @@ type Client struct {
 	// oomKills counts tasks the kernel killed for their memory limit
 	// since the client started.
 	oomKills atomic.Uint64
+
+	// netMgr sets up the namespaces of bridge and cni network modes.
+	netMgr *network.Manager
 
 	mu      sync.Mutex
 	runners map[string]*allocrunner.AllocRunner
@@ -146,6 +150,16 @@ func NewClient(cfg Config) (*Client, error) {
 		db.Close()
 		return nil, fmt.Errorf("client: %w", err)
 	}
+	c.netMgr = network.New(network.Config{
+		CNIPath:   c.cfg.CNIPath,
+		ConfigDir: c.cfg.CNIConfigDir,
+		Bridge: network.BridgeConfig{
+			Name: c.cfg.BridgeNetworkName, Subnet: c.cfg.BridgeNetworkSubnet, HairpinMode: c.cfg.BridgeNetworkHairpinMode,
+		},
+		StateDir: filepath.Join(c.cfg.StateDir, "network"),
+		Logger:   c.logger,
+	})
+	c.netMgr.Fingerprint().Apply(c.node)
 	c.health = driverHealth{drivers: c.node.Drivers, attrs: c.node.Attributes, class: c.node.ComputedClass}
 	c.sync = newAllocSync(c)
 
@@ -154,6 +168,8 @@ func NewClient(cfg Config) (*Client, error) {
 		db.Close()
 		return nil, err
 	}
+	// Namespaces of allocs an earlier client ran that are gone now.
+	c.netMgr.CleanLeftovers(c.ctx, func(allocID string) bool { _, err := c.runner(allocID); return err == nil })
 	c.wg.Add(3)
 	go func() { defer c.wg.Done(); c.sync.run() }()
 	go func() { defer c.wg.Done(); c.registerAndHeartbeat() }()
@@ -221,6 +237,7 @@ func (c *Client) addRunner(alloc *structs.Allocation, restored *state.AllocRecor
 		ExtraHooks:   append(append([]allocrunner.HookFactory(nil), c.cfg.ExtraAllocHooks...), allocrunner.ServiceHookFactory(c.rpc)),
 		Restored:     restored,
 		Variables:    variableSource{rpc: c.rpc, region: c.cfg.Region},
+		Network:      c.netMgr,
 	})
 	if err != nil {
 		return err

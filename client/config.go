@@ -3,6 +3,7 @@ package client
 import (
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	metrics "github.com/hashicorp/go-metrics"
 	"github.com/nomadq/nomadq/client/allocrunner"
 	"github.com/nomadq/nomadq/client/drivers"
+	"github.com/nomadq/nomadq/client/network"
 	"github.com/nomadq/nomadq/structs"
 )
 
@@ -73,6 +75,18 @@ type Config struct {
 	// HostVolumes are directories jobs may mount, by name.
 	HostVolumes []*structs.ClientHostVolumeConfig
 
+	// CNIPath lists the directories searched for CNI plugins (cni_path);
+	// empty means DefaultCNIPath. CNIConfigDir holds the operator's
+	// networks for "cni/<name>" modes; "" means /opt/cni/config.
+	CNIPath      []string
+	CNIConfigDir string
+	// BridgeNetworkName, BridgeNetworkSubnet and BridgeNetworkHairpinMode
+	// shape the bridge network mode; "" means "nomad" and
+	// 172.26.64.0/20.
+	BridgeNetworkName        string
+	BridgeNetworkSubnet      string
+	BridgeNetworkHairpinMode bool
+
 	// Servers are server RPC addresses ("host:4647"), used in turn.
 	Servers []string
 	// RPCTLS, when set (tls.rpc), makes connections to Servers mutual
@@ -124,6 +138,14 @@ type Reserved struct {
 	DiskMB   int64
 }
 
+// DefaultCNIPath is where the client looks for CNI plugins: Nomad's
+// /opt/cni/bin, then /usr/lib/cni, where Debian's containernetworking-plugins
+// puts them.
+var DefaultCNIPath = []string{"/opt/cni/bin", "/usr/lib/cni"}
+
+// DefaultCNIConfigDir is Nomad's cni_config_dir.
+const DefaultCNIConfigDir = "/opt/cni/config"
+
 // Version is the default nomad.version of nodes.
 const Version = "0.1.0-dev"
 
@@ -139,6 +161,21 @@ func (c *Config) setDefaults() error {
 	}
 	if c.NodeName == "" {
 		c.NodeName, _ = os.Hostname()
+	}
+	if len(c.CNIPath) == 0 {
+		c.CNIPath = DefaultCNIPath
+	}
+	if c.CNIConfigDir == "" {
+		c.CNIConfigDir = DefaultCNIConfigDir
+	}
+	if c.BridgeNetworkName == "" {
+		c.BridgeNetworkName = network.DefaultBridgeName
+	}
+	if c.BridgeNetworkSubnet == "" {
+		c.BridgeNetworkSubnet = network.DefaultBridgeSubnet
+	}
+	if err := (network.BridgeConfig{Name: c.BridgeNetworkName, Subnet: c.BridgeNetworkSubnet}).Validate(); err != nil {
+		return fmt.Errorf("client: %w", err)
 	}
 	if c.Datacenter == "" {
 		c.Datacenter = "dc1"

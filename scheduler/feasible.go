@@ -370,6 +370,12 @@ func newFeasibilityIterator(ctx *evalContext, source nodeIterator, job *structs.
 	if len(tg.Volumes) > 0 {
 		it.classed = append(it.classed, newHostVolumeChecker(tg.Volumes))
 	}
+	if nc, ok := newNetworkChecker(tg); ok {
+		// Not in the computed class: a blocked eval must wake on any
+		// node change.
+		it.unique = append(it.unique, nc)
+		it.stats.escaped = true
+	}
 	add := func(cs []*structs.Constraint) {
 		for _, c := range cs {
 			if c == nil || isDynamic(c) {

@@ -137,7 +137,11 @@ func makeOffer(n *structs.Node, u *nodeUsage, tg *structs.TaskGroup, ask structs
 // each dynamic port the lowest free value of the node's range.
 func assignPorts(o *offer, n *structs.Node, u *nodeUsage, ask *structs.NetworkResource) (*offer, string) {
 	ip := nodeAddress(n)
-	nw := &structs.NetworkResource{Mode: structs.NetworkModeHost, IP: ip, MBits: ask.MBits}
+	mode := ask.Mode
+	if mode == "" {
+		mode = structs.NetworkModeHost
+	}
+	nw := &structs.NetworkResource{Mode: mode, IP: ip, MBits: ask.MBits}
 	taken := make(map[int]bool)
 	for _, p := range ask.ReservedPorts {
 		if !p.IgnoreCollision && (u.ports[p.Value] > 0 || taken[p.Value]) {
@@ -145,7 +149,7 @@ func assignPorts(o *offer, n *structs.Node, u *nodeUsage, ask *structs.NetworkRe
 		}
 		taken[p.Value] = true
 		nw.ReservedPorts = append(nw.ReservedPorts, p)
-		o.ports = append(o.ports, structs.AllocatedPortMapping{Label: p.Label, Value: p.Value, HostIP: ip})
+		o.ports = append(o.ports, structs.AllocatedPortMapping{Label: p.Label, Value: p.Value, To: p.To, HostIP: ip})
 	}
 	lo, hi := defaultMinDynamicPort, defaultMaxDynamicPort
 	if r := n.NodeResources; r != nil && r.MinDynamicPort > 0 && r.MaxDynamicPort >= r.MinDynamicPort {
@@ -162,7 +166,7 @@ func assignPorts(o *offer, n *structs.Node, u *nodeUsage, ask *structs.NetworkRe
 		taken[next] = true
 		p.Value = next
 		nw.DynamicPorts = append(nw.DynamicPorts, p)
-		o.ports = append(o.ports, structs.AllocatedPortMapping{Label: p.Label, Value: next, HostIP: ip})
+		o.ports = append(o.ports, structs.AllocatedPortMapping{Label: p.Label, Value: next, To: p.To, HostIP: ip})
 	}
 	o.network = nw
 	return o, ""

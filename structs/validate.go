@@ -436,6 +436,11 @@ func validateNetwork(errs *MultiError, ctx string, n *NetworkResource, ports map
 		return
 	}
 	add := func(format string, a ...any) { errs.Add(fmt.Errorf(ctx+": "+format, a...)) }
+	switch name, cni := strings.CutPrefix(n.Mode, "cni/"); {
+	case n.Mode == "", n.Mode == NetworkModeHost, n.Mode == "bridge", n.Mode == "none", cni && name != "":
+	default:
+		add("network mode %q is not allowed: must be host, bridge, none or cni/<name>", n.Mode)
+	}
 	check := func(p Port, static bool) {
 		switch {
 		case p.Label == "":

@@ -36,9 +36,9 @@ type ClientHostVolumeConfig struct {
 	ReadOnly bool
 }
 
-// NetworkModeHost is the only network mode nomadq supports (the others
-// are refused where jobs arrive): tasks share the node's network
-// namespace and listen on their host ports.
+// NetworkModeHost is the default network mode: tasks share the node's
+// network namespace and listen on their host ports. The others (bridge,
+// none, cni/<name>) are in website/networking.md.
 const NetworkModeHost = "host"
 
 func validateVolumes(errs *MultiError, ctx string, vols map[string]*VolumeRequest) {

@@ -172,6 +172,14 @@ type Client struct {
 	// HostVolumes are the host_volume blocks: directories jobs may
 	// mount, by name.
 	HostVolumes []*structs.ClientHostVolumeConfig
+	// CNIPath (colon-separated directories), CNIConfigDir and the
+	// BridgeNetwork* keys configure bridge and cni network modes; ""
+	// means the client's defaults.
+	CNIPath                  string
+	CNIConfigDir             string
+	BridgeNetworkName        string
+	BridgeNetworkSubnet      string
+	BridgeNetworkHairpinMode bool
 
 	// SimNodes, when above 0, replaces the client by that many simulated
 	// nodes (nomadq only: sim_nodes, -sim-nodes), each with SimNodeCPU

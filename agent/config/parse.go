@@ -225,6 +225,12 @@ func (d *cfgDecoder) client(b *hcl.Block, c *Client) {
 			"min_dynamic_port":  d.integer("client.min_dynamic_port", &c.MinDynamicPort),
 			"max_dynamic_port":  d.integer("client.max_dynamic_port", &c.MaxDynamicPort),
 			"network_interface": d.str("client.network_interface", &c.NetworkInterface),
+			// Bridge and CNI networks (website/networking.md).
+			"cni_path":                    d.str("client.cni_path", &c.CNIPath),
+			"cni_config_dir":              d.str("client.cni_config_dir", &c.CNIConfigDir),
+			"bridge_network_name":         d.str("client.bridge_network_name", &c.BridgeNetworkName),
+			"bridge_network_subnet":       d.str("client.bridge_network_subnet", &c.BridgeNetworkSubnet),
+			"bridge_network_hairpin_mode": d.boolean("client.bridge_network_hairpin_mode", &c.BridgeNetworkHairpinMode),
 			// nomadq only: the node simulator.
 			"sim_nodes":          d.integer("client.sim_nodes", &c.SimNodes),
 			"sim_node_cpu":       d.integer("client.sim_node_cpu", &c.SimNodeCPU),
@@ -243,8 +249,8 @@ func (d *cfgDecoder) client(b *hcl.Block, c *Client) {
 			"cpu_disable_dmidecode", "memory_total_mb", "disk_total_mb", "disk_free_mb", "max_kill_timeout",
 			"reserved", "gc_interval", "gc_disk_usage_threshold", "gc_inode_usage_threshold", "gc_max_allocs",
 			"gc_parallel_destroys", "gc_volumes_on_node_gc", "host_network",
-			"template", "drain_on_shutdown", "cni_path", "cni_config_dir", "bridge_network_name",
-			"bridge_network_subnet", "bridge_network_subnet_ipv6", "bridge_network_hairpin_mode", "artifact",
+			"template", "drain_on_shutdown",
+			"bridge_network_subnet_ipv6", "artifact",
 			"disable_remote_exec", "no_host_uuid", "server_join", "node_max_allocs", "preferred_address_family",
 			"cgroup_parent", "nomad_service_discovery",
 			"intro_token", "host_volumes_dir", "host_volume_plugin_dir", "common_plugin_dir", "users",

@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/nomadq/nomadq/client/allocdir"
 	"github.com/nomadq/nomadq/client/drivers"
+	"github.com/nomadq/nomadq/client/network"
 	"github.com/nomadq/nomadq/client/state"
 	"github.com/nomadq/nomadq/client/taskrunner"
 	"github.com/nomadq/nomadq/structs"
@@ -51,6 +52,9 @@ type Config struct {
 	Restored *state.AllocRecord
 	// Variables reads Nomad Variables for the tasks' templates.
 	Variables taskrunner.VariableSource
+	// Network sets up the namespaces of bridge and cni network modes;
+	// nil where the client cannot.
+	Network *network.Manager
 }
 
 // KillAllOpts shape a whole-alloc kill decided by a hook.
@@ -81,6 +85,8 @@ type AllocRunner struct {
 	tasks       map[string]*taskrunner.TaskRunner
 	order       []*taskrunner.TaskRunner
 	extraEnv    map[string]string
+	// network is the alloc's own network, set by the network hook.
+	network *networkState
 	// stopping is set once a stop, destroy or KillAll has begun.
 	stopping     bool
 	skipPoststop bool
@@ -145,6 +151,7 @@ func New(cfg Config) (*AllocRunner, error) {
 			Region:        cfg.Region,
 			JobType:       alloc.Job.Type,
 			ExtraEnv:      ar.taskEnv,
+			Network:       ar.taskNetwork,
 			OnStateChange: ar.notify,
 			OnOOMKill:     cfg.OnOOMKill,
 			Variables:     cfg.Variables,
@@ -754,8 +761,7 @@ func (ar *AllocRunner) ClientAlloc() *structs.Allocation {
 		ClientStatus:      status,
 		ClientDescription: desc,
 		TaskStates:        ar.TaskStates(),
-		// Tasks share the host's network: no interface of the alloc's own.
-		NetworkStatus: &structs.AllocNetworkStatus{},
+		NetworkStatus:     ar.networkStatus(),
 	}
 }
 

@@ -147,7 +147,8 @@ func TestAllocRunner_KillAllSeam(t *testing.T) {
 		})
 		must.Eq(t, "max_run_duration", ar.hooks[0].Name()) // registered early hooks first
 		must.Eq(t, "test_kill", ar.hooks[1].Name())        // then extra hooks, before alloc_dir
-		must.Eq(t, "alloc_dir", ar.hooks[len(ar.hooks)-1].Name())
+		must.Eq(t, "alloc_dir", ar.hooks[len(ar.hooks)-2].Name())
+		must.Eq(t, "network", ar.hooks[len(ar.hooks)-1].Name())
 		go ar.Run()
 		must.True(t, <-hook.done)
 		<-ar.WaitCh()

@@ -81,7 +81,8 @@ type HookFactory func(r Runner) RunnerHook
 //     CreateTime before any setup work (a slow alloc dir or artifact
 //     counts against the deadline, as in Nomad);
 //  2. the config's extra hooks (tests, simulated nodes);
-//  3. the alloc dir, which builds the shared directories the tasks use.
+//  3. the alloc dir, which builds the shared directories the tasks use;
+//  4. the network, which gives a bridge or cni group its namespace.
 func (ar *AllocRunner) newHooks() []RunnerHook {
 	factories := append([]HookFactory{newMaxRunDurationHook}, ar.cfg.ExtraHooks...)
 	var hooks []RunnerHook
@@ -90,7 +91,7 @@ func (ar *AllocRunner) newHooks() []RunnerHook {
 			hooks = append(hooks, h)
 		}
 	}
-	return append(hooks, &allocDirHook{ar: ar})
+	return append(hooks, &allocDirHook{ar: ar}, newNetworkHook(ar))
 }
 
 // allocDirHook builds the alloc's shared directories and removes the

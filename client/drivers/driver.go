@@ -92,6 +92,11 @@ type TaskConfig struct {
 	// writing log files (logs { disabled = true }).
 	LogsDisabled bool
 
+	// Network, when set, is the alloc's own network namespace (group
+	// network mode "bridge" or "cni/<name>"), which the task joins; nil
+	// means the host's network.
+	Network *NetworkIsolation
+
 	// Emit records a driver message as a task event (Nomad's "Driver"
 	// event, such as "Downloading image"), with details such as the
 	// image; nil discards them. It must not block for long: drivers call
@@ -115,6 +120,19 @@ type Mount struct {
 	// TaskPath is where the task sees it, inside its own filesystem.
 	TaskPath string
 	ReadOnly bool
+}
+
+// NetworkIsolation is an alloc's network namespace as tasks join it.
+type NetworkIsolation struct {
+	// Path is the pinned namespace (/var/run/netns/<alloc ID>).
+	Path string
+	// HostsFile and ResolvConf, when set, are files the task sees as
+	// /etc/hosts and /etc/resolv.conf (the group's hostname and dns).
+	HostsFile  string
+	ResolvConf string
+	// Hostname, when set, is the task's hostname, in a UTS namespace of
+	// its own.
+	Hostname string
 }
 
 // VolumeMounter is implemented by drivers that bind-mount TaskConfig.Mounts

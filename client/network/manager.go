@@ -20,6 +20,8 @@ import (
 const (
 	ModeBridge    = "bridge"
 	ModeCNIPrefix = "cni/"
+	// ModeNone is a namespace with its loopback interface only.
+	ModeNone = "none"
 	// IfName is the alloc's interface inside its namespace, Nomad's
 	// name for it.
 	IfName = "eth0"
@@ -51,7 +53,7 @@ type PortMapping struct {
 
 // Spec is the network an alloc asks for.
 type Spec struct {
-	// Mode is "bridge" or "cni/<name>".
+	// Mode is "bridge", "none" or "cni/<name>".
 	Mode    string
 	Ports   []PortMapping
 	CNIArgs map[string]string
@@ -74,6 +76,8 @@ type record struct {
 	Ports     []PortMapping     `json:",omitempty"`
 	CNIArgs   map[string]string `json:",omitempty"`
 	Address   string            `json:",omitempty"`
+	// Ready is set once the plugins' ADD succeeded.
+	Ready bool `json:",omitempty"`
 }
 
 // Manager sets up and tears down the allocs' network namespaces. It is
@@ -121,6 +125,8 @@ func (m *Manager) Conflist(mode string) ([]byte, error) {
 	switch {
 	case mode == ModeBridge:
 		return BridgeConflist(m.cfg.Bridge)
+	case mode == ModeNone:
+		return json.Marshal(conflist{CNIVersion: cniVersion, Name: "nomad-none", Plugins: []any{pluginType{Type: "loopback"}}})
 	case strings.HasPrefix(mode, ModeCNIPrefix):
 		name := strings.TrimPrefix(mode, ModeCNIPrefix)
 		l, err := libcni.LoadConfList(m.cfg.ConfigDir, name)
@@ -129,7 +135,7 @@ func (m *Manager) Conflist(mode string) ([]byte, error) {
 		}
 		return l.Bytes, nil
 	}
-	return nil, fmt.Errorf("network mode %q is not allowed: the client sets up %q and \"cni/<name>\" networks", mode, ModeBridge)
+	return nil, fmt.Errorf("network mode %q is not allowed: the client sets up %q, %q and \"cni/<name>\" networks", mode, ModeBridge, ModeNone)
 }
 
 func (m *Manager) recordPath(allocID string) string {
@@ -213,16 +219,28 @@ func (m *Manager) Setup(ctx context.Context, allocID string, spec Spec) (*Status
 	if err != nil {
 		return fail(fmt.Errorf("network mode %q: CNI setup: %w", spec.Mode, err))
 	}
-	addr, err := allocAddress(res, r.NetnsPath)
-	if err != nil {
-		return fail(fmt.Errorf("network mode %q: %w", spec.Mode, err))
+	if spec.Mode == ModeNone {
+		// Loopback only: no interface or address to report.
+		r.Ready = true
+	} else {
+		if r.Address, err = allocAddress(res, r.NetnsPath); err != nil {
+			return fail(fmt.Errorf("network mode %q: %w", spec.Mode, err))
+		}
+		r.Ready = true
 	}
-	r.Address = addr
 	if err := m.writeRecord(r); err != nil {
 		return fail(fmt.Errorf("network record: %w", err))
 	}
-	m.logger.Debug("alloc network set up", "alloc_id", allocID, "mode", spec.Mode, "address", addr)
-	return &Status{NetnsPath: r.NetnsPath, InterfaceName: IfName, Address: addr}, nil
+	m.logger.Debug("alloc network set up", "alloc_id", allocID, "mode", spec.Mode, "address", r.Address)
+	return r.status(), nil
+}
+
+func (r *record) status() *Status {
+	st := &Status{NetnsPath: r.NetnsPath, Address: r.Address}
+	if r.Mode != ModeNone {
+		st.InterfaceName = IfName
+	}
+	return st
 }
 
 // Restore returns the network an earlier client set up for an alloc, if
@@ -234,10 +252,10 @@ func (m *Manager) Restore(allocID string) (*Status, bool) {
 	unlock := m.lock(allocID)
 	defer unlock()
 	r, err := m.readRecord(allocID)
-	if err != nil || r.Address == "" || !isNetns(r.NetnsPath) {
+	if err != nil || !r.Ready || !isNetns(r.NetnsPath) {
 		return nil, false
 	}
-	return &Status{NetnsPath: r.NetnsPath, InterfaceName: IfName, Address: r.Address}, true
+	return r.status(), true
 }
 
 // Teardown runs the network's plugins' DEL and removes the alloc's

@@ -41,6 +41,8 @@ type Config struct {
 	JobType string
 	// ExtraEnv returns variables alloc hooks add to the environment.
 	ExtraEnv func() map[string]string
+	// Network returns the alloc's network namespace, nil for the host's.
+	Network func() *drivers.NetworkIsolation
 	// OnStateChange is called after every change of the task's state.
 	OnStateChange func()
 	// OnOOMKill is called each time the kernel kills the task for its
@@ -391,6 +393,9 @@ func (tr *TaskRunner) tryStart() (id string, ok, retry bool) {
 			tc.MaxFileSizeMB = lc.MaxFileSizeMB
 		}
 		tc.LogsDisabled = lc.Disabled
+	}
+	if tr.cfg.Network != nil {
+		tc.Network = tr.cfg.Network()
 	}
 	h, err := tr.cfg.Driver.StartTask(tc)
 	if err != nil {

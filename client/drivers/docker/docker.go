@@ -214,6 +214,11 @@ func (d *Driver) StartTask(tc *drivers.TaskConfig) (*drivers.TaskHandle, error) 
 	if err != nil {
 		return nil, err
 	}
+	if tc.Network != nil && c.networkMode == "" {
+		// Joining the alloc's namespace takes a pause container (Nomad's
+		// infra_image), which the driver does not build yet.
+		return nil, &drivers.ValidationError{Err: errors.New(`docker: the group's network mode (bridge, none or cni) is not supported for docker tasks by nomadq yet: set the task's network_mode ("host", "none" or "bridge") to use docker's own networking`)}
+	}
 	d.mu.Lock()
 	_, exists := d.tasks[tc.ID]
 	d.mu.Unlock()

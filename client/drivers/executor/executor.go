@@ -113,6 +113,7 @@ func (e *Executor) Start(tc *drivers.TaskConfig, c Command) (*drivers.TaskHandle
 		ExitFile:     filepath.Join(dir, run+".exit"),
 		Fifo:         filepath.Join(dir, run+".alive"),
 		Isolation:    c.Isolation,
+		Network:      tc.Network,
 	}
 	if spec.MaxFiles < 1 {
 		spec.MaxFiles = 1

@@ -57,6 +57,7 @@ func startInit(specPath string, spec *waiterSpec, stdout, stderr *os.File) (*exe
 			cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWIPC
 		}
 	}
+	cmd.SysProcAttr.Cloneflags |= networkCloneflags(spec.Network)
 	err = cmd.Start()
 	syncR.Close()
 	errW.Close()
@@ -106,7 +107,13 @@ func runInit(specPath string) int {
 	// Capability bounding sets are per thread: the thread that drops them
 	// must be the one that execs.
 	runtime.LockOSThread()
+	if spec.Network != nil {
+		if err := joinNetwork(spec.Network); err != nil {
+			return fail(err)
+		}
+	}
 	if iso := spec.Isolation; iso != nil {
+		iso.Mounts = append(iso.Mounts, networkMounts(spec.Network)...)
 		cred, err := lookupUser(iso.User)
 		if err != nil {
 			return fail(err)
@@ -122,6 +129,9 @@ func runInit(specPath string) int {
 			return fail(err)
 		}
 		return fail(execTask(cmdPath, spec))
+	}
+	if err := mountNetworkFiles(spec.Network); err != nil {
+		return fail(err)
 	}
 	if err := os.Chdir(spec.Dir); err != nil {
 		return fail(err)

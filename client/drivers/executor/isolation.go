@@ -144,6 +144,9 @@ func bind(src, dst string, extra uintptr) error {
 	}
 	if st.IsDir() {
 		err = os.MkdirAll(dst, 0o755)
+	} else if _, serr := os.Lstat(dst); serr == nil {
+		// An existing file is the mount point as it is: opening it for
+		// writing would fail on a read-only mount (a chroot's /etc).
 	} else {
 		if err = os.MkdirAll(filepath.Dir(dst), 0o755); err == nil {
 			var f *os.File

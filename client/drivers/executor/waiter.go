@@ -9,6 +9,8 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/nomadq/nomadq/client/drivers"
 )
 
 // WaiterArg is the hidden first argument that turns the nomad binary into
@@ -41,6 +43,8 @@ type waiterSpec struct {
 	Isolation *Isolation `json:",omitempty"`
 	// Cgroup holds the paths of the cgroup the task runs in.
 	Cgroup map[string]string `json:",omitempty"`
+	// Network is the alloc's network namespace the task joins.
+	Network *drivers.NetworkIsolation `json:",omitempty"`
 }
 
 // startReport is the one line a waiter writes on its stdout.

@@ -1,0 +1,293 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/nomad/api"
+	"github.com/shoenig/test/must"
+	"github.com/shoenig/test/wait"
+
+	"github.com/nomadq/nomadq/agent/config"
+	"github.com/nomadq/nomadq/client"
+	"github.com/nomadq/nomadq/client/drivers/executor"
+	"github.com/nomadq/nomadq/client/network"
+)
+
+// bridgeClient starts a client-only agent on dataDir that runs raw_exec
+// tasks and can set up bridge networks.
+func bridgeClient(t *testing.T, srv *Agent, dataDir string) *Agent {
+	t.Helper()
+	return NewTestAgent(t, func(c *config.Config) {
+		c.DevMode = false
+		c.Server.Enabled = false
+		c.DataDir = dataDir
+		c.Client.Servers = []string{srv.RPCAddr()}
+		c.Client.Options = map[string]string{"driver.raw_exec.enable": "1"}
+		c.Client.CNIPath = strings.Join(client.DefaultCNIPath, ":")
+	})
+}
+
+// skipWithoutBridge skips a test where this machine cannot set up bridge
+// networks, saying why.
+func skipWithoutBridge(t *testing.T) {
+	t.Helper()
+	m := network.New(network.Config{CNIPath: client.DefaultCNIPath, Bridge: network.BridgeConfig{Name: network.DefaultBridgeName, Subnet: network.DefaultBridgeSubnet}})
+	if c := m.Fingerprint(); !c.Bridge {
+		t.Skipf("bridge networking unavailable: %s (scripts/install-docker-test-deps.sh installs Debian's containernetworking-plugins)", c.BridgeReason)
+	}
+	for _, bin := range []string{"python3", "iptables-save", "ip"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			t.Skipf("bridge networking test needs %s: %v", bin, err)
+		}
+	}
+}
+
+func bridgeJob(id string, count int) *api.Job {
+	job := api.NewServiceJob(id, id, "global", 50)
+	job.Datacenters = []string{"*"}
+	tg := api.NewTaskGroup("web", count)
+	tg.Networks = []*api.NetworkResource{{
+		Mode:         "bridge",
+		DynamicPorts: []api.Port{{Label: "http", To: 8080}},
+	}}
+	task := api.NewTask("server", "raw_exec")
+	// The env goes to a file first, so the test can read what the task saw.
+	task.Config = map[string]any{"command": "/bin/sh", "args": []string{"-c", `env > "$NOMAD_TASK_DIR/env"; cd "$NOMAD_TASK_DIR" && exec python3 -m http.server "$NOMAD_PORT_http"`}}
+	task.KillTimeout = new(500 * time.Millisecond)
+	task.Require(&api.Resources{CPU: new(50), MemoryMB: new(64)})
+	tg.AddTask(task)
+	job.AddTaskGroup(tg)
+	return job
+}
+
+// hostPort is the host port the scheduler gave an alloc's port.
+func hostPort(t *testing.T, a *api.Allocation, label string) int {
+	t.Helper()
+	for _, p := range a.AllocatedResources.Shared.Ports {
+		if p.Label == label {
+			return p.Value
+		}
+	}
+	t.Fatalf("alloc %s has no port %q", a.ID, label)
+	return 0
+}
+
+// answers waits until the host port answers an HTTP GET.
+func answers(t *testing.T, port int) {
+	t.Helper()
+	must.Wait(t, wait.InitialSuccess(wait.ErrorFunc(func() error {
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/", port))
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		_, _ = io.Copy(io.Discard, resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("status %d", resp.StatusCode)
+		}
+		return nil
+	}), wait.Timeout(30*time.Second), wait.Gap(100*time.Millisecond)))
+}
+
+func vethNames(t *testing.T) map[string]bool {
+	t.Helper()
+	out, err := exec.Command("ip", "-o", "link", "show", "type", "veth").CombinedOutput()
+	must.NoError(t, err, must.Sprint(string(out)))
+	names := map[string]bool{}
+	for _, l := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(l); len(f) > 1 {
+			names[strings.SplitN(strings.TrimSuffix(f[1], ":"), "@", 2)[0]] = true
+		}
+	}
+	return names
+}
+
+// A bridge-mode raw_exec job: each alloc gets its own namespace and
+// address, its task's port 8080 answers on the host port, a restarted
+// client keeps the namespaces of running allocs, and a stop (here while
+// the client is down) leaves no namespace, veth or iptables rule behind.
+func TestBridgeNetwork_RawExec(t *testing.T) {
+	skipWithoutBridge(t)
+	vethBefore := vethNames(t)
+	srv := NewTestAgent(t, func(c *config.Config) { c.Client.Enabled = false })
+	c := apiClient(t, srv)
+	dataDir := t.TempDir()
+	cl := bridgeClient(t, srv, dataDir)
+	// Whatever happens, nothing of the test's allocs stays on the host.
+	t.Cleanup(func() {
+		m := network.New(network.Config{CNIPath: client.DefaultCNIPath, StateDir: filepath.Join(dataDir, "client", "network")})
+		m.CleanLeftovers(context.Background(), func(string) bool { return false })
+	})
+
+	job := bridgeJob("bridge-web", 2)
+	_, _, err := c.Jobs().Register(job, nil)
+	must.NoError(t, err)
+	stubs := jobAllocs(t, c, "bridge-web", 2, 60*time.Second, func(a *api.AllocationListStub) bool {
+		return a.ClientStatus == api.AllocClientStatusRunning
+	})
+	var allocs []*api.Allocation
+	addrs := map[string]string{}
+	for _, s := range stubs {
+		a, _, err := c.Allocations().Info(s.ID, nil)
+		must.NoError(t, err)
+		allocs = append(allocs, a)
+		must.NotNil(t, a.NetworkStatus)
+		must.Eq(t, "eth0", a.NetworkStatus.InterfaceName)
+		must.NotEq(t, "", a.NetworkStatus.Address)
+		addrs[a.ID] = a.NetworkStatus.Address
+		must.True(t, isFile(filepath.Join(network.DefaultNetnsDir, a.ID)), must.Sprintf("netns of alloc %s", a.ID))
+		answers(t, hostPort(t, a, "http"))
+
+		env, err := os.ReadFile(filepath.Join(dataDir, "alloc", a.ID, "server", "local", "env"))
+		must.NoError(t, err)
+		for _, kv := range []string{
+			"NOMAD_PORT_http=8080",
+			fmt.Sprintf("NOMAD_HOST_PORT_http=%d", hostPort(t, a, "http")),
+			"NOMAD_ALLOC_IP_http=" + a.NetworkStatus.Address,
+			"NOMAD_ALLOC_ADDR_http=" + a.NetworkStatus.Address + ":8080",
+		} {
+			must.StrContains(t, string(env), kv+"\n")
+		}
+	}
+	must.NotEq(t, addrs[allocs[0].ID], addrs[allocs[1].ID], must.Sprint("each alloc has its own namespace and address"))
+
+	// A client restarted while the allocs run keeps their namespaces: the
+	// tasks answer throughout, at the same addresses.
+	must.NoError(t, cl.Shutdown())
+	cl = bridgeClient(t, srv, dataDir)
+	for _, a := range allocs {
+		answers(t, hostPort(t, a, "http"))
+		must.True(t, isFile(filepath.Join(network.DefaultNetnsDir, a.ID)))
+	}
+	must.Wait(t, wait.InitialSuccess(wait.ErrorFunc(func() error {
+		for _, a := range allocs {
+			got, _, err := c.Allocations().Info(a.ID, nil)
+			if err != nil {
+				return err
+			}
+			if got.NetworkStatus == nil || got.NetworkStatus.Address != addrs[a.ID] {
+				return fmt.Errorf("alloc %s network status %+v, want address %s", a.ID, got.NetworkStatus, addrs[a.ID])
+			}
+		}
+		return nil
+	}), wait.Timeout(20*time.Second), wait.Gap(100*time.Millisecond)))
+
+	// The job stops while the client is down; the next client kills the
+	// tasks and tears their networks down.
+	must.NoError(t, cl.Shutdown())
+	_, _, err = c.Jobs().Deregister("bridge-web", false, nil)
+	must.NoError(t, err)
+	bridgeClient(t, srv, dataDir)
+	jobAllocs(t, c, "bridge-web", 2, 60*time.Second, func(a *api.AllocationListStub) bool {
+		return a.ClientStatus == api.AllocClientStatusComplete
+	})
+	must.Wait(t, wait.InitialSuccess(wait.ErrorFunc(func() error {
+		for _, a := range allocs {
+			if _, err := os.Stat(filepath.Join(network.DefaultNetnsDir, a.ID)); err == nil {
+				return fmt.Errorf("netns of alloc %s is left", a.ID)
+			}
+		}
+		return nil
+	}), wait.Timeout(20*time.Second), wait.Gap(100*time.Millisecond)))
+	for name := range vethNames(t) {
+		must.True(t, vethBefore[name], must.Sprintf("veth %s is left", name))
+	}
+	out, err := exec.Command("iptables-save").CombinedOutput()
+	must.NoError(t, err)
+	for _, a := range allocs {
+		must.False(t, strings.Contains(string(out), addrs[a.ID]+"/"), must.Sprintf("an iptables rule of %s is left", addrs[a.ID]))
+		must.False(t, strings.Contains(string(out), a.ID), must.Sprintf("an iptables rule of alloc %s is left", a.ID))
+	}
+	nsList, err := exec.Command("ip", "netns", "list").CombinedOutput()
+	must.NoError(t, err)
+	for _, a := range allocs {
+		must.False(t, strings.Contains(string(nsList), a.ID), must.Sprintf("ip netns list shows alloc %s", a.ID))
+	}
+}
+
+func isFile(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// The group's hostname (interpolated) and dns block are what the tasks of
+// either process driver see, and mode "none" leaves them loopback only.
+func TestBridgeNetwork_HostnameDNSAndNone(t *testing.T) {
+	skipWithoutBridge(t)
+	srv := NewTestAgent(t, func(c *config.Config) { c.Client.Enabled = false })
+	c := apiClient(t, srv)
+	dataDir := t.TempDir()
+	bridgeClient(t, srv, dataDir)
+	t.Cleanup(func() {
+		m := network.New(network.Config{CNIPath: client.DefaultCNIPath, StateDir: filepath.Join(dataDir, "client", "network")})
+		m.CleanLeftovers(context.Background(), func(string) bool { return false })
+	})
+	drivers := []string{"raw_exec"}
+	if err := executor.CgroupsUsable(); err == nil {
+		drivers = append(drivers, "exec")
+	} else {
+		t.Logf("exec driver not checked: %v", err)
+	}
+	for _, driver := range drivers {
+		t.Run(driver, func(t *testing.T) {
+			for _, tc := range []struct {
+				name string
+				nw   *api.NetworkResource
+				want []string
+				not  []string
+			}{
+				{
+					name: "bridge",
+					nw: &api.NetworkResource{
+						Mode:     "bridge",
+						Hostname: "web-${NOMAD_ALLOC_INDEX}",
+						DNS:      &api.DNSConfig{Servers: []string{"10.0.0.53"}, Searches: []string{"svc.local"}, Options: []string{"ndots:2"}},
+					},
+					want: []string{"hostname=web-0\n", "nameserver 10.0.0.53\n", "search svc.local\n", "options ndots:2\n", " web-0\n", "eth0:"},
+				},
+				{name: "none", nw: &api.NetworkResource{Mode: "none"}, want: []string{"lo:"}, not: []string{"eth0:"}},
+			} {
+				t.Run(tc.name, func(t *testing.T) {
+					id := "net-" + strings.ReplaceAll(driver, "_", "-") + "-" + tc.name
+					task := api.NewTask("main", driver)
+					task.Config = map[string]any{"command": "/bin/sh", "args": []string{"-c", `echo "hostname=$(cat /proc/sys/kernel/hostname)"; cat /etc/resolv.conf /etc/hosts /proc/net/dev`}}
+					task.Require(&api.Resources{CPU: new(50), MemoryMB: new(64)})
+					job := api.NewBatchJob(id, id, "global", 50)
+					job.Datacenters = []string{"*"}
+					tg := api.NewTaskGroup("g", 1)
+					tg.Networks = []*api.NetworkResource{tc.nw}
+					tg.RestartPolicy = &api.RestartPolicy{Attempts: new(0), Mode: new("fail")}
+					tg.ReschedulePolicy = &api.ReschedulePolicy{Attempts: new(0), Unlimited: new(false)}
+					tg.AddTask(task)
+					job.AddTaskGroup(tg)
+					_, _, err := c.Jobs().Register(job, nil)
+					must.NoError(t, err)
+					a := onlyAlloc(t, c, id, func(s *api.AllocationListStub) bool {
+						return s.ClientStatus == api.AllocClientStatusComplete || s.ClientStatus == api.AllocClientStatusFailed
+					})
+					must.Eq(t, api.AllocClientStatusComplete, a.ClientStatus, must.Sprintf("%+v", a.TaskStates["main"]))
+					b, err := os.ReadFile(filepath.Join(dataDir, "alloc", a.ID, "alloc", "logs", "main.stdout.0"))
+					must.NoError(t, err)
+					out := string(b)
+					for _, w := range tc.want {
+						must.StrContains(t, out, w)
+					}
+					for _, n := range tc.not {
+						must.False(t, strings.Contains(out, n), must.Sprintf("%q in %s", n, out))
+					}
+					must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool { return !isFile(filepath.Join(network.DefaultNetnsDir, a.ID)) }),
+						wait.Timeout(20*time.Second), wait.Gap(100*time.Millisecond)))
+				})
+			}
+		})
+	}
+}
