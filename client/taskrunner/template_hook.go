@@ -520,6 +520,6 @@ func sandboxedFile(taskDir string) func(string) (string, error) {
 // unsupportedFunc fails a render that calls name.
 func unsupportedFunc(name string) func(...any) (string, error) {
 	return func(...any) (string, error) {
-		return "", fmt.Errorf("function %s is not supported by nomadq: it reads Consul, Vault or Nomad service data, which nomadq does not have", name)
+		return "", fmt.Errorf("function %s is not supported by nomadq: it reads Consul or Vault data, which nomadq does not have", name)
 	}
 }
