@@ -49,6 +49,10 @@ type serviceHook struct {
 	reg    *serviceregistration.Registrar
 	checks *checks.Runner
 
+	// syncMu makes syncs one at a time, so an older view of the tasks
+	// never lands after a newer one.
+	syncMu sync.Mutex
+
 	mu      sync.Mutex
 	killing bool
 	done    bool
@@ -136,6 +140,8 @@ func (h *serviceHook) Shutdown() {
 
 // sync brings registrations and checks in line with the tasks' states.
 func (h *serviceHook) sync() {
+	h.syncMu.Lock()
+	defer h.syncMu.Unlock()
 	h.mu.Lock()
 	killing, done := h.killing, h.done
 	h.mu.Unlock()
