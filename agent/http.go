@@ -150,6 +150,8 @@ func newHTTPHandler(a *Agent) *httpHandler {
 	add("/v1/client/fs/", h.clientFSRequest)
 	add("/v1/vars", h.variablesListRequest)
 	add("/v1/var/", h.variableSpecificRequest)
+	add("/v1/services", h.servicesRequest)
+	add("/v1/service/", h.serviceSpecificRequest)
 	add("/v1/event/stream", h.eventStreamRequest)
 	return h
 }

@@ -179,6 +179,7 @@ func httpRules() map[string]httpRule {
 		"/v1/acl/auth-methods", "/v1/acl/auth-method", "/v1/acl/auth-method/", "/v1/acl/binding-rules",
 		"/v1/acl/binding-rule", "/v1/acl/binding-rule/", "/v1/acl/login",
 		"/v1/vars", "/v1/var/",
+		"/v1/services", "/v1/service/",
 	} {
 		rules[p] = byRPC
 	}

@@ -196,8 +196,9 @@ func (e *ServiceRegistration) DeleteByID(args *structs.ServiceRegistrationDelete
 }
 
 // List returns the service names of the request's namespace ("*": every
-// namespace the caller may read) with the union of their instances' tags.
-// It is a blocking query.
+// namespace the caller may read) with the union of their instances' tags,
+// one entry per namespace (the query's Filter applies to those). It is a
+// blocking query.
 func (e *ServiceRegistration) List(args *structs.ServiceRegistrationListRequest, reply *structs.ServiceRegistrationListResponse) error {
 	if done, err := e.srv.forward("ServiceRegistration.List", args.QueryOptions, args, reply); done {
 		return err
@@ -206,13 +207,21 @@ func (e *ServiceRegistration) List(args *structs.ServiceRegistrationListRequest,
 	if err != nil {
 		return structs.ErrPermissionDenied
 	}
+	filter, err := structs.NewFilter(args.Filter)
+	if err != nil {
+		return err
+	}
 	ns := args.RequestNamespace()
 	return e.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		regs, err := st.ServiceRegistrationsByNamespace(ws, ns)
 		if err != nil {
 			return 0, err
 		}
-		reply.Services = listStubs(regs, allow)
+		stubs, err := structs.KeepMatching(filter, listStubs(regs, allow), func(s *structs.ServiceRegistrationListStub) any { return s })
+		if err != nil {
+			return 0, err
+		}
+		reply.Services = stubs
 		return tableIndex(st, state.TableServiceRegistrations)
 	})
 }
@@ -265,6 +274,10 @@ func (e *ServiceRegistration) GetService(args *structs.ServiceRegistrationByName
 	if done, err := e.srv.forward("ServiceRegistration.GetService", args.QueryOptions, args, reply); done {
 		return err
 	}
+	filter, err := structs.NewFilter(args.Filter)
+	if err != nil {
+		return err
+	}
 	var n int
 	var key string
 	if args.Choose != "" {
@@ -276,6 +289,12 @@ func (e *ServiceRegistration) GetService(args *structs.ServiceRegistrationByName
 	return e.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		regs, err := st.ServiceRegistrationsByName(ws, args.RequestNamespace(), args.ServiceName)
 		if err != nil {
+			return 0, err
+		}
+		if args.Tag != "" {
+			regs = slices.DeleteFunc(slices.Clone(regs), func(r *structs.ServiceRegistration) bool { return !slices.Contains(r.Tags, args.Tag) })
+		}
+		if regs, err = structs.KeepMatching(filter, regs, func(r *structs.ServiceRegistration) any { return r }); err != nil {
 			return 0, err
 		}
 		if args.Choose != "" {

@@ -119,9 +119,14 @@ type ServiceRegistrationStub struct {
 // ServiceRegistrationByNameRequest reads the registrations of one service
 // name in the request's namespace. Choose is Nomad's "choose" parameter
 // ("N|key": N instances picked by rendezvous hashing on key).
+//
+// Tag, when set, keeps the instances that carry it. The query's Filter
+// and Tag apply before Choose, so that the picks come from the matching
+// instances.
 type ServiceRegistrationByNameRequest struct {
 	ServiceName string
 	Choose      string
+	Tag         string
 	QueryOptions
 }
 
