@@ -291,3 +291,92 @@ func TestBridgeNetwork_HostnameDNSAndNone(t *testing.T) {
 		})
 	}
 }
+
+// cni/<name> runs the operator's network list from cni_config_dir; a name
+// no node has keeps the group unplaced ("missing network"), and a list
+// whose plugins fail fails the alloc and leaves nothing behind.
+func TestBridgeNetwork_CNIMode(t *testing.T) {
+	skipWithoutBridge(t)
+	cniDir := t.TempDir()
+	must.NoError(t, os.WriteFile(filepath.Join(cniDir, "10-testnet.conflist"), []byte(`{
+  "cniVersion": "0.4.0",
+  "name": "testnet",
+  "plugins": [
+    {"type": "loopback"},
+    {"type": "bridge", "bridge": "nqtest0", "isGateway": true, "ipMasq": true,
+     "ipam": {"type": "host-local", "ranges": [[{"subnet": "10.199.7.0/24"}]], "routes": [{"dst": "0.0.0.0/0"}]}},
+    {"type": "portmap", "capabilities": {"portMappings": true}, "snat": true}
+  ]
+}`), 0o644))
+	must.NoError(t, os.WriteFile(filepath.Join(cniDir, "20-broken.conflist"), []byte(`{
+  "cniVersion": "0.4.0",
+  "name": "broken",
+  "plugins": [{"type": "loopback"}, {"type": "no-such-plugin"}]
+}`), 0o644))
+	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", "nqtest0").Run() })
+
+	srv := NewTestAgent(t, func(c *config.Config) { c.Client.Enabled = false })
+	c := apiClient(t, srv)
+	dataDir := t.TempDir()
+	NewTestAgent(t, func(c *config.Config) {
+		c.DevMode = false
+		c.Server.Enabled = false
+		c.DataDir = dataDir
+		c.Client.Servers = []string{srv.RPCAddr()}
+		c.Client.Options = map[string]string{"driver.raw_exec.enable": "1"}
+		c.Client.CNIConfigDir = cniDir
+	})
+	t.Cleanup(func() {
+		m := network.New(network.Config{CNIPath: client.DefaultCNIPath, ConfigDir: cniDir, StateDir: filepath.Join(dataDir, "client", "network")})
+		m.CleanLeftovers(context.Background(), func(string) bool { return false })
+	})
+
+	t.Run("operator network", func(t *testing.T) {
+		job := bridgeJob("cni-web", 1)
+		job.TaskGroups[0].Networks[0].Mode = "cni/testnet"
+		_, _, err := c.Jobs().Register(job, nil)
+		must.NoError(t, err)
+		a := onlyAlloc(t, c, "cni-web", func(s *api.AllocationListStub) bool { return s.ClientStatus == api.AllocClientStatusRunning })
+		must.StrHasPrefix(t, "10.199.7.", a.NetworkStatus.Address)
+		answers(t, hostPort(t, a, "http"))
+		_, _, err = c.Jobs().Deregister("cni-web", false, nil)
+		must.NoError(t, err)
+		must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool { return !isFile(filepath.Join(network.DefaultNetnsDir, a.ID)) }),
+			wait.Timeout(20*time.Second), wait.Gap(100*time.Millisecond)))
+	})
+
+	t.Run("unknown network", func(t *testing.T) {
+		job := bridgeJob("cni-missing", 1)
+		job.TaskGroups[0].Networks[0].Mode = "cni/missing"
+		resp, _, err := c.Jobs().Register(job, nil)
+		must.NoError(t, err)
+		must.Wait(t, wait.InitialSuccess(wait.ErrorFunc(func() error {
+			ev, _, err := c.Evaluations().Info(resp.EvalID, nil)
+			if err != nil {
+				return err
+			}
+			m := ev.FailedTGAllocs["web"]
+			if m == nil || m.ConstraintFiltered["missing network"] != 1 {
+				return fmt.Errorf("eval %s: failed allocs %+v", ev.Status, m)
+			}
+			return nil
+		}), wait.Timeout(20*time.Second), wait.Gap(100*time.Millisecond)))
+	})
+
+	t.Run("plugin fails", func(t *testing.T) {
+		job := bridgeJob("cni-broken", 1)
+		job.TaskGroups[0].Networks[0].Mode = "cni/broken"
+		job.TaskGroups[0].ReschedulePolicy = &api.ReschedulePolicy{Attempts: new(0), Unlimited: new(false)}
+		_, _, err := c.Jobs().Register(job, nil)
+		must.NoError(t, err)
+		a := onlyAlloc(t, c, "cni-broken", func(s *api.AllocationListStub) bool { return s.ClientStatus == api.AllocClientStatusFailed })
+		var msgs []string
+		for _, e := range a.TaskStates["server"].Events {
+			msgs = append(msgs, e.SetupError)
+		}
+		must.StrContains(t, strings.Join(msgs, "\n"), `no-such-plugin`)
+		must.False(t, isFile(filepath.Join(network.DefaultNetnsDir, a.ID)))
+		entries, _ := os.ReadDir(filepath.Join(dataDir, "client", "network"))
+		must.SliceEmpty(t, entries)
+	})
+}
