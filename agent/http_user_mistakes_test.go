@@ -39,6 +39,12 @@ func TestHTTP_UserMistakesAre4xx(t *testing.T) {
 	job.AddTaskGroup(tg)
 	_, _, err = c.Jobs().Register(job, nil)
 	must.NoError(t, err)
+	cron := api.NewBatchJob("cron", "cron", "global", 50)
+	cron.Datacenters = []string{"*"}
+	cron.Periodic = &api.PeriodicConfig{Spec: new("*/5 * * * *"), SpecType: new("cron")}
+	cron.AddTaskGroup(tg)
+	_, _, err = c.Jobs().Register(cron, nil)
+	must.NoError(t, err)
 	elsewhere := *job
 	elsewhere.Namespace = new("nope")
 	elsewhereBody, err := json.Marshal(map[string]any{"Job": &elsewhere})
@@ -70,6 +76,8 @@ func TestHTTP_UserMistakesAre4xx(t *testing.T) {
 			400, regexp.MustCompile(`^job "app" is in nonexistent namespace "nope"$`)},
 		{"plan in a namespace that does not exist", "PUT", "/v1/job/app/plan?namespace=nope", elsewhereBody,
 			400, regexp.MustCompile(`^job "app" is in nonexistent namespace "nope"$`)},
+		{"evaluate a periodic job", "PUT", "/v1/job/cron/evaluate", nil,
+			400, regexp.MustCompile(`^can't evaluate periodic job "cron": force a launch with nomad job periodic force$`)},
 		{"malformed alloc ID", "GET", "/v1/allocation/xyz", nil, 404, regexp.MustCompile(`^alloc not found$`)},
 		{"unknown alloc ID", "GET", "/v1/allocation/5e4c2a1b-0000-0000-0000-000000000000", nil, 404, regexp.MustCompile(`^alloc not found$`)},
 		{"alloc listing by a prefix that is not hex", "GET", "/v1/allocations?prefix=zz-not-hex", nil, 200, regexp.MustCompile(`^\[\]$`)},

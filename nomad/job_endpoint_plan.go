@@ -1,7 +1,6 @@
 package nomad
 
 import (
-	"errors"
 	"time"
 
 	memdb "github.com/hashicorp/go-memdb"
@@ -138,7 +137,7 @@ func (j *Job) Evaluate(args *structs.JobEvaluateRequest, reply *structs.JobRegis
 		return err
 	}
 	if args.JobID == "" {
-		return errors.New("missing job ID for evaluation")
+		return structs.NewBadRequestf("missing job ID for evaluation")
 	}
 	ns := namespaceOf(args.Namespace)
 	job, err := j.lookup(ns, args.JobID)
@@ -146,10 +145,10 @@ func (j *Job) Evaluate(args *structs.JobEvaluateRequest, reply *structs.JobRegis
 		return err
 	}
 	if job.IsPeriodic() {
-		return errors.New("can't evaluate periodic job")
+		return structs.NewBadRequestf("can't evaluate periodic job %q: force a launch with nomad job periodic force", job.ID)
 	}
 	if job.IsParameterized() {
-		return errors.New("can't evaluate parameterized job")
+		return structs.NewBadRequestf("can't evaluate parameterized job %q: dispatch an instance with nomad job dispatch", job.ID)
 	}
 	now := time.Now().UnixNano()
 	eval := &structs.Evaluation{
