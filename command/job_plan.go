@@ -4,10 +4,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"reflect"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/nomad/api"
+
+	"github.com/nomadq/nomadq/structs"
 )
 
 const jobPlanUsage = `
@@ -168,15 +173,22 @@ func diffMarker(t string) string {
 	return ""
 }
 
+// formatJobDiff renders a job diff as Nomad's job plan does: the job, its
+// task groups and their tasks, each with its changed fields and objects.
+// An added or deleted job, group or task prints only its header unless
+// verbose, as every field of a new job is "added" and most are defaults.
+// Durations print as durations ("10m"), not nanoseconds.
 func formatJobDiff(d *api.JobDiff, verbose bool) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s Job: %q", diffMarker(d.Type), d.ID)
 	if d.Type == "None" {
-		b.Reset()
 		fmt.Fprintf(&b, "Job: %q", d.ID)
+	} else {
+		fmt.Fprintf(&b, "%s Job: %q", diffMarker(d.Type), d.ID)
 	}
-	writeFields(&b, d.Fields, "  ")
-	writeObjects(&b, d.Objects, "  ")
+	if d.Type == "Edited" || verbose {
+		writeFields(&b, d.Fields, "  ", jobType)
+		writeObjects(&b, d.Objects, "  ", jobType)
+	}
 	for _, tg := range d.TaskGroups {
 		fmt.Fprintf(&b, "\n%s Task Group: %q", diffMarker(tg.Type), tg.Name)
 		if len(tg.Updates) > 0 {
@@ -186,39 +198,154 @@ func formatJobDiff(d *api.JobDiff, verbose bool) string {
 			}
 			fmt.Fprintf(&b, " (%s)", strings.Join(parts, ", "))
 		}
-		writeFields(&b, tg.Fields, "  ")
-		writeObjects(&b, tg.Objects, "  ")
+		if tg.Type == "Edited" || verbose {
+			writeFields(&b, tg.Fields, "  ", groupType)
+			writeObjects(&b, tg.Objects, "  ", groupType)
+		}
 		for _, t := range tg.Tasks {
 			fmt.Fprintf(&b, "\n  %s Task: %q", diffMarker(t.Type), t.Name)
 			if len(t.Annotations) > 0 {
 				fmt.Fprintf(&b, " (%s)", strings.Join(t.Annotations, ", "))
 			}
-			writeFields(&b, t.Fields, "    ")
-			writeObjects(&b, t.Objects, "    ")
+			if t.Type == "Edited" || verbose {
+				writeFields(&b, t.Fields, "    ", taskType)
+				writeObjects(&b, t.Objects, "    ", taskType)
+			}
 		}
 	}
 	return b.String()
 }
 
-func writeFields(b *strings.Builder, fields []*api.FieldDiff, indent string) {
+// The types the server's diff walks: a field's name (or, in a flattened
+// list or map, its path such as "Services[0].Checks[0].Interval") names
+// a field of these, which tells a duration from a number.
+var (
+	jobType      = reflect.TypeFor[structs.Job]()
+	groupType    = reflect.TypeFor[structs.TaskGroup]()
+	taskType     = reflect.TypeFor[structs.Task]()
+	durationType = reflect.TypeFor[time.Duration]()
+	timeType     = reflect.TypeFor[time.Time]()
+)
+
+// writeFields writes the changed fields of an object of type owner.
+func writeFields(b *strings.Builder, fields []*api.FieldDiff, indent string, owner reflect.Type) {
 	sort.SliceStable(fields, func(i, j int) bool { return fields[i].Name < fields[j].Name })
 	for _, f := range fields {
+		isDuration := pathType(owner, f.Name) == durationType
+		value := func(v string) string {
+			if isDuration {
+				v = diffDuration(v)
+			}
+			return strconv.Quote(v)
+		}
 		switch f.Type {
 		case "Added":
-			fmt.Fprintf(b, "\n%s+ %s: %q", indent, f.Name, f.New)
+			fmt.Fprintf(b, "\n%s+ %s: %s", indent, f.Name, value(f.New))
 		case "Deleted":
-			fmt.Fprintf(b, "\n%s- %s: %q", indent, f.Name, f.Old)
+			fmt.Fprintf(b, "\n%s- %s: %s", indent, f.Name, value(f.Old))
 		case "Edited":
-			fmt.Fprintf(b, "\n%s+/- %s: %q => %q", indent, f.Name, f.Old, f.New)
+			fmt.Fprintf(b, "\n%s+/- %s: %s => %s", indent, f.Name, value(f.Old), value(f.New))
+		case "None":
+			fmt.Fprintf(b, "\n%s%s: %s", indent, f.Name, value(f.New))
 		}
 	}
 }
 
-func writeObjects(b *strings.Builder, objs []*api.ObjectDiff, indent string) {
+// writeObjects writes the changed objects of an object of type owner: a
+// nested struct's fields are named within it, a flattened list's or
+// map's by their path from owner.
+func writeObjects(b *strings.Builder, objs []*api.ObjectDiff, indent string, owner reflect.Type) {
 	for _, o := range objs {
+		inner := owner
+		if t := nestedStruct(owner, o.Name); t != nil {
+			inner = t
+		}
 		fmt.Fprintf(b, "\n%s%s %s {", indent, diffMarker(o.Type), o.Name)
-		writeFields(b, o.Fields, indent+"  ")
-		writeObjects(b, o.Objects, indent+"  ")
+		writeFields(b, o.Fields, indent+"  ", inner)
+		writeObjects(b, o.Objects, indent+"  ", inner)
 		fmt.Fprintf(b, "\n%s}", indent)
 	}
+}
+
+// pathType is the type of the field path names in owner, pointers and
+// list elements taken off; nil when owner has no such field (a map
+// key, a driver's config).
+func pathType(owner reflect.Type, path string) reflect.Type {
+	t := owner
+	for _, seg := range strings.Split(path, ".") {
+		if i := strings.IndexByte(seg, '['); i >= 0 {
+			seg = seg[:i]
+		}
+		t = elemType(t)
+		switch t.Kind() {
+		case reflect.Map:
+			// The segment is a key; a key with dots in it ends
+			// in a field no struct has, which reads as unknown.
+			t = t.Elem()
+		case reflect.Struct:
+			f, ok := t.FieldByName(seg)
+			if !ok {
+				return nil
+			}
+			t = f.Type
+		default:
+			return nil
+		}
+	}
+	return elemType(t)
+}
+
+// nestedStruct is the struct type of owner's field name when it holds
+// one struct (the server diffs it as an object of its own fields), nil
+// for a list, a map or anything else (diffed as flattened paths).
+func nestedStruct(owner reflect.Type, name string) reflect.Type {
+	for owner.Kind() == reflect.Pointer {
+		owner = owner.Elem()
+	}
+	if owner.Kind() != reflect.Struct {
+		return nil
+	}
+	f, ok := owner.FieldByName(name)
+	if !ok {
+		return nil
+	}
+	t := f.Type
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || t == timeType {
+		return nil
+	}
+	return t
+}
+
+func elemType(t reflect.Type) reflect.Type {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
+		t = t.Elem()
+	}
+	return t
+}
+
+// diffDuration renders a diff's nanoseconds as a duration without
+// trailing zero units ("10m", "1h30m", "1.5s"); any other text is left
+// as it is.
+func diffDuration(ns string) string {
+	n, err := strconv.ParseInt(ns, 10, 64)
+	if err != nil {
+		return ns
+	}
+	return shortDuration(time.Duration(n))
+}
+
+// shortDuration is d.String() without the zero units it ends with:
+// "10m" for 10m0s, "1h" for 1h0m0s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }

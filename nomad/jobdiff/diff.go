@@ -121,7 +121,14 @@ func taskDiff(old, new *structs.Task) *structs.TaskDiff {
 	if t.Type == structs.DiffTypeEdited && len(t.Fields) == 0 && len(t.Objects) == 0 {
 		return nil
 	}
-	if t.Type == structs.DiffTypeEdited {
+	// As Nomad annotates them: a new task is created, a removed one
+	// destroyed, and any change to a task replaces its allocations.
+	switch t.Type {
+	case structs.DiffTypeAdded:
+		t.Annotations = []string{"forces create"}
+	case structs.DiffTypeDeleted:
+		t.Annotations = []string{"forces destroy"}
+	case structs.DiffTypeEdited:
 		t.Annotations = []string{"forces create/destroy update"}
 	}
 	return t
@@ -335,7 +342,11 @@ func flatten(prefix string, v any, out map[string]string) {
 		}
 	case reflect.Slice, reflect.Array:
 		if rv.Type().Elem().Kind() == reflect.Uint8 {
-			out[prefix] = string(rv.Bytes())
+			// An empty payload is no payload: a job with none is
+			// not "edited" into one with an empty one.
+			if rv.Len() > 0 {
+				out[prefix] = string(rv.Bytes())
+			}
 			return
 		}
 		for i := 0; i < rv.Len(); i++ {

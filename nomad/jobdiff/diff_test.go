@@ -43,6 +43,26 @@ func TestDiff(t *testing.T) {
 				must.SliceLen(t, 1, d.TaskGroups)
 				must.Eq(t, structs.DiffTypeAdded, d.TaskGroups[0].Type)
 				must.Eq(t, "work", d.TaskGroups[0].Name)
+				must.Eq(t, []string{"forces create"}, d.TaskGroups[0].Tasks[0].Annotations)
+			},
+		},
+		{
+			name: "an empty payload is no change",
+			old:  job(),
+			edit: func(j *structs.Job) { j.Payload = []byte{} },
+			check: func(t *testing.T, d *structs.JobDiff) {
+				must.Eq(t, structs.DiffTypeNone, d.Type)
+				must.SliceEmpty(t, d.Objects)
+			},
+		},
+		{
+			name: "new job with an empty payload has no payload object",
+			old:  nil,
+			edit: func(j *structs.Job) { j.Payload = []byte{} },
+			check: func(t *testing.T, d *structs.JobDiff) {
+				for _, o := range d.Objects {
+					must.NotEq(t, "Payload", o.Name)
+				}
 			},
 		},
 		{
@@ -86,6 +106,7 @@ func TestDiff(t *testing.T) {
 				must.SliceLen(t, 1, d.TaskGroups)
 				must.Eq(t, structs.DiffTypeDeleted, d.TaskGroups[0].Type)
 				must.Eq(t, "work", d.TaskGroups[0].Name)
+				must.Eq(t, []string{"forces destroy"}, d.TaskGroups[0].Tasks[0].Annotations)
 			},
 		},
 	}
