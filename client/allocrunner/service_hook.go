@@ -95,7 +95,7 @@ func newServiceHook(ar *AllocRunner, rpc serviceregistration.RPC) *serviceHook {
 	if ar.cfg.Restored != nil {
 		// An earlier client may have registered services whose tasks
 		// died while no client watched: they go unless running.
-		h.reg.MaybeRegistered(serviceregistration.AllIDs(ar.Alloc()))
+		h.reg.MaybeRegistered(h.allIDs(ar.Alloc()))
 	}
 	h.checks = checks.NewRunner(nil, h.observe)
 	return h
@@ -159,7 +159,7 @@ func (h *serviceHook) sync() {
 			}
 		}
 		if anyRunning {
-			group := serviceregistration.GroupServices(alloc)
+			group := h.services(alloc, "", serviceregistration.GroupServices(alloc))
 			r, err := serviceregistration.Build(alloc, h.ar.cfg.Node, "", group)
 			h.report("", err)
 			regs = append(regs, r...)
@@ -170,6 +170,7 @@ func (h *serviceHook) sync() {
 			if tr == nil || tr.State().State != structs.TaskStateRunning {
 				continue
 			}
+			services = h.services(alloc, task, services)
 			r, err := serviceregistration.Build(alloc, h.ar.cfg.Node, task, services)
 			h.report(task, err)
 			regs = append(regs, r...)
@@ -290,4 +291,79 @@ func (h *serviceHook) restartTargets(s checks.Spec) []*taskrunner.TaskRunner {
 		}
 	}
 	return out
+}
+
+// services returns copies of services owned by task (empty: the group)
+// with ${...} interpolated in the fields Nomad interpolates, from the
+// task's environment (the alloc's for a group service), and each check
+// carrying its service's check_restart under its own.
+func (h *serviceHook) services(alloc *structs.Allocation, task string, in []*structs.Service) []*structs.Service {
+	t := &structs.Task{}
+	if tr := h.ar.TaskRunner(task); tr != nil {
+		t = tr.Task()
+	}
+	env := taskrunner.BuildEnv(taskrunner.EnvInput{Alloc: alloc, Task: t, Node: h.ar.cfg.Node,
+		Region: h.ar.cfg.Region, AllocDir: h.ar.allocDir, Extra: h.ar.taskEnv()})
+	out := make([]*structs.Service, 0, len(in))
+	for _, s := range in {
+		s = s.Copy()
+		s.Name = env.Interpolate(s.Name)
+		s.PortLabel = env.Interpolate(s.PortLabel)
+		s.Address = env.Interpolate(s.Address)
+		for i, tag := range s.Tags {
+			s.Tags[i] = env.Interpolate(tag)
+		}
+		for _, c := range s.Checks {
+			c.Name = env.Interpolate(c.Name)
+			c.Command = env.Interpolate(c.Command)
+			for i, a := range c.Args {
+				c.Args[i] = env.Interpolate(a)
+			}
+			c.Path = env.Interpolate(c.Path)
+			c.Protocol = env.Interpolate(c.Protocol)
+			c.PortLabel = env.Interpolate(c.PortLabel)
+			c.Method = env.Interpolate(c.Method)
+			for k, vs := range c.Header {
+				for i, v := range vs {
+					c.Header[k][i] = env.Interpolate(v)
+				}
+			}
+			c.CheckRestart = mergeCheckRestart(s.CheckRestart, c.CheckRestart)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// mergeCheckRestart is the service's check_restart with the check's own
+// settings over it, as Nomad merges them.
+func mergeCheckRestart(service, check *structs.CheckRestart) *structs.CheckRestart {
+	if service == nil {
+		return check
+	}
+	m := *service
+	if check != nil {
+		if check.Limit > 0 {
+			m.Limit = check.Limit
+		}
+		if check.Grace > 0 {
+			m.Grace = check.Grace
+		}
+		m.IgnoreWarnings = m.IgnoreWarnings || check.IgnoreWarnings
+	}
+	return &m
+}
+
+// allIDs is the ID of every service the alloc may have registered.
+func (h *serviceHook) allIDs(alloc *structs.Allocation) []string {
+	var ids []string
+	for _, s := range h.services(alloc, "", serviceregistration.GroupServices(alloc)) {
+		ids = append(ids, serviceregistration.MakeAllocServiceID(alloc.ID, serviceregistration.GroupOwner(alloc.TaskGroup), s))
+	}
+	for task, ss := range serviceregistration.TaskServices(alloc) {
+		for _, s := range h.services(alloc, task, ss) {
+			ids = append(ids, serviceregistration.MakeAllocServiceID(alloc.ID, task, s))
+		}
+	}
+	return ids
 }

@@ -157,3 +157,35 @@ func TestServiceHook_UnresolvableServiceIsReported(t *testing.T) {
 		<-ar.WaitCh()
 	})
 }
+
+// Service names and tags are interpolated with the environment, and a
+// service's check_restart applies to its checks, as in Nomad.
+func TestServiceHook_InterpolatesAndMergesCheckRestart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cat := &fakeCatalog{regs: map[string]*structs.ServiceRegistration{}}
+		a := serviceAlloc("5s")
+		a.Job.Meta = map[string]string{"tier": "gold"}
+		grp := a.Job.TaskGroups[0].Services[0]
+		grp.Name = "${NOMAD_JOB_NAME}-${NOMAD_GROUP_NAME}"
+		grp.Tags = []string{"${NOMAD_META_tier}"}
+		grp.CheckRestart = &structs.CheckRestart{Limit: 3, Grace: time.Minute}
+		grp.Checks = []*structs.ServiceCheck{{Name: "c", Type: "tcp", Interval: time.Hour, Timeout: time.Second, CheckRestart: &structs.CheckRestart{Limit: 5}}}
+		ar := serviceRunner(t, a, cat)
+		go ar.Run()
+		time.Sleep(time.Second)
+		synctest.Wait()
+		r := cat.byName("j-g")
+		must.NotNil(t, r, must.Sprint(cat.names()))
+		must.Eq(t, []string{"gold"}, r.Tags)
+		must.Eq(t, "_nomad-task-"+a.ID+"-group-g-j-g-db", r.ID)
+		var h *serviceHook
+		for _, hk := range ar.hooks {
+			if s, ok := hk.(*serviceHook); ok {
+				h = s
+			}
+		}
+		svcs := h.services(a, "", a.Job.TaskGroups[0].Services)
+		must.Eq(t, &structs.CheckRestart{Limit: 5, Grace: time.Minute}, svcs[0].Checks[0].CheckRestart)
+		<-ar.WaitCh()
+	})
+}

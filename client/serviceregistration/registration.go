@@ -108,21 +108,6 @@ func Build(a *structs.Allocation, node *structs.Node, task string, services []*s
 	return out, joinErrs(errs)
 }
 
-// AllIDs is the ID of every nomad-provider service the alloc may
-// register, group and task services alike.
-func AllIDs(a *structs.Allocation) []string {
-	var ids []string
-	for _, s := range GroupServices(a) {
-		ids = append(ids, MakeAllocServiceID(a.ID, GroupOwner(a.TaskGroup), s))
-	}
-	for task, ss := range TaskServices(a) {
-		for _, s := range ss {
-			ids = append(ids, MakeAllocServiceID(a.ID, task, s))
-		}
-	}
-	return ids
-}
-
 func joinErrs(errs []error) error {
 	switch len(errs) {
 	case 0:

@@ -94,9 +94,4 @@ func TestBuild(t *testing.T) {
 	must.ErrorContains(t, err, `service "x": invalid port "missing"`)
 	must.Len(t, 1, regs)
 	must.Eq(t, "y", regs[0].ServiceName)
-
-	must.Eq(t, []string{
-		"_nomad-task-b4e61df9-b095-d64e-f241-23860da1375f-group-cache-redis-db",
-		"_nomad-task-b4e61df9-b095-d64e-f241-23860da1375f-redis-redis-task-http",
-	}, AllIDs(a))
 }

@@ -94,9 +94,6 @@ type Outcome struct {
 	Status     string
 	StatusCode int
 	Output     string
-	// Warning is a script check that exited 1 (Consul's "warning"),
-	// reported as a failure; check_restart's ignore_warnings skips it.
-	Warning bool
 }
 
 // Checker runs checks once.
@@ -261,9 +258,9 @@ func (l *limitedBuffer) String() string {
 	return l.buf.String()
 }
 
-// script runs the check's command in its task: exit 0 passes, 1 is a
-// warning and anything else, or a command that cannot run, fails, with
-// the command's output.
+// script runs the check's command in its task: exit 0 passes; any other
+// code, or a command that cannot run, fails, with the command's output
+// (nomad-provider checks have no warning state).
 func script(ctx context.Context, s Spec) Outcome {
 	if s.Exec == nil {
 		return failure(fmt.Sprintf("nomad: script check %q has no task to run in", s.Check.Name))
@@ -282,11 +279,8 @@ func script(ctx context.Context, s Spec) Outcome {
 		}
 		return failure(msg)
 	}
-	switch code {
-	case 0:
+	if code == 0 {
 		return Outcome{Status: StatusSuccess, Output: output}
-	case 1:
-		return Outcome{Status: StatusFailure, Output: output, Warning: true}
 	}
 	if output == "" {
 		output = fmt.Sprintf("%s exited with code %d", s.Check.Command, code)

@@ -153,7 +153,7 @@ func TestChecker_Script(t *testing.T) {
 		want Outcome
 	}{
 		{name: "pass", exec: &fakeExec{out: "all good"}, want: Outcome{Status: StatusSuccess, Output: "all good"}},
-		{name: "warning", exec: &fakeExec{code: 1, out: "meh"}, want: Outcome{Status: StatusFailure, Output: "meh", Warning: true}},
+		{name: "exit 1", exec: &fakeExec{code: 1, out: "meh"}, want: Outcome{Status: StatusFailure, Output: "meh"}},
 		{name: "critical", exec: &fakeExec{code: 2}, want: Outcome{Status: StatusFailure, Output: "/bin/check exited with code 2"}},
 		{name: "missing command", exec: &fakeExec{out: "exec: no such file", err: errors.New(`exec "/bin/check": no such file or directory`)},
 			want: Outcome{Status: StatusFailure, Output: "exec: no such file\nexec \"/bin/check\": no such file or directory"}},

@@ -34,7 +34,7 @@ func (w *RestartWatch) Observe(o Outcome, now, startedAt time.Time) bool {
 		w.failures = 0
 		return false
 	}
-	if o.Status != StatusFailure || (o.Warning && w.policy.IgnoreWarnings) {
+	if o.Status != StatusFailure {
 		w.failures = 0
 		return false
 	}

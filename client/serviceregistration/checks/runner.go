@@ -38,18 +38,6 @@ func NewRunner(checker *Checker, observe Observer) *Runner {
 	}
 }
 
-// initialStatus is a check's status before it has run: pending, unless
-// its initial_status says otherwise.
-func initialStatus(c *structs.ServiceCheck) string {
-	switch c.InitialStatus {
-	case "passing":
-		return StatusSuccess
-	case "critical":
-		return StatusFailure
-	}
-	return StatusPending
-}
-
 // Sync runs exactly the checks of specs: it starts those not running and
 // stops (and forgets) those no longer listed.
 func (r *Runner) Sync(specs []Spec) {
@@ -67,7 +55,7 @@ func (r *Runner) Sync(specs []Spec) {
 		r.results[s.ID] = &structs.CheckQueryResult{
 			ID:        s.ID,
 			Mode:      Mode(s.Check),
-			Status:    initialStatus(s.Check),
+			Status:    StatusPending,
 			Output:    "nomad: waiting to run",
 			Timestamp: time.Now().Unix(),
 			Group:     s.Group,
@@ -122,7 +110,6 @@ func (r *Runner) loop(ctx context.Context, s Spec) {
 	if interval <= 0 {
 		interval = 10 * time.Second
 	}
-	th := threshold{successes: s.Check.SuccessBeforePassing, failures: s.Check.FailuresBeforeCritical}
 	t := time.NewTimer(interval / 2)
 	defer t.Stop()
 	for {
@@ -135,7 +122,7 @@ func (r *Runner) loop(ctx context.Context, s Spec) {
 		if ctx.Err() != nil {
 			return
 		}
-		r.record(s, th.apply(o))
+		r.record(s, o)
 		if r.observe != nil {
 			r.observe(s, o)
 		}
@@ -143,7 +130,7 @@ func (r *Runner) loop(ctx context.Context, s Spec) {
 	}
 }
 
-func (r *Runner) record(s Spec, o *Outcome) {
+func (r *Runner) record(s Spec, o Outcome) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	res, ok := r.results[s.ID]
@@ -152,34 +139,6 @@ func (r *Runner) record(s Spec, o *Outcome) {
 	}
 	c := *res
 	c.Timestamp = time.Now().Unix()
-	if o != nil {
-		c.Status, c.StatusCode, c.Output = o.Status, o.StatusCode, o.Output
-	}
+	c.Status, c.StatusCode, c.Output = o.Status, o.StatusCode, o.Output
 	r.results[s.ID] = &c
-}
-
-// threshold holds a check's status until success_before_passing successes
-// or failures_before_critical failures come in a row.
-type threshold struct {
-	successes, failures int
-	okRun, badRun       int
-}
-
-// apply counts o and returns the outcome to show, or nil to keep the
-// shown status.
-func (t *threshold) apply(o Outcome) *Outcome {
-	if o.Status == StatusSuccess {
-		t.okRun++
-		t.badRun = 0
-		if t.okRun < t.successes {
-			return nil
-		}
-		return &o
-	}
-	t.badRun++
-	t.okRun = 0
-	if t.badRun < t.failures {
-		return nil
-	}
-	return &o
 }

@@ -71,27 +71,8 @@ func TestRunner_IntervalsAndResults(t *testing.T) {
 	})
 }
 
-func TestRunner_Thresholds(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		ex := &flipExec{code: 2}
-		r := NewRunner(nil, nil)
-		defer r.Stop()
-		chk := &structs.ServiceCheck{Name: "alive", Type: "script", Command: "x", Interval: 2 * time.Second, Timeout: time.Second,
-			InitialStatus: "passing", FailuresBeforeCritical: 2}
-		r.Sync([]Spec{{ID: "c1", Check: chk, Exec: ex}})
-		must.Eq(t, StatusSuccess, r.Results()["c1"].Status)
-		time.Sleep(time.Second + time.Millisecond)
-		synctest.Wait()
-		must.Eq(t, StatusSuccess, r.Results()["c1"].Status, must.Sprint("one failure of two needed"))
-		time.Sleep(2 * time.Second)
-		synctest.Wait()
-		must.Eq(t, StatusFailure, r.Results()["c1"].Status)
-	})
-}
-
 func TestRestartWatch(t *testing.T) {
 	fail := Outcome{Status: StatusFailure}
-	warn := Outcome{Status: StatusFailure, Warning: true}
 	ok := Outcome{Status: StatusSuccess}
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	type step struct {
@@ -116,9 +97,6 @@ func TestRestartWatch(t *testing.T) {
 		}},
 		{name: "not running not counted", policy: structs.CheckRestart{Limit: 1}, steps: []step{
 			{fail, time.Second, false, false}, {fail, 2 * time.Second, true, true},
-		}},
-		{name: "ignore warnings", policy: structs.CheckRestart{Limit: 1, IgnoreWarnings: true}, steps: []step{
-			{warn, time.Second, true, false}, {fail, 2 * time.Second, true, true},
 		}},
 	}
 	for _, tc := range cases {
