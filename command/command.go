@@ -129,4 +129,8 @@ var commands = map[string]commandInfo{
 	"tls cert create":                  {runTLSCertCreate, "Create a new TLS certificate"},
 	"tls ca info":                      {runTLSCAInfo, "Show certificate authority information"},
 	"tls cert info":                    {runTLSCertInfo, "Show certificate information"},
+
+	"service list":   {runServiceList, "Display all registered Nomad services"},
+	"service info":   {runServiceInfo, "Display an individual Nomad service registration"},
+	"service delete": {runServiceDelete, "Deregister a registered service"},
 }

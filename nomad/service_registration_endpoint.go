@@ -197,7 +197,8 @@ func (e *ServiceRegistration) DeleteByID(args *structs.ServiceRegistrationDelete
 
 // List returns the service names of the request's namespace ("*": every
 // namespace the caller may read) with the union of their instances' tags,
-// one entry per namespace (the query's Filter applies to those). It is a
+// one entry per namespace (the query's Filter applies to those), only
+// the names that start with the query's Prefix when it has one. It is a
 // blocking query.
 func (e *ServiceRegistration) List(args *structs.ServiceRegistrationListRequest, reply *structs.ServiceRegistrationListResponse) error {
 	if done, err := e.srv.forward("ServiceRegistration.List", args.QueryOptions, args, reply); done {
@@ -216,6 +217,9 @@ func (e *ServiceRegistration) List(args *structs.ServiceRegistrationListRequest,
 		regs, err := st.ServiceRegistrationsByNamespace(ws, ns)
 		if err != nil {
 			return 0, err
+		}
+		if args.Prefix != "" {
+			regs = slices.DeleteFunc(slices.Clone(regs), func(r *structs.ServiceRegistration) bool { return !strings.HasPrefix(r.ServiceName, args.Prefix) })
 		}
 		stubs, err := structs.KeepMatching(filter, listStubs(regs, allow), func(s *structs.ServiceRegistrationListStub) any { return s })
 		if err != nil {
