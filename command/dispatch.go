@@ -14,7 +14,8 @@ import (
 // returns its exit code. As in Nomad, -help prints a command's help to
 // stdout, an unknown command prints the list of commands to stderr and
 // exits 127, and COMP_LINE in the environment turns the run into a shell
-// completion request.
+// completion request. A mistyped command is named, with the closest
+// command when one is near ("Did you mean ...?").
 func Run(args []string, s Streams) int {
 	if c, rest, ok := helpBelongsToCommand(args); ok {
 		return c.run(rest, s)
@@ -34,6 +35,14 @@ func Run(args []string, s Streams) int {
 	if err != nil {
 		fmt.Fprintf(s.Stderr, "Error executing CLI: %s\n", err)
 		return 1
+	}
+	// After the list of commands the library prints, so it is the last
+	// line the user sees; the exit code stays the library's (127 at the
+	// top level, 1 under a group), as in Nomad.
+	if code != 0 {
+		if msg := unknownCommand(args); msg != "" {
+			fmt.Fprintln(s.Stderr, "\n"+msg)
+		}
 	}
 	return code
 }
