@@ -137,7 +137,7 @@ func (s *Service) validate(errs *MultiError, ctx, task string, tasks, ports map[
 		}
 	}
 	if s.PortLabel != "" {
-		validatePortRef(add, "port", s.PortLabel, s.AddressMode == ServiceAddressModeDriver, ports)
+		validatePortRef(add, "port", s.PortLabel, task == "" || s.AddressMode == ServiceAddressModeDriver, ports)
 	}
 	names := make(map[string]bool, len(s.Checks))
 	for i, c := range s.Checks {
@@ -154,11 +154,12 @@ func (s *Service) validate(errs *MultiError, ctx, task string, tasks, ports map[
 }
 
 // validatePortRef checks a service's or check's port: a label of the
-// group's network, or a number where the driver's address is used.
-func validatePortRef(add func(string, ...any), field, port string, driver bool, ports map[string]bool) {
+// group's network, or a number where Nomad takes one (a group service's,
+// or a task service's with the driver's address).
+func validatePortRef(add func(string, ...any), field, port string, numericOK bool, ports map[string]bool) {
 	if n, err := strconv.Atoi(port); err == nil {
-		if !driver {
-			add("%s %d is not allowed: a numeric port needs address_mode = %q; otherwise name a port label of the group's network", field, n, ServiceAddressModeDriver)
+		if !numericOK {
+			add("%s %d is not allowed: a task service's numeric port needs address_mode = %q; otherwise name a port label of the group's network", field, n, ServiceAddressModeDriver)
 		} else if n <= 0 || n > MaxPort {
 			add("%s %d is not allowed: must be between 1 and %d", field, n, MaxPort)
 		}
@@ -263,12 +264,14 @@ func (c *ServiceCheck) validate(errs *MultiError, ctx string, s *Service, task s
 		if port == "" {
 			port = s.PortLabel
 		}
-		if port == "" {
+		_, numeric := strconv.Atoi(port)
+		switch {
+		case port == "":
 			add("port is missing: a %s check needs a port, on the check or its service", c.Type)
-		} else if c.PortLabel != "" {
-			validatePortRef(add, "port", port, false, ports)
-		} else if _, err := strconv.Atoi(port); err == nil {
-			add("port %s (the service's) is not allowed for a check: a check needs a port label of the group's network", port)
+		case c.PortLabel != "":
+			validatePortRef(add, "port", port, task == "", ports)
+		case numeric == nil && task != "":
+			add("port %s (the service's) is not allowed for a task service's check: a check needs a port label of the group's network", port)
 		}
 	}
 }

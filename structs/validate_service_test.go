@@ -55,8 +55,11 @@ func TestValidateServices(t *testing.T) {
 			j.TaskGroups[0].Services = append(j.TaskGroups[0].Services, &Service{Name: "web", PortLabel: "admin", Provider: ServiceProviderNomad})
 		}, ""},
 		{"missing port label", func(j *Job) { gs(j).PortLabel = "nope" }, group + `: port "nope" does not exist: must be a port label of the group's network`},
-		{"numeric port without driver", func(j *Job) { ts(j).PortLabel = "8080"; ts(j).Checks = nil }, task + `: port 8080 is not allowed: a numeric port needs address_mode = "driver"`},
+		{"numeric port without driver", func(j *Job) { ts(j).PortLabel = "8080"; ts(j).Checks = nil }, task + `: port 8080 is not allowed: a task service's numeric port needs address_mode = "driver"`},
 		{"numeric port with driver", func(j *Job) { ts(j).PortLabel = "8080"; ts(j).AddressMode = "driver"; ts(j).Checks = nil }, ""},
+		{"numeric group port", func(j *Job) { gs(j).PortLabel = "8080" }, ""},
+		{"numeric port out of range", func(j *Job) { gs(j).PortLabel = "70000"; gs(j).Checks = nil }, group + `: port 70000 is not allowed: must be between 1 and 65535`},
+		{"task check on service's numeric port", func(j *Job) { ts(j).PortLabel = "8080"; ts(j).AddressMode = "driver" }, task + `, check "service: \"web-task\" check": port 8080 (the service's) is not allowed for a task service's check`},
 		{"bad address mode", func(j *Job) { gs(j).AddressMode = "ipv9" }, group + `: address_mode "ipv9" is not allowed: must be one of "auto", "host", "alloc" or "driver"`},
 		{"driver in group", func(j *Job) { gs(j).AddressMode = "driver" }, group + `: address_mode "driver" is not allowed in a group service`},
 		{"alloc in task", func(j *Job) { ts(j).AddressMode = "alloc" }, task + `: address_mode "alloc" is not allowed in a task service`},
