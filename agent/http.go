@@ -235,8 +235,12 @@ func (h *httpHandler) writeError(w http.ResponseWriter, r *http.Request, err err
 			code, err = ce.Code, ce
 		}
 	}
+	// A 4xx is the caller's mistake, answered in the response: the log
+	// keeps it at DEBUG so that ERROR means a fault of the server.
 	if code >= 500 {
 		h.logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "error", err, "code", code)
+	} else {
+		h.logger.Debug("request refused", "method", r.Method, "path", r.URL.Path, "error", err, "code", code)
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("X-Content-Type-Options", "nosniff")

@@ -78,6 +78,8 @@ func TestHTTP_UserMistakesAre4xx(t *testing.T) {
 			400, regexp.MustCompile(`^job "app" is in nonexistent namespace "nope"$`)},
 		{"evaluate a periodic job", "PUT", "/v1/job/cron/evaluate", nil,
 			400, regexp.MustCompile(`^can't evaluate periodic job "cron": force a launch with nomad job periodic force$`)},
+		{"remove a Raft peer that is not one", "DELETE", "/v1/operator/raft/peer?id=nope", nil,
+			404, regexp.MustCompile(`^id "nope" was not found in the Raft configuration$`)},
 		{"malformed alloc ID", "GET", "/v1/allocation/xyz", nil, 404, regexp.MustCompile(`^alloc not found$`)},
 		{"unknown alloc ID", "GET", "/v1/allocation/5e4c2a1b-0000-0000-0000-000000000000", nil, 404, regexp.MustCompile(`^alloc not found$`)},
 		{"alloc listing by a prefix that is not hex", "GET", "/v1/allocations?prefix=zz-not-hex", nil, 200, regexp.MustCompile(`^\[\]$`)},
@@ -89,6 +91,7 @@ func TestHTTP_UserMistakesAre4xx(t *testing.T) {
 			must.RegexMatch(t, tc.want, strings.TrimSpace(body))
 		})
 	}
+	must.StrContains(t, log.String(), `[DEBUG] agent.http: request refused: method=PUT path=/v1/job/app/revert error="job \"app\" is already at version 0" code=400`)
 	for _, line := range strings.Split(log.String(), "\n") {
 		if strings.Contains(line, "[ERROR]") && strings.Contains(line, "agent.http") {
 			t.Errorf("a user's mistake was logged as a server fault: %s", line)

@@ -59,7 +59,7 @@ func (o *Operator) RaftRemovePeerByID(args *structs.RaftPeerByIDRequest, reply *
 		}
 	}
 	if !found {
-		return fmt.Errorf("id %q was not found in the Raft configuration", args.ID)
+		return structs.NewErrNotFoundf("id %q was not found in the Raft configuration", args.ID)
 	}
 	if err := o.srv.raft.RemoveServer(raft.ServerID(args.ID), 0, 0).Error(); err != nil {
 		return fmt.Errorf("remove raft peer %q: %w", args.ID, err)
