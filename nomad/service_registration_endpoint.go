@@ -226,7 +226,9 @@ func (e *ServiceRegistration) List(args *structs.ServiceRegistrationListRequest,
 			return 0, err
 		}
 		reply.Services = stubs
-		return tableIndex(st, state.TableServiceRegistrations)
+		// At least 1, as Nomad answers: a caller that blocks on the index
+		// it got must not spin while the table was never written.
+		return maxIndex(st, state.TableServiceRegistrations)
 	})
 }
 
@@ -308,7 +310,7 @@ func (e *ServiceRegistration) GetService(args *structs.ServiceRegistrationByName
 		for i, r := range regs {
 			reply.Services[i] = r.Copy()
 		}
-		return tableIndex(st, state.TableServiceRegistrations)
+		return maxIndex(st, state.TableServiceRegistrations)
 	})
 }
 

@@ -183,3 +183,31 @@ func TestServiceRegistration_GoneWhenNodeDown(t *testing.T) {
 	must.NoError(t, err)
 	must.SliceEmpty(t, got)
 }
+
+func TestServiceRegistration_BlockingRead(t *testing.T) {
+	f := newServiceFixture(t)
+	req := &structs.ServiceRegistrationByNameRequest{ServiceName: "web"}
+	req.AuthToken, req.Namespace = f.root, "default"
+	var first structs.ServiceRegistrationByNameResponse
+	must.NoError(t, f.s.RPC(structs.ServiceRegistrationGetServiceRPCMethod, req, &first))
+	must.SliceEmpty(t, first.Services)
+	must.Positive(t, first.Index, must.Sprint("an index to block on even before the first registration"))
+
+	got := make(chan structs.ServiceRegistrationByNameResponse, 1)
+	go func() {
+		blocking := *req
+		blocking.MinQueryIndex = first.Index
+		blocking.MaxQueryTime = int64(30 * time.Second)
+		var reply structs.ServiceRegistrationByNameResponse
+		_ = f.s.RPC(structs.ServiceRegistrationGetServiceRPCMethod, &blocking, &reply)
+		got <- reply
+	}()
+	must.NoError(t, f.upsert(f.nodeA.SecretID, regOf(f.allocA, "web", 8080)))
+	select {
+	case reply := <-got:
+		must.Len(t, 1, reply.Services)
+		must.Greater(t, first.Index, reply.Index)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the blocking read did not wake on the registration")
+	}
+}
