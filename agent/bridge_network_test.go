@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,11 +14,13 @@ import (
 	"time"
 
 	"github.com/hashicorp/nomad/api"
+	dockerclient "github.com/moby/moby/client"
 	"github.com/shoenig/test/must"
 	"github.com/shoenig/test/wait"
 
 	"github.com/nomadq/nomadq/agent/config"
 	"github.com/nomadq/nomadq/client"
+	"github.com/nomadq/nomadq/client/drivers/docker/dockertest"
 	"github.com/nomadq/nomadq/client/drivers/executor"
 	"github.com/nomadq/nomadq/client/network"
 )
@@ -379,4 +382,83 @@ func TestBridgeNetwork_CNIMode(t *testing.T) {
 		entries, _ := os.ReadDir(filepath.Join(dataDir, "client", "network"))
 		must.SliceEmpty(t, entries)
 	})
+}
+
+// A docker task of a bridge group joins the alloc's namespace through the
+// pause container made from infra_image: it answers on the group's host
+// port, sees the group's hostname and dns, and the pause container goes
+// with the alloc's network.
+func TestBridgeNetwork_Docker(t *testing.T) {
+	skipWithoutBridge(t)
+	e := dockertest.StartT(t)
+	must.NoError(t, e.ImportPauseImage())
+	srv := NewTestAgent(t, func(c *config.Config) { c.Client.Enabled = false })
+	c := apiClient(t, srv)
+	dataDir := t.TempDir()
+	NewTestAgent(t, func(c *config.Config) {
+		c.DevMode = false
+		c.Server.Enabled = false
+		c.DataDir = dataDir
+		c.Client.Servers = []string{srv.RPCAddr()}
+		c.Plugins = append(c.Plugins, &config.Plugin{Name: "docker", Config: map[string]any{"endpoint": e.Host, "infra_image": dockertest.PauseImage}})
+	})
+	t.Cleanup(func() {
+		m := network.New(network.Config{CNIPath: client.DefaultCNIPath, StateDir: filepath.Join(dataDir, "client", "network")})
+		m.CleanLeftovers(context.Background(), func(string) bool { return false })
+	})
+
+	job := api.NewServiceJob("dk-bridge", "dk-bridge", "global", 50)
+	job.Datacenters = []string{"*"}
+	tg := api.NewTaskGroup("web", 1)
+	tg.Networks = []*api.NetworkResource{{
+		Mode:         "bridge",
+		Hostname:     "dk-${NOMAD_ALLOC_INDEX}",
+		DNS:          &api.DNSConfig{Servers: []string{"10.0.0.53"}},
+		DynamicPorts: []api.Port{{Label: "http", To: 8080}},
+	}}
+	task := api.NewTask("web", "docker")
+	task.Config = map[string]any{
+		"image":   dockertest.Image,
+		"command": "/bin/sh",
+		"args": []string{"-c", `echo "hello-$NOMAD_ALLOC_ID" > /local/index.html; hostname > /local/hostname; cat /etc/resolv.conf > /local/resolv;
+exec /bin/busybox httpd -f -p "$NOMAD_PORT_http" -h /local`},
+		"ports": []string{"http"},
+	}
+	task.KillTimeout = new(500 * time.Millisecond)
+	task.Require(&api.Resources{CPU: new(50), MemoryMB: new(32)})
+	tg.AddTask(task)
+	job.AddTaskGroup(tg)
+	_, _, err := c.Jobs().Register(job, nil)
+	must.NoError(t, err)
+	a := onlyAlloc(t, c, "dk-bridge", func(s *api.AllocationListStub) bool { return s.ClientStatus == api.AllocClientStatusRunning })
+	port := hostPort(t, a, "http")
+	answers(t, port)
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/index.html", port))
+	must.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	must.Eq(t, "hello-"+a.ID+"\n", string(body))
+	local := filepath.Join(dataDir, "alloc", a.ID, "web", "local")
+	hostname, err := os.ReadFile(filepath.Join(local, "hostname"))
+	must.NoError(t, err)
+	must.Eq(t, "dk-0\n", string(hostname))
+	resolv, err := os.ReadFile(filepath.Join(local, "resolv"))
+	must.NoError(t, err)
+	must.StrContains(t, string(resolv), "nameserver 10.0.0.53")
+	pause, err := e.Client.ContainerInspect(context.Background(), "nomad_init_"+a.ID, dockerclient.ContainerInspectOptions{})
+	must.NoError(t, err)
+	must.True(t, pause.Container.State.Running)
+
+	_, _, err = c.Jobs().Deregister("dk-bridge", false, nil)
+	must.NoError(t, err)
+	onlyAlloc(t, c, "dk-bridge", func(s *api.AllocationListStub) bool { return s.ClientStatus == api.AllocClientStatusComplete })
+	must.Wait(t, wait.InitialSuccess(wait.ErrorFunc(func() error {
+		if isFile(filepath.Join(network.DefaultNetnsDir, a.ID)) {
+			return errors.New("the alloc's netns is left")
+		}
+		if _, err := e.Client.ContainerInspect(context.Background(), "nomad_init_"+a.ID, dockerclient.ContainerInspectOptions{}); err == nil {
+			return errors.New("the pause container is left")
+		}
+		return nil
+	}), wait.Timeout(30*time.Second), wait.Gap(100*time.Millisecond)))
 }

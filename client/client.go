@@ -156,8 +156,9 @@ func NewClient(cfg Config) (*Client, error) {
 		Bridge: network.BridgeConfig{
 			Name: c.cfg.BridgeNetworkName, Subnet: c.cfg.BridgeNetworkSubnet, HairpinMode: c.cfg.BridgeNetworkHairpinMode,
 		},
-		StateDir: filepath.Join(c.cfg.StateDir, "network"),
-		Logger:   c.logger,
+		StateDir:  filepath.Join(c.cfg.StateDir, "network"),
+		Logger:    c.logger,
+		Sandboxes: network.Creators(c.drivers),
 	})
 	c.netMgr.Fingerprint().Apply(c.node)
 	c.health = driverHealth{drivers: c.node.Drivers, attrs: c.node.Attributes, class: c.node.ComputedClass}

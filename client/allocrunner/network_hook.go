@@ -105,7 +105,15 @@ func (h *networkHook) Prerun() error {
 		ctx, cancel := context.WithTimeout(context.Background(), networkTimeout)
 		defer cancel()
 		var err error
-		if st, err = mgr.Setup(ctx, alloc.ID, network.Spec{Mode: h.nw.Mode, Ports: portMappings(alloc), CNIArgs: cniArgs(h.nw)}); err != nil {
+		spec := network.Spec{Mode: h.nw.Mode, Ports: portMappings(alloc), CNIArgs: cniArgs(h.nw)}
+		if spec.Sandbox = sandboxDriver(alloc); spec.Sandbox != "" {
+			sb := &drivers.NetworkCreateSpec{JobName: alloc.JobID, TaskGroup: alloc.TaskGroup, Hostname: h.hostname(alloc)}
+			if d := h.nw.DNS; d != nil {
+				sb.DNSServers, sb.DNSSearches, sb.DNSOptions = d.Servers, d.Searches, d.Options
+			}
+			spec.SandboxSpec = sb
+		}
+		if st, err = mgr.Setup(ctx, alloc.ID, spec); err != nil {
 			return err
 		}
 	}
@@ -198,6 +206,25 @@ func (h *networkHook) Postrun() error { return h.teardown() }
 
 // Destroy removes what a failed Postrun left.
 func (h *networkHook) Destroy() error { return h.teardown() }
+
+// sandboxDriver is the driver that must hold the alloc's namespace in a
+// container of its own: docker, when a docker task of the group leaves
+// network_mode unset and so joins the group's network.
+func sandboxDriver(a *structs.Allocation) string {
+	tg := a.Job.LookupTaskGroup(a.TaskGroup)
+	if tg == nil {
+		return ""
+	}
+	for _, t := range tg.Tasks {
+		if t.Driver != "docker" {
+			continue
+		}
+		if m, _ := t.Config["network_mode"].(string); m == "" {
+			return t.Driver
+		}
+	}
+	return ""
+}
 
 // portMappings are the group's ports as the portmap plugin forwards them:
 // the scheduler's host port to the port's "to", or to the same number

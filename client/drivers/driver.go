@@ -135,6 +135,29 @@ type NetworkIsolation struct {
 	Hostname string
 }
 
+// NetworkCreator is implemented by a driver whose tasks join an alloc's
+// network namespace through a container of its own (docker's pause
+// container, Nomad's infra_image) rather than by path. The client calls
+// CreateNetwork before it sets the namespace up and configures the
+// namespace at the path returned; it calls DestroyNetwork after tearing
+// the namespace down. Both are idempotent, by alloc ID.
+type NetworkCreator interface {
+	CreateNetwork(allocID string, spec *NetworkCreateSpec) (netnsPath string, err error)
+	DestroyNetwork(allocID string) error
+}
+
+// NetworkCreateSpec is what the holder of an alloc's namespace is made
+// with: the group network's hostname and dns, which tasks joining it see.
+type NetworkCreateSpec struct {
+	JobName   string
+	TaskGroup string
+	Hostname  string
+	// DNSServers, DNSSearches and DNSOptions are the group's dns block.
+	DNSServers  []string
+	DNSSearches []string
+	DNSOptions  []string
+}
+
 // VolumeMounter is implemented by drivers that bind-mount TaskConfig.Mounts
 // into the task's own filesystem; a task of any other driver finds its
 // volumes at their host paths.

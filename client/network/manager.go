@@ -14,6 +14,8 @@ import (
 	cnitypes "github.com/containernetworking/cni/pkg/types"
 	types100 "github.com/containernetworking/cni/pkg/types/100"
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/nomadq/nomadq/client/drivers"
 )
 
 // Network modes a group may ask for, beyond the host's network.
@@ -42,6 +44,9 @@ type Config struct {
 	// CacheDir is libcni's result cache; "" means libcni's default.
 	CacheDir string
 	Logger   hclog.Logger
+	// Sandboxes are the drivers that hold a namespace in a container of
+	// their own (docker), by driver name.
+	Sandboxes map[string]drivers.NetworkCreator
 }
 
 // PortMapping forwards a host port to a port inside the namespace.
@@ -57,6 +62,11 @@ type Spec struct {
 	Mode    string
 	Ports   []PortMapping
 	CNIArgs map[string]string
+	// Sandbox, when set, names the driver whose container holds the
+	// namespace (its tasks cannot join one by path); SandboxSpec is what
+	// the container is made with.
+	Sandbox     string
+	SandboxSpec *drivers.NetworkCreateSpec
 }
 
 // Status is the network an alloc got.
@@ -78,6 +88,8 @@ type record struct {
 	Address   string            `json:",omitempty"`
 	// Ready is set once the plugins' ADD succeeded.
 	Ready bool `json:",omitempty"`
+	// Sandbox is the driver holding the namespace, if any.
+	Sandbox string `json:",omitempty"`
 }
 
 // Manager sets up and tears down the allocs' network namespaces. It is
@@ -202,6 +214,7 @@ func (m *Manager) Setup(ctx context.Context, allocID string, spec Spec) (*Status
 		Conflist:  conf,
 		Ports:     spec.Ports,
 		CNIArgs:   spec.CNIArgs,
+		Sandbox:   spec.Sandbox,
 	}
 	// The record is written before anything is made, so that whatever a
 	// crash leaves is found and removed later.
@@ -212,7 +225,21 @@ func (m *Manager) Setup(ctx context.Context, allocID string, spec Spec) (*Status
 		m.teardown(ctx, allocID)
 		return nil, err
 	}
-	if _, err := createNetns(m.cfg.NetnsDir, allocID); err != nil {
+	var src string
+	if spec.Sandbox != "" {
+		creator := m.cfg.Sandboxes[spec.Sandbox]
+		if creator == nil {
+			return fail(fmt.Errorf("network mode %q: the %s driver cannot hold the alloc's network on this client", spec.Mode, spec.Sandbox))
+		}
+		sb := spec.SandboxSpec
+		if sb == nil {
+			sb = &drivers.NetworkCreateSpec{}
+		}
+		if src, err = creator.CreateNetwork(allocID, sb); err != nil {
+			return fail(fmt.Errorf("network mode %q: %w", spec.Mode, err))
+		}
+	}
+	if _, err := pinNetns(m.cfg.NetnsDir, allocID, src); err != nil {
 		return fail(err)
 	}
 	res, err := m.cni.AddNetworkList(ctx, list, runtimeConf(r))
@@ -297,6 +324,13 @@ func (m *Manager) teardown(ctx context.Context, allocID string) error {
 	}
 	if err := removeNetns(r.NetnsPath); err != nil {
 		errs = append(errs, err)
+	}
+	if r.Sandbox != "" {
+		if creator := m.cfg.Sandboxes[r.Sandbox]; creator != nil {
+			if err := creator.DestroyNetwork(allocID); err != nil {
+				errs = append(errs, err)
+			}
+		}
 	}
 	if err := os.Remove(m.recordPath(allocID)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		errs = append(errs, err)
@@ -388,4 +422,16 @@ func allocAddress(res cnitypes.Result, netns string) (string, error) {
 		return "", errors.New("CNI plugins gave the alloc no address")
 	}
 	return fallback, nil
+}
+
+// Creators picks the drivers that hold namespaces in containers of their
+// own, for Config.Sandboxes.
+func Creators(ds map[string]drivers.Driver) map[string]drivers.NetworkCreator {
+	out := map[string]drivers.NetworkCreator{}
+	for name, d := range ds {
+		if nc, ok := d.(drivers.NetworkCreator); ok {
+			out[name] = nc
+		}
+	}
+	return out
 }

@@ -18,6 +18,12 @@ const DefaultNetnsDir = "/var/run/netns"
 // it at dir/name, as `ip netns add` does, so it lives on without any
 // process in it.
 func createNetns(dir, name string) (string, error) {
+	return pinNetns(dir, name, "")
+}
+
+// pinNetns bind-mounts the namespace at src (a new one when src is "")
+// at dir/name.
+func pinNetns(dir, name, src string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
@@ -41,6 +47,13 @@ func createNetns(dir, name string) (string, error) {
 		return "", fmt.Errorf("create netns mount point: %w", err)
 	}
 	f.Close()
+	if src != "" {
+		if err := unix.Mount(src, path, "none", unix.MS_BIND, ""); err != nil {
+			_ = os.Remove(path)
+			return "", fmt.Errorf("pin network namespace %s at %s: %w", src, path, err)
+		}
+		return path, nil
+	}
 	errCh := make(chan error, 1)
 	go func() {
 		// This thread moves to the new namespace and is never unlocked:

@@ -127,7 +127,7 @@ func TestParseTask(t *testing.T) {
 		{"no image", map[string]any{"command": "x"}, `missing required config key "image"`},
 		{"bad image", map[string]any{"image": "UPPER/Case::"}, `config key "image": "UPPER/Case::" is not a valid image reference`},
 		{"unknown key", ok(map[string]any{"imagee": "x"}), `unknown task config key "imagee"`},
-		{"not built", ok(map[string]any{"ports": []any{"http"}}), `task config key "ports" is not supported by nomadq yet`},
+		{"not built", ok(map[string]any{"port_map": []any{map[string]any{"http": 80}}}), `task config key "port_map" is not supported by nomadq yet`},
 		{"not built either", ok(map[string]any{"mac_address": "02:42:ac:11:00:02"}), `task config key "mac_address" is not supported by nomadq yet`},
 		{"runtime", ok(map[string]any{"runtime": "crun"}), `"crun" is not allowed by the docker plugin's allow_runtimes`},
 		{"userns", ok(map[string]any{"userns_mode": "host"}), `"userns_mode": "host" is not allowed`},

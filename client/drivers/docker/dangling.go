@@ -61,7 +61,9 @@ func (d *Driver) removeDangling(now time.Time) ([]string, error) {
 	cutoff := now.Add(-d.cfg.Dangling.CreationGrace).Unix()
 	var found []string
 	for _, c := range list.Items {
-		if tracked[c.ID] || c.Created > cutoff {
+		// Pause containers hold an alloc's network; the client removes
+		// them with it.
+		if tracked[c.ID] || c.Created > cutoff || isSandbox(c.Names) {
 			continue
 		}
 		found = append(found, c.ID)

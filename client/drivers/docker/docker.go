@@ -214,10 +214,8 @@ func (d *Driver) StartTask(tc *drivers.TaskConfig) (*drivers.TaskHandle, error) 
 	if err != nil {
 		return nil, err
 	}
-	if tc.Network != nil && c.networkMode == "" {
-		// Joining the alloc's namespace takes a pause container (Nomad's
-		// infra_image), which the driver does not build yet.
-		return nil, &drivers.ValidationError{Err: errors.New(`docker: the group's network mode (bridge, none or cni) is not supported for docker tasks by nomadq yet: set the task's network_mode ("host", "none" or "bridge") to use docker's own networking`)}
+	if err := checkJoinedNetwork(tc, c); err != nil {
+		return nil, err
 	}
 	d.mu.Lock()
 	_, exists := d.tasks[tc.ID]
@@ -392,6 +390,13 @@ func (d *Driver) containerConfig(tc *drivers.TaskConfig, c taskConfig) (*contain
 	}
 	if c.networkMode == "" {
 		host.NetworkMode = "default"
+		if tc.Network != nil {
+			mode, err := d.joinedNetworkMode(tc.AllocID)
+			if err != nil {
+				return nil, nil, err
+			}
+			host.NetworkMode = mode
+		}
 	}
 	if r := tc.Resources; r != nil {
 		host.Memory, host.MemoryReservation = memoryLimits(c.memoryHardLimit, r.MemoryMB, r.MemoryMaxMB)

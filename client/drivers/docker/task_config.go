@@ -28,14 +28,14 @@ var taskKeys = []string{
 	"ipc_mode", "pid_mode", "uts_mode", "cpuset_cpus", "group_add", "oom_score_adj",
 	"volumes", "mount", "mounts", "logging", "auth_soft_fail", "cpu_hard_limit", "cpu_cfs_period",
 	"devices", "healthchecks", "runtime", "userns_mode", "cgroupns", "load",
-	"container_exists_attempts", "volume_driver",
+	"container_exists_attempts", "volume_driver", "ports",
 }
 
 // taskRefused are Nomad's other docker task config keys: refused by name
 // until they are built (issue 39), never dropped.
 var taskRefused = []string{
 	"advertise_ipv6_address", "ipv4_address", "ipv6_address", "isolation", "mac_address",
-	"network_aliases", "ports", "port_map", "storage_opt",
+	"network_aliases", "port_map", "storage_opt",
 }
 
 // dockerDefaultCaps is the capability set Docker gives a container; the
@@ -72,6 +72,7 @@ type taskConfig struct {
 	dnsSearch   []string
 	dnsOptions  []string
 	extraHosts  []string
+	ports       []string
 	init        bool
 	tty         bool
 	interactive bool
@@ -155,6 +156,9 @@ func parseTask(m map[string]any, pc PluginConfig) (taskConfig, error) {
 		return c, err
 	}
 	if c.networkMode, _, err = drivers.String(m, "network_mode"); err != nil {
+		return c, err
+	}
+	if c.ports, err = drivers.Strings(m, "ports"); err != nil {
 		return c, err
 	}
 	switch mode := c.networkMode; {

@@ -286,9 +286,23 @@ func (e *Engine) importImage() error {
 	return e.ImportImage(Image)
 }
 
+// PauseImage is an infra_image for bridge network tests: the busybox
+// rootfs whose command sleeps until the container is stopped, as a pause
+// container's does. ImportPauseImage imports it.
+const PauseImage = "nomadq-test/pause:1"
+
+// ImportPauseImage imports PauseImage.
+func (e *Engine) ImportPauseImage() error {
+	return e.importRootfs(PauseImage, `ENV PATH=/bin`, `CMD ["/bin/sleep", "2147483647"]`)
+}
+
 // ImportImage imports the busybox rootfs under ref (a second name lets a
 // test remove an image without losing the shared one).
 func (e *Engine) ImportImage(ref string) error {
+	return e.importRootfs(ref, `ENV PATH=/bin`, `CMD ["/bin/sh"]`)
+}
+
+func (e *Engine) importRootfs(ref string, changes ...string) error {
 	rootfs, err := RootfsTar()
 	if err != nil {
 		return err
@@ -298,7 +312,7 @@ func (e *Engine) ImportImage(ref string) error {
 	res, err := e.Client.ImageImport(ctx,
 		client.ImageImportSource{Source: bytes.NewReader(rootfs), SourceName: "-"},
 		ref,
-		client.ImageImportOptions{Changes: []string{`ENV PATH=/bin`, `CMD ["/bin/sh"]`}})
+		client.ImageImportOptions{Changes: changes})
 	if err != nil {
 		return err
 	}
