@@ -148,7 +148,11 @@ func (h *serviceHook) sync() {
 	if done {
 		return
 	}
-	alloc := h.ar.Alloc()
+	// The servers' copy of the alloc lacks the network this client set
+	// up for it until they hear of it; address_mode "alloc" needs it now.
+	view := *h.ar.Alloc()
+	view.NetworkStatus = h.ar.networkStatus()
+	alloc := &view
 	var regs []*structs.ServiceRegistration
 	var specs []checks.Spec
 	if !killing && !alloc.TerminalStatus() {
