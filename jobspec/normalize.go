@@ -16,6 +16,9 @@ const (
 	templatePerms      = "0644"
 	templateSplay      = 5 * time.Second
 	vaultChangeMode    = "restart"
+	// changeScriptTimeout is a template change_script's timeout when it
+	// sets none.
+	changeScriptTimeout = 5 * time.Second
 )
 
 // periodicSpecCron is the SpecType of a periodic block with cron specs.
@@ -55,6 +58,20 @@ func normalizeTask(t *api.Task) {
 		if tmpl.ErrMissingKey == nil {
 			tmpl.ErrMissingKey = ptr(false)
 		}
+		if cs := tmpl.ChangeScript; cs != nil {
+			if cs.Args == nil {
+				cs.Args = []string{}
+			}
+			if cs.Timeout == nil {
+				cs.Timeout = ptr(changeScriptTimeout)
+			}
+			if cs.FailOnError == nil {
+				cs.FailOnError = ptr(false)
+			}
+			if cs.RunOnFirstRender == nil {
+				cs.RunOnFirstRender = ptr(false)
+			}
+		}
 	}
 	if v := t.Vault; v != nil {
 		if v.Env == nil {
@@ -62,6 +79,9 @@ func normalizeTask(t *api.Task) {
 		}
 		if v.ChangeMode == nil {
 			v.ChangeMode = ptr(vaultChangeMode)
+		}
+		if v.DisableFile == nil {
+			v.DisableFile = ptr(false)
 		}
 	}
 	// The unnamed (or "default") identity is the task's default identity.

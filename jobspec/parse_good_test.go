@@ -763,6 +763,21 @@ func TestParse_Good(t *testing.T) {
 			},
 		},
 		{
+			// A change_script's defaults, written out as Nomad's parser
+			// writes them.
+			name: "change_script defaults",
+			file: "change_script_defaults.nomad.hcl",
+			check: func(t *testing.T, job *api.Job) {
+				cs := task(t, group(t, job, "g"), "t").Templates[0].ChangeScript
+				must.Eq(t, "/bin/true", *cs.Command)
+				must.NotNil(t, cs.Args)
+				must.Len(t, 0, cs.Args)
+				must.Eq(t, 5*time.Second, *cs.Timeout)
+				must.False(t, *cs.FailOnError)
+				must.False(t, *cs.RunOnFirstRender)
+			},
+		},
+		{
 			// The only identity block becomes the default identity and
 			// leaves an empty list, which Nomad's parser writes as [].
 			name: "the default identity alone",
