@@ -210,3 +210,36 @@ func TestServiceDiscovery_BridgeAllocAddress(t *testing.T) {
 	must.NoError(t, err)
 	waitService(t, c, "bridge-alloc", 0)
 }
+
+// A client restarted while its alloc runs registers the alloc's services
+// again, whatever became of them meanwhile.
+func TestServiceDiscovery_ClientRestartRegistersAgain(t *testing.T) {
+	srv := NewTestAgent(t, func(c *config.Config) { c.Client.Enabled = false })
+	c := apiClient(t, srv)
+	dataDir := t.TempDir()
+	startClient := func() *Agent {
+		return NewTestAgent(t, func(c *config.Config) {
+			c.DevMode = false
+			c.Server.Enabled = false
+			c.DataDir = dataDir
+			c.Client.Servers = []string{srv.RPCAddr()}
+			c.Client.Options = map[string]string{"driver.raw_exec.enable": "1"}
+		})
+	}
+	cl := startClient()
+
+	svc := &api.Service{Name: "sticky", PortLabel: "http", Provider: "nomad"}
+	register(t, c, serviceJob("sticky", "exec sleep 600", svc))
+	jobAllocs(t, c, "sticky", 1, 30*time.Second, isRunning)
+	reg := waitService(t, c, "sticky", 1)[0]
+
+	must.NoError(t, cl.Shutdown())
+	_, err := c.Services().Delete("sticky", reg.ID, nil)
+	must.NoError(t, err)
+	waitService(t, c, "sticky", 0)
+
+	startClient()
+	again := waitService(t, c, "sticky", 1)[0]
+	must.Eq(t, reg.ID, again.ID)
+	must.Eq(t, reg.Port, again.Port)
+}
