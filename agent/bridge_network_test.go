@@ -162,6 +162,11 @@ func TestBridgeNetwork_RawExec(t *testing.T) {
 		}
 	}
 	must.NotEq(t, addrs[allocs[0].ID], addrs[allocs[1].ID], must.Sprint("each alloc has its own namespace and address"))
+	// alloc exec runs in the alloc's namespace too.
+	devs, _, code, err := wsExec(t, cl.HTTPAddr(), allocs[0].ID, "server", false, "", "/bin/sh", "-c", "cat /proc/net/dev")
+	must.NoError(t, err)
+	must.Eq(t, 0, code, must.Sprint(devs))
+	must.StrContains(t, devs, "eth0:")
 
 	// A client restarted while the allocs run keeps their namespaces: the
 	// tasks answer throughout, at the same addresses.
@@ -461,4 +466,31 @@ exec /bin/busybox httpd -f -p "$NOMAD_PORT_http" -h /local`},
 		}
 		return nil
 	}), wait.Timeout(30*time.Second), wait.Gap(100*time.Millisecond)))
+}
+
+// alloc exec into an exec task of a bridge group runs in the alloc's
+// network and sees its hostname.
+func TestBridgeNetwork_ExecAllocExec(t *testing.T) {
+	skipWithoutBridge(t)
+	if err := executor.CgroupsUsable(); err != nil {
+		t.Skipf("exec driver tests need root and cgroups: %v", err)
+	}
+	srv := NewTestAgent(t, func(c *config.Config) { c.Client.Enabled = false })
+	c := apiClient(t, srv)
+	dataDir := t.TempDir()
+	cl := bridgeClient(t, srv, dataDir)
+	t.Cleanup(func() {
+		m := network.New(network.Config{CNIPath: client.DefaultCNIPath, StateDir: filepath.Join(dataDir, "client", "network")})
+		m.CleanLeftovers(context.Background(), func(string) bool { return false })
+	})
+	job := execJob("bridge-exec", execTask("main", "exec sleep 300", 32), 0)
+	job.TaskGroups[0].Networks = []*api.NetworkResource{{Mode: "bridge", Hostname: "box"}}
+	_, _, err := c.Jobs().Register(job, nil)
+	must.NoError(t, err)
+	a := onlyAlloc(t, c, "bridge-exec", isRunning)
+	out, _, code, err := wsExec(t, cl.HTTPAddr(), a.ID, "main", false, "", "/bin/sh", "-c", "cat /proc/net/dev; cat /proc/sys/kernel/hostname")
+	must.NoError(t, err)
+	must.Eq(t, 0, code, must.Sprint(out))
+	must.StrContains(t, out, "eth0:")
+	must.StrContains(t, out, "box\n")
 }

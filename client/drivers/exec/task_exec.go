@@ -50,6 +50,13 @@ func (d *Driver) ExecTask(ctx context.Context, tc *drivers.TaskConfig, opts *dri
 	if c.ipcMode == "private" {
 		args = append(args, "--ipc")
 	}
+	if n := tc.Network; n != nil {
+		// The alloc's network namespace, and the hostname's.
+		args = append(args, "--net")
+		if n.Hostname != "" {
+			args = append(args, "--uts")
+		}
+	}
 	// Bare --root and --wd take the target process's root and directory.
 	args = append(args, "--root", "--wd")
 	if u.Uid != "0" {
