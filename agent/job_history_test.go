@@ -29,7 +29,7 @@ func TestJobHistory_Routes(t *testing.T) {
 		_, _, err = jobs.Revert("revert", 0, new(uint64(10)), nil, "", "")
 		must.ErrorContains(t, err, "enforcing version 10")
 		_, _, err = jobs.Revert("revert", 1, nil, nil, "", "")
-		must.ErrorContains(t, err, "can't revert to current version")
+		must.ErrorContains(t, err, `400 (job "revert" is already at version 1)`)
 		_, _, err = jobs.Revert("revert", 7, nil, nil, "", "")
 		must.ErrorContains(t, err, "404")
 
