@@ -101,3 +101,45 @@ func TestJobInit_Flags(t *testing.T) {
 		must.Eq(t, 0, code, must.Sprint(name, errOut))
 	}
 }
+
+// The example says what happens at max_run_duration: the allocation ends
+// complete, not failed, with the description "allocation exceeded
+// max_run_duration". The example with a 1s limit and a longer sleep shows
+// it.
+func TestJobInit_ExampleSaysWhatMaxRunDurationDoes(t *testing.T) {
+	monitorPollInterval = 20 * time.Millisecond
+	example := string(asset.JobExample)
+	must.StrContains(t, example, `allocation ends "complete" (not failed`)
+	must.StrContains(t, example, `"allocation exceeded`)
+	must.StrNotContains(t, example, "marks the allocation failed")
+
+	short := strings.Replace(example, `max_run_duration = "10m"`, `max_run_duration = "1s"`, 1)
+	short = strings.Replace(short, "sleep 1", "sleep 60", 1)
+	must.NotEq(t, example, short)
+	path := filepath.Join(t.TempDir(), "example.nomad.hcl")
+	must.NoError(t, os.WriteFile(path, []byte(short), 0o644))
+
+	a := agenttest.New(t, nil)
+	addr := a.HTTPAddr()
+	code, _, errOut := cli(t, addr, "job", "run", "-detach", path)
+	must.Eq(t, 0, code, must.Sprint(errOut))
+	c, err := api.NewClient(&api.Config{Address: addr})
+	must.NoError(t, err)
+	waitFor(t, "the example's alloc to time out", 30*time.Second, func() error {
+		allocs, _, err := c.Jobs().Allocations("example", false, nil)
+		if err != nil {
+			return err
+		}
+		if len(allocs) != 1 || allocs[0].ClientStatus != "complete" {
+			var states []string
+			for _, a := range allocs {
+				states = append(states, a.ClientStatus+" "+taskEvents(a))
+			}
+			return fmt.Errorf("allocs: %v", states)
+		}
+		if d := allocs[0].ClientDescription; d != "allocation exceeded max_run_duration" {
+			return fmt.Errorf("alloc description %q", d)
+		}
+		return nil
+	})
+}

@@ -16,8 +16,11 @@ job "example" {
     # How many copies of this group to run.
     count = 1
 
-    # The client stops every task of the group once it has run this long,
-    # and marks the allocation failed with a timeout event.
+    # The wall-clock limit of each allocation of this group, counted from
+    # its placement. At the deadline the client kills its tasks and the
+    # allocation ends "complete" (not failed: it is neither restarted nor
+    # rescheduled) with the description "allocation exceeded
+    # max_run_duration", which "nomad alloc status" shows.
     max_run_duration = "10m"
 
     # Batch allocations that fail are retried on the same node first.
@@ -26,6 +29,9 @@ job "example" {
       delay    = "5s"
       mode     = "fail"
     }
+
+    # A service job's group may also have a network block with ports and
+    # service blocks with provider = "nomad"; Consul services are refused.
 
     task "hello" {
       # raw_exec runs the command without isolation; "nomad agent -dev"
