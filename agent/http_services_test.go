@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/shoenig/test/wait"
 
 	"github.com/nomadq/nomadq/agent/config"
+	"github.com/nomadq/nomadq/jobspec"
 	"github.com/nomadq/nomadq/structs"
 )
 
@@ -160,4 +162,125 @@ func TestServices_OfficialClient(t *testing.T) {
 		web, _, err = root.Services().Get("web", nil)
 		return err == nil && len(web) == 0
 	}), wait.Timeout(30*time.Second), wait.Gap(50*time.Millisecond)))
+}
+
+// A job file with nomad-provider services and checks is accepted as Nomad
+// accepts it; the bad inputs the issue names are refused at validation
+// with the block and field named.
+func TestServices_JobFileValidation(t *testing.T) {
+	a := NewTestAgent(t, func(c *config.Config) { c.Client.Enabled = false })
+	c := apiClient(t, a)
+	parse := func(src string) *api.Job {
+		t.Helper()
+		j, err := jobspec.Parse("svc.nomad.hcl", strings.NewReader(src))
+		must.NoError(t, err)
+		return j
+	}
+	const tmpl = `
+job "svc" {
+  group "g" {
+    network {
+      port "http" {}
+    }
+    service {
+      name     = "svc-web"
+      provider = "nomad"
+      port     = "http"
+      tags     = ["v1"]
+      check {
+        type     = "http"
+        path     = "/health"
+        interval = "10s"
+        timeout  = "2s"
+        check_restart {
+          limit = 3
+          grace = "30s"
+        }
+      }
+      %s
+    }
+    task "t" {
+      driver = "raw_exec"
+      config {
+        command = "/bin/sleep"
+        args    = ["60"]
+      }
+      service {
+        provider = "nomad"
+        port     = "http"
+        check {
+          type     = "tcp"
+          interval = "5s"
+          timeout  = "1s"
+        }
+      }
+    }
+  }
+}
+`
+	resp, _, err := c.Jobs().Validate(parse(fmt.Sprintf(tmpl, "")), nil)
+	must.NoError(t, err)
+	must.SliceEmpty(t, resp.ValidationErrors)
+	_, _, err = c.Jobs().Register(parse(fmt.Sprintf(tmpl, "")), nil)
+	must.NoError(t, err)
+	stored, _, err := c.Jobs().Info("svc", nil)
+	must.NoError(t, err)
+	svc := stored.TaskGroups[0].Services[0]
+	must.Eq(t, "nomad", svc.Provider)
+	must.Len(t, 1, svc.Checks)
+	must.Eq(t, 3, svc.Checks[0].CheckRestart.Limit)
+	must.Eq(t, 30*time.Second, *svc.Checks[0].CheckRestart.Grace)
+	taskSvc := stored.TaskGroups[0].Tasks[0].Services[0]
+	must.Eq(t, "svc-g-t", taskSvc.Name)
+	must.Eq(t, `service: "svc-g-t" check`, taskSvc.Checks[0].Name)
+	must.Eq(t, "t", taskSvc.Checks[0].TaskName)
+
+	cases := []struct {
+		name  string
+		extra string
+		want  string
+	}{
+		{"check on a missing port", `check {
+        type     = "tcp"
+        port     = "admin"
+        interval = "10s"
+        timeout  = "2s"
+      }`, `Task group "g", service "svc-web", check "service: \"svc-web\" check": port "admin" does not exist: must be a port label of the group's network`},
+		{"grpc check", `check {
+        name     = "rpc"
+        type     = "grpc"
+        interval = "10s"
+        timeout  = "2s"
+      }`, `Task group "g", service "svc-web", check "rpc": type "grpc" is not supported by nomadq: grpc checks need Consul`},
+		{"script check without command", `check {
+        name     = "script"
+        type     = "script"
+        task     = "t"
+        interval = "10s"
+        timeout  = "2s"
+      }`, `Task group "g", service "svc-web", check "script": command is missing: a script check needs a command`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, _, err := c.Jobs().Validate(parse(fmt.Sprintf(tmpl, tc.extra)), nil)
+			must.NoError(t, err)
+			must.SliceNotEmpty(t, resp.ValidationErrors)
+			must.StrContains(t, strings.Join(resp.ValidationErrors, "\n"), tc.want)
+		})
+	}
+
+	dup := strings.Replace(fmt.Sprintf(tmpl, ""), `    task "t" {`, `    service {
+      name     = "svc-web"
+      provider = "nomad"
+      port     = "http"
+    }
+    task "t" {`, 1)
+	_, _, err = c.Jobs().Register(parse(dup), nil)
+	must.ErrorContains(t, err, "400")
+	must.ErrorContains(t, err, `service "svc-web" on port "http" is defined more than once`)
+
+	consul := strings.Replace(fmt.Sprintf(tmpl, ""), `      name     = "svc-web"
+      provider = "nomad"`, `      name     = "svc-web"`, 1)
+	_, _, err = c.Jobs().Register(parse(consul), nil)
+	must.ErrorContains(t, err, `service "svc-web": provider "consul" is not supported by nomadq: Consul is not available; set provider = "nomad"`)
 }
