@@ -288,7 +288,10 @@ func (s *Server) setupRaft() error {
 		// it one we close on shutdown (its bolt file lock would otherwise
 		// outlive the server).
 		meta := &metadb.BoltMetaDB{}
-		w, err := wal.Open(filepath.Join(dir, "wal"), wal.WithLogger(s.logger.Named("raft-wal")), wal.WithMetaStore(meta))
+		walDir := filepath.Join(dir, "wal")
+		w, err := openWALStore(walDir, s.logger.Named("raft-wal"), func() (*wal.WAL, error) {
+			return wal.Open(walDir, wal.WithLogger(s.logger.Named("raft-wal")), wal.WithMetaStore(meta))
+		})
 		if err != nil {
 			_ = meta.Close()
 			return fmt.Errorf("server: open raft log: %w", err)
