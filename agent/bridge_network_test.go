@@ -494,3 +494,38 @@ func TestBridgeNetwork_ExecAllocExec(t *testing.T) {
 	must.StrContains(t, out, "eth0:")
 	must.StrContains(t, out, "box\n")
 }
+
+// An unknown network mode is refused at registration, naming the value;
+// the client's bridge and CNI keys are read from the config file, and a
+// subnet that is not a CIDR stops the agent naming the key.
+func TestBridgeNetwork_RefusedAndConfig(t *testing.T) {
+	a := NewTestAgent(t, nil)
+	c := apiClient(t, a)
+	job := bridgeJob("bad-mode", 1)
+	job.TaskGroups[0].Networks[0].Mode = "bridgee"
+	_, _, err := c.Jobs().Register(job, nil)
+	must.ErrorContains(t, err, `network mode "bridgee" is not allowed: must be host, bridge, none or cni/<name>`)
+	job.TaskGroups[0].Networks[0].Mode = "cni/"
+	_, _, err = c.Jobs().Register(job, nil)
+	must.ErrorContains(t, err, `network mode "cni/" is not allowed`)
+
+	file := `client {
+  cni_path                    = "/opt/cni/bin:/usr/lib/cni"
+  cni_config_dir              = "/etc/cni/net.d"
+  bridge_network_name         = "nq0"
+  bridge_network_subnet       = "10.88.0.0/16"
+  bridge_network_hairpin_mode = true
+}
+`
+	cfg := config.Default()
+	must.NoError(t, config.Parse(cfg, "client.hcl", []byte(file), func(w string) { t.Errorf("warning: %s", w) }))
+	must.Eq(t, "/opt/cni/bin:/usr/lib/cni", cfg.Client.CNIPath)
+	must.Eq(t, "/etc/cni/net.d", cfg.Client.CNIConfigDir)
+	must.Eq(t, "nq0", cfg.Client.BridgeNetworkName)
+	must.Eq(t, "10.88.0.0/16", cfg.Client.BridgeNetworkSubnet)
+	must.True(t, cfg.Client.BridgeNetworkHairpinMode)
+	must.Eq(t, []string{"/opt/cni/bin", "/usr/lib/cni"}, splitCNIPath(cfg.Client.CNIPath))
+
+	_, err = StartLocal(func(c *config.Config) { c.Client.BridgeNetworkSubnet = "10.88.0.0" }, testLogOutput(), 60*time.Second)
+	must.ErrorContains(t, err, `bridge_network_subnet "10.88.0.0" is not allowed`)
+}
