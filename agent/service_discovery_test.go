@@ -243,3 +243,36 @@ func TestServiceDiscovery_ClientRestartRegistersAgain(t *testing.T) {
 	must.Eq(t, reg.ID, again.ID)
 	must.Eq(t, reg.Port, again.Port)
 }
+
+// Script checks run in the task through its driver: one that passes is a
+// success, and one whose command does not exist is a failure with the
+// reason as its output, the task running on.
+func TestServiceDiscovery_ScriptChecks(t *testing.T) {
+	a := NewTestAgent(t, nil)
+	c := apiClient(t, a)
+	svc := &api.Service{Name: "scripted", PortLabel: "http", Provider: "nomad", Checks: []api.ServiceCheck{
+		{Name: "ok", Type: "script", Command: "/bin/sh", Args: []string{"-c", "echo fine"}, TaskName: "main", Interval: time.Second, Timeout: 2 * time.Second},
+		{Name: "missing", Type: "script", Command: "/no/such/binary", TaskName: "main", Interval: time.Second, Timeout: 2 * time.Second},
+	}}
+	register(t, c, serviceJob("scripted", "exec sleep 600", svc))
+	allocs := jobAllocs(t, c, "scripted", 1, 30*time.Second, isRunning)
+	waitFor(t, 30*time.Second, func() error {
+		checks, err := c.Allocations().Checks(allocs[0].ID, nil)
+		if err != nil {
+			return err
+		}
+		got := map[string]api.AllocCheckStatus{}
+		for _, ch := range checks {
+			got[ch.Check] = ch
+		}
+		if got["ok"].Status != "success" || got["missing"].Status != "failure" {
+			return fmt.Errorf("checks not run yet: %+v", got)
+		}
+		must.Eq(t, "fine\n", got["ok"].Output)
+		must.StrContains(t, got["missing"].Output, "/no/such/binary")
+		return nil
+	})
+	alloc, _, err := c.Allocations().Info(allocs[0].ID, nil)
+	must.NoError(t, err)
+	must.Eq(t, "running", alloc.ClientStatus)
+}
