@@ -215,7 +215,7 @@ func TestWorkloadIdentity_UnsupportedFeaturesRefused(t *testing.T) {
 		{"extra_claims", func(t *api.Task) { t.Identity = &api.WorkloadIdentity{ExtraClaims: []string{"team"}} }, `field "Identity.ExtraClaims" is not supported by nomadq`},
 		{"service identity", func(t *api.Task) {
 			t.Services = []*api.Service{{Name: "web", Identity: &api.WorkloadIdentity{Name: "consul-service_web"}}}
-		}, `job "refused" group "g" task "t": field "Services" is not supported by nomadq`},
+		}, `job "refused" group "g" task "t": field "Services[0].Identity" is not supported by nomadq`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
