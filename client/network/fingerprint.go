@@ -24,9 +24,9 @@ type Capabilities struct {
 	BridgeReason string
 	// CNINetworks are the names of the operator's network lists.
 	CNINetworks []string
-	// PluginVersions maps each CNI plugin found to its version ("" when
-	// it does not tell), as the node's plugins.cni.version.<name>
-	// attributes.
+	// PluginVersions maps each CNI plugin found to its version
+	// ("unknown" when it does not tell), as the node's
+	// plugins.cni.version.<name> attributes.
 	PluginVersions map[string]string
 }
 
@@ -104,7 +104,12 @@ func pluginVersion(path string) string {
 	cmd := exec.CommandContext(ctx, path)
 	cmd.Env = []string{}
 	out, _ := cmd.CombinedOutput()
-	return versionRE.FindString(string(out))
+	if v := versionRE.FindString(string(out)); v != "" {
+		return v
+	}
+	// Nomad's word for a plugin that does not say (Debian's builds print
+	// "version unknown").
+	return "unknown"
 }
 
 // Apply adds the node's networks as Nomad fingerprints them: a network of
