@@ -24,6 +24,10 @@ const (
 	maxBackoff = 30 * time.Second
 	// callTimeout bounds one RPC.
 	callTimeout = 30 * time.Second
+	// closeAttempts bounds the failed calls of a closed registrar: the
+	// servers drop the registrations of an alloc that ended by
+	// themselves, so an unreachable server is not waited for forever.
+	closeAttempts = 10
 )
 
 // RegistrarConfig builds a Registrar.
@@ -168,6 +172,7 @@ func same(a, b *structs.ServiceRegistration) bool {
 func (r *Registrar) run() {
 	defer close(r.done)
 	backoff := time.Duration(0)
+	closedFailures := 0
 	for {
 		upsert, del, closing := r.next()
 		if len(upsert) == 0 && len(del) == 0 {
@@ -185,6 +190,13 @@ func (r *Registrar) run() {
 		if err == nil {
 			backoff = 0
 			continue
+		}
+		if closing {
+			closedFailures++
+			if closedFailures >= closeAttempts {
+				r.cfg.Logger.Warn("giving up deregistering services; the servers drop them with the alloc", "error", err)
+				return
+			}
 		}
 		backoff = min(max(backoff*2, minBackoff), maxBackoff)
 		r.cfg.Logger.Warn("service registration failed; retrying", "error", err, "retry_in", backoff)

@@ -130,3 +130,19 @@ func TestRegistrar_ShutdownLeavesRegistrations(t *testing.T) {
 		must.Eq(t, []string{"a"}, srv.ids())
 	})
 }
+
+func TestRegistrar_ClosedGivesUpOnUnreachableServers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := newFakeServers()
+		r := NewRegistrar(RegistrarConfig{RPC: srv})
+		r.Want([]*structs.ServiceRegistration{reg("a", 1)})
+		synctest.Wait()
+		srv.mu.Lock()
+		srv.fail = 1000
+		srv.mu.Unlock()
+		r.Close()
+		<-r.Done()
+		must.Eq(t, 1+closeAttempts, srv.calls)
+		must.Eq(t, []string{"a"}, srv.ids())
+	})
+}
