@@ -49,8 +49,8 @@ func TestJobValidate_RefusesFieldsWithoutEffect(t *testing.T) {
 		{name: "vault", task_: `vault { role = "app" }`, want: task + `field "Vault" is not supported by nomadq`},
 		{name: "task consul", task_: `consul { namespace = "a" }`, want: task + `field "Consul" is not supported by nomadq`},
 		{name: "group consul", group: `consul { cluster = "b" }`, want: group + `field "Consul" is not supported by nomadq`},
-		{name: "group service", group: "service {\n name = \"web\"\n provider = \"nomad\"\n}", want: group + `field "Services" is not supported by nomadq`},
-		{name: "task service", task_: `service { name = "web" }`, want: task + `field "Services" is not supported by nomadq`},
+		{name: "group service tagged_addresses", group: "service {\n name = \"web\"\n provider = \"nomad\"\n tagged_addresses { lan = \"10.0.0.1\" }\n}", want: group + `field "Services[0].TaggedAddresses" is not supported by nomadq`},
+		{name: "task service canary_tags", task_: "service {\n name = \"web\"\n provider = \"nomad\"\n canary_tags = [\"c\"]\n}", want: task + `field "Services[0].CanaryTags" is not supported by nomadq`},
 		{name: "template wait", task_: "template {\n data = \"x\"\n destination = \"local/x\"\n wait { min = \"1s\" }\n}", want: task + `field "Templates[0].Wait" is not supported by nomadq`},
 		{name: "template perms", task_: "template {\n data = \"x\"\n destination = \"local/x\"\n perms = \"rw\"\n}", want: `template 1 perms "rw" is not allowed: must be an octal file mode such as "0644"`},
 		{name: "artifact s3", task_: `artifact { source = "s3::https://s3.amazonaws.com/b/x" }`, want: `artifact 1 source "s3::https://s3.amazonaws.com/b/x" is not supported by nomadq`},
@@ -179,10 +179,7 @@ func TestJobValidate_InitExample(t *testing.T) {
 	code, out, errOut := run(t, "", "job", "validate", "testdata/init_example.nomad.hcl")
 	must.Eq(t, 1, code)
 	must.Eq(t, `Job validation errors:
-3 errors occurred:
-	* job "example": field "UI" is not supported by nomadq
-	* job "example" group "cache": field "Services" is not supported by nomadq
-	* job "example" group "cache": field "Networks[0].DynamicPorts[0].To" is not supported by nomadq
+job "example": field "UI" is not supported by nomadq
 `, errOut)
 	must.StrContains(t, out, `job "example": update block: rolling updates`)
 	must.StrNotContains(t, out, "migrate block")
