@@ -273,7 +273,7 @@ func (h *serviceHook) observe(s checks.Spec, o checks.Outcome) {
 		return
 	}
 	for _, tr := range targets {
-		if err := tr.RestartFor(checks.RestartReason(s.Check.Name)); err != nil {
+		if err := tr.RestartFailure(checks.RestartReason(s.Check.Name)); err != nil {
 			h.ar.logger.Warn("check_restart cannot restart task", "task", tr.Task().Name, "check", s.Check.Name, "error", err)
 		}
 	}

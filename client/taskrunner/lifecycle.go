@@ -57,11 +57,15 @@ func (tr *TaskRunner) restartFor(reason string) error {
 func (tr *TaskRunner) restarted(id string, res *drivers.ExitResult) bool {
 	tr.recordExit(id, res)
 	tr.mu.Lock()
-	killed := tr.killed
+	killed, failure := tr.killed, tr.restartFailure
+	tr.restartFailure = false
 	tr.mu.Unlock()
 	if killed {
 		tr.update(structs.TaskStateDead, NewEvent(structs.TaskKilled), nil)
 		return false
+	}
+	if failure {
+		return tr.applyRestartPolicy(&drivers.ExitResult{ExitCode: res.ExitCode, Signal: res.Signal, Err: errRestartFailure})
 	}
 	return tr.waitRestart(0, "")
 }

@@ -90,6 +90,10 @@ type TaskRunner struct {
 	startOnce sync.Once
 	killCh    chan struct{}
 	killOnce  sync.Once
+	// restartFailure marks the restart asked on restartCh as a failure
+	// (check_restart): the restart policy decides what follows. Guarded
+	// by mu.
+	restartFailure bool
 	// restartCh asks the supervisor to stop the current run and start
 	// the next at once (a user's restart).
 	restartCh  chan struct{}
