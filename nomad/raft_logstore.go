@@ -133,6 +133,26 @@ func (s *walStore) reopenLocked(next uint64) error {
 	return nil
 }
 
+// writeFault returns the error of the last failed write while the WAL
+// has not been opened again since, nil otherwise.
+func (s *walStore) writeFault() error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.failed
+}
+
+// noLeaderErr is ErrNoLeader, saying why when this server's own Raft log
+// write failed (a full disk): a lone server steps down at such a failure
+// and cannot lead until its log takes writes again.
+func (s *Server) noLeaderErr() error {
+	if w, ok := s.raftStore.(*walStore); ok {
+		if err := w.writeFault(); err != nil {
+			return fmt.Errorf("%w (this server's last Raft log write failed: %v)", ErrNoLeader, err)
+		}
+	}
+	return ErrNoLeader
+}
+
 // DeleteRange implements raft.LogStore.
 func (s *walStore) DeleteRange(lo, hi uint64) error {
 	s.mu.Lock()

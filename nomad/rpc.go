@@ -179,7 +179,7 @@ func (s *Server) waitForLeader() (string, error) {
 			return string(addr), nil
 		}
 		if time.Now().After(deadline) {
-			return "", ErrNoLeader
+			return "", s.noLeaderErr()
 		}
 		select {
 		case <-s.shutdownCh:
