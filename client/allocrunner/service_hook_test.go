@@ -189,3 +189,33 @@ func TestServiceHook_InterpolatesAndMergesCheckRestart(t *testing.T) {
 		<-ar.WaitCh()
 	})
 }
+
+// hangingRPC never answers until the call's context ends.
+type hangingRPC struct{}
+
+func (hangingRPC) Call(ctx context.Context, _ string, _, _ any) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// Servers that never answer hold no task up: the alloc runs and ends on
+// time, and the registrar gives up once the alloc is over.
+func TestServiceHook_UnansweredServersHoldNothingUp(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := serviceAlloc("5s")
+		ar, _ := newRunnerWith(t, a, func(c *Config) {
+			c.ExtraHooks = []HookFactory{ServiceHookFactory(hangingRPC{})}
+		})
+		start := time.Now()
+		go ar.Run()
+		<-ar.WaitCh()
+		must.Less(t, 6*time.Second, time.Since(start))
+		st, _ := ar.ClientStatus()
+		must.Eq(t, structs.AllocClientStatusComplete, st)
+		for _, h := range ar.hooks {
+			if s, ok := h.(*serviceHook); ok {
+				<-s.reg.Done()
+			}
+		}
+	})
+}
