@@ -61,6 +61,8 @@ func TestJobBody(t *testing.T) {
 			"cooldown": "1m",
 			"check":    []map[string]any{{"cpu": map[string]any{"source": "prometheus"}}},
 		}, tg.Scaling.Policy)
+		// The type Nomad's parser writes for a group's scaling block.
+		must.Eq(t, "horizontal", tg.Scaling.Type)
 		connect := tg.Services[0].Connect
 		proxy := connect.SidecarService.Proxy
 		must.Eq(t, map[string]any{"protocol": "http"}, proxy.Config)

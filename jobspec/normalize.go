@@ -24,12 +24,19 @@ const (
 // periodicSpecCron is the SpecType of a periodic block with cron specs.
 const periodicSpecCron = "cron"
 
+// groupScalingType is the type of a group's scaling block, which Nomad's
+// parser writes out.
+const groupScalingType = "horizontal"
+
 // normalizeJob applies the parser-time normalisations to a decoded job.
 func normalizeJob(job *api.Job) {
 	if p := job.Periodic; p != nil && (p.Spec != nil || len(p.Specs) > 0) {
 		p.SpecType = ptr(periodicSpecCron)
 	}
 	for _, tg := range job.TaskGroups {
+		if tg.Scaling != nil && tg.Scaling.Type == "" {
+			tg.Scaling.Type = groupScalingType
+		}
 		for _, n := range tg.Networks {
 			normalizeNetwork(n)
 		}
