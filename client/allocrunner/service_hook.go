@@ -225,11 +225,17 @@ func (h *serviceHook) specs(alloc *structs.Allocation, task string, services []*
 			if task != "" && c.TaskName == "" {
 				c.TaskName = task
 			}
+			// As Nomad, a result names the service's task: a task
+			// service's, or the one a group service names.
+			owner := s.TaskName
+			if owner == "" {
+				owner = task
+			}
 			spec := checks.Spec{
 				ID:             checks.ID(alloc.ID, alloc.TaskGroup, c),
 				Check:          c,
 				Group:          alloc.Name,
-				Task:           task,
+				Task:           owner,
 				Service:        s.Name,
 				Network:        network,
 				ServiceAddress: s.Address,

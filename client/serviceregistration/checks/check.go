@@ -76,7 +76,8 @@ type Spec struct {
 	Check *structs.ServiceCheck
 	// Group is the alloc's name, which Nomad reports as a check's group.
 	Group string
-	// Task is the task of a task service; empty for a group service.
+	// Task is the service's task: a task service's, or the one a group
+	// service names; empty otherwise.
 	Task    string
 	Service string
 	// Network, ServiceAddress and ServicePort locate the check's target:
