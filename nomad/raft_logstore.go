@@ -54,10 +54,15 @@ var (
 
 // openWALStore opens the WAL in dir with open, which is called again to
 // reopen it.
+// A torn tail the WAL drops on open is logged at WARN.
 func openWALStore(dir string, logger hclog.Logger, open func() (*wal.WAL, error)) (*walStore, error) {
+	tail := readWALTail(dir)
 	w, err := open()
 	if err != nil {
 		return nil, err
+	}
+	if last, err := w.LastIndex(); err == nil {
+		warnTornTail(logger, tail, last)
 	}
 	return &walStore{dir: dir, open: open, logger: logger, w: w}, nil
 }

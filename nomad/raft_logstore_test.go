@@ -77,6 +77,16 @@ func testWALStore(t *testing.T, dir string, disk *fullDisk) (s *walStore, closeW
 	}
 }
 
+// testWALStoreOpen opens the WAL in dir on the real file system, with a
+// meta store closed when the test ends.
+func testWALStoreOpen(t *testing.T, dir string) func() (*wal.WAL, error) {
+	meta := &metadb.BoltMetaDB{}
+	t.Cleanup(func() { _ = meta.Close() })
+	return func() (*wal.WAL, error) {
+		return wal.Open(dir, wal.WithMetaStore(meta), wal.WithSegmentSize(64*1024))
+	}
+}
+
 func walEntry(i uint64) *raft.Log {
 	return &raft.Log{Index: i, Term: 1, Type: raft.LogCommand, Data: bytes.Repeat([]byte{byte(i)}, 1000)}
 }
