@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/hashicorp/nomad/api"
+
 	"github.com/nomadq/nomadq/apiconv"
 	"github.com/nomadq/nomadq/jobspec"
 )

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	getter "github.com/hashicorp/go-getter/v2"
+
 	"github.com/nomadq/nomadq/client/fsutil"
 	"github.com/nomadq/nomadq/structs"
 )

@@ -17,8 +17,9 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/nomadq/nomadq/structs"
 	"github.com/shoenig/test/must"
+
+	"github.com/nomadq/nomadq/structs"
 )
 
 // tarGz returns a gzipped tar of the files.
