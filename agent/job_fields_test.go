@@ -428,11 +428,11 @@ func TestJobFields_Refused(t *testing.T) {
 		change func(tg *api.TaskGroup)
 		want   string
 	}{
-		{"bridge network", func(tg *api.TaskGroup) { tg.Networks = []*api.NetworkResource{{Mode: "bridge"}} },
-			`field "Networks[0].Mode" = "bridge" is not supported by nomadq: only "host" is accepted`},
-		{"port to", func(tg *api.TaskGroup) {
-			tg.Networks = []*api.NetworkResource{{DynamicPorts: []api.Port{{Label: "http", To: 8080}}}}
-		}, `field "Networks[0].DynamicPorts[0].To" is not supported by nomadq`},
+		{"unknown network mode", func(tg *api.TaskGroup) { tg.Networks = []*api.NetworkResource{{Mode: "bridgee"}} },
+			`network mode "bridgee" is not allowed: must be host, bridge, none or cni/<name>`},
+		{"network device", func(tg *api.TaskGroup) {
+			tg.Networks = []*api.NetworkResource{{Device: "eth0", DynamicPorts: []api.Port{{Label: "http", To: 8080}}}}
+		}, `field "Networks[0].Device" is not supported by nomadq`},
 		{"memory_max without oversubscription", func(tg *api.TaskGroup) {
 			tg.Tasks[0].Resources.MemoryMaxMB = new(512)
 		}, `resources memory_max 512 is not allowed: memory oversubscription is disabled`},

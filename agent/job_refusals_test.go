@@ -85,12 +85,12 @@ func TestJobRefusals_HTTP(t *testing.T) {
 		{"task scaling", func(_ *api.Job, _ *api.TaskGroup, t *api.Task) {
 			t.ScalingPolicies = []*api.ScalingPolicy{{Type: "vertical_cpu", Max: new(int64(500))}}
 		}, task + `field "ScalingPolicies" is not supported by nomadq`},
-		{"bridge network", func(_ *api.Job, tg *api.TaskGroup, _ *api.Task) {
-			tg.Networks = []*api.NetworkResource{{Mode: "bridge"}}
-		}, group + `field "Networks[0].Mode" = "bridge" is not supported by nomadq: only "host" is accepted`},
-		{"port mapping", func(_ *api.Job, tg *api.TaskGroup, _ *api.Task) {
-			tg.Networks = []*api.NetworkResource{{DynamicPorts: []api.Port{{Label: "db", To: 6379}}}}
-		}, group + `field "Networks[0].DynamicPorts[0].To" is not supported by nomadq`},
+		{"network mbits", func(_ *api.Job, tg *api.TaskGroup, _ *api.Task) {
+			tg.Networks = []*api.NetworkResource{{Mode: "bridge", MBits: new(10)}}
+		}, group + `field "Networks[0].MBits" is not supported by nomadq`},
+		{"port host_network", func(_ *api.Job, tg *api.TaskGroup, _ *api.Task) {
+			tg.Networks = []*api.NetworkResource{{DynamicPorts: []api.Port{{Label: "db", To: 6379, HostNetwork: "public"}}}}
+		}, group + `field "Networks[0].DynamicPorts[0].HostNetwork" is not supported by nomadq`},
 		{"template wait", func(_ *api.Job, _ *api.TaskGroup, t *api.Task) {
 			t.Templates = []*api.Template{{EmbeddedTmpl: new("x"), DestPath: new("local/x"), Wait: &api.WaitConfig{Min: new(time.Second)}}}
 		}, task + `field "Templates[0].Wait" is not supported by nomadq`},
