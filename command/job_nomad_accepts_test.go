@@ -85,3 +85,40 @@ func TestJobRun_ArtifactIntoAllocDir(t *testing.T) {
 	must.Eq(t, 0, code, must.Sprint(errOut))
 	must.Eq(t, "hello from the artifact\n", out)
 }
+
+// The files that were wrongly refused run: the batch ones complete, the
+// system job with canaries runs an alloc on the node.
+func TestJobRun_NomadAcceptedFilesRun(t *testing.T) {
+	monitorPollInterval = 20 * time.Millisecond
+	a := agenttest.New(t, nil)
+	addr := a.HTTPAddr()
+	c, err := api.NewClient(&api.Config{Address: addr})
+	must.NoError(t, err)
+	cases := []struct {
+		file, job, status string
+	}{
+		{"logs_per_task.nomad.hcl", "logs-per-task", "complete"},
+		{"task_disk.nomad.hcl", "task-disk", "complete"},
+		{"system_canary.nomad.hcl", "system-canary", "running"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.file, func(t *testing.T) {
+			code, out, errOut := cli(t, addr, "job", "run", "-detach", filepath.Join("testdata", "nomad_accepts", tc.file))
+			must.Eq(t, 0, code, must.Sprint(out, errOut))
+			waitFor(t, tc.job+"'s alloc to be "+tc.status, 30*time.Second, func() error {
+				allocs, _, err := c.Jobs().Allocations(tc.job, false, nil)
+				if err != nil {
+					return err
+				}
+				if len(allocs) != 1 || allocs[0].ClientStatus != tc.status {
+					var states []string
+					for _, a := range allocs {
+						states = append(states, a.ClientStatus+" "+taskEvents(a))
+					}
+					return fmt.Errorf("allocs: %v", states)
+				}
+				return nil
+			})
+		})
+	}
+}
