@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/hashicorp/raft"
 )
 
 // ErrServerStopped is matched (errors.Is) by the error a server that
@@ -85,4 +87,48 @@ func walSegmentFor(dir string, index uint64) string {
 		}
 	}
 	return found
+}
+
+// reachableSnapshots is the snapshot store Raft starts from: it lists
+// only the snapshots the log reaches (one whose index is at least the
+// log's first index minus one). Raft restores the newest snapshot that
+// opens (it checks the CRC) and replays the log after it; when the newest
+// does not open it falls back to an older one, and when the log was
+// compacted past that one, the entries between are gone: raft-go panics
+// at the first missing one while it reads the log at start, or would
+// serve a state without them. Listing only reachable snapshots turns that
+// into a refusal to start (see startErr).
+type reachableSnapshots struct {
+	raft.SnapshotStore
+	first uint64
+	// skipped are the IDs of the snapshots left out.
+	skipped []string
+}
+
+// List implements raft.SnapshotStore.
+func (r *reachableSnapshots) List() ([]*raft.SnapshotMeta, error) {
+	all, err := r.SnapshotStore.List()
+	if err != nil || r.first <= 1 {
+		return all, err
+	}
+	var out []*raft.SnapshotMeta
+	r.skipped = r.skipped[:0]
+	for _, m := range all {
+		if m.Index+1 >= r.first {
+			out = append(out, m)
+		} else {
+			r.skipped = append(r.skipped, m.ID)
+		}
+	}
+	return out, nil
+}
+
+// startErr explains why Raft did not start on the data in dir.
+func (r *reachableSnapshots) startErr(dir string, err error) error {
+	if len(r.skipped) == 0 {
+		return fmt.Errorf("server: start raft (data in %s; see the log for the file that failed): %w", dir, err)
+	}
+	return fmt.Errorf("server: start raft: no snapshot in %s that the Raft log in %s (from index %d) reaches opens (see the log for why), "+
+		"and the older ones (%s) miss the entries between: %w; restore the data dir from a backup, or remove it and join the cluster again to take the leader's state",
+		filepath.Join(dir, "snapshots"), filepath.Join(dir, "wal"), r.first, strings.Join(r.skipped, ", "), err)
 }

@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
+	"sort"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/shoenig/test/must"
 
 	"github.com/nomadq/nomadq/nomad/fsm"
@@ -125,4 +129,115 @@ func TestServer_UnknownEntryTypeStops(t *testing.T) {
 	must.StrContains(t, err.Error(), "unknown message type 99")
 	job, _ := s2.State().JobByID(nil, structs.DefaultNamespace, "before")
 	must.NotNil(t, job)
+}
+
+// snapshotDirs returns the server's Raft snapshot directories, oldest
+// first.
+func snapshotDirs(t *testing.T, dataDir string) []string {
+	t.Helper()
+	dirs, err := filepath.Glob(filepath.Join(dataDir, "server", "raft", "snapshots", "*"))
+	must.NoError(t, err)
+	sort.Slice(dirs, func(i, j int) bool {
+		fi, _ := os.Stat(dirs[i])
+		fj, _ := os.Stat(dirs[j])
+		return fi.ModTime().Before(fj.ModTime())
+	})
+	return dirs
+}
+
+// damage flips bytes in the middle of a file.
+func damage(t *testing.T, path string) {
+	t.Helper()
+	buf, err := os.ReadFile(path)
+	must.NoError(t, err)
+	for i := len(buf) / 2; i < len(buf)/2+8 && i < len(buf); i++ {
+		buf[i] ^= 0xff
+	}
+	must.NoError(t, os.WriteFile(path, buf, 0o600))
+}
+
+// TestServer_CorruptSnapshot: when the newest snapshot does not open,
+// the server starts from the previous one if its log still reaches back
+// to it, with the same state; when the log was compacted past it, the
+// server refuses to start with a message naming the log and the
+// snapshots' directory (Raft itself panicked at the first missing entry).
+func TestServer_CorruptSnapshot(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		trailing uint64
+		want     []string
+	}{
+		{"log reaches the previous", 10240, nil},
+		{"log compacted past the previous", 2,
+			[]string{"server: start raft: no snapshot in ", "that the Raft log in ", "reaches opens", "miss the entries between"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := func(c *Config) {
+				onDiskConfig(dir)(c)
+				c.RaftTrailingLogs = tc.trailing
+				c.RaftSnapshotThreshold = 1 << 30 // only the snapshots the test takes
+			}
+			s1 := testServer(t, cfg)
+			waitForLeader(t, s1)
+			for round := range 2 {
+				for i := range 6 {
+					registerJob(t, s1, mockJob(fmt.Sprintf("job-%d-%d", round, i)))
+				}
+				must.NoError(t, s1.raft.Snapshot().Error())
+			}
+			registerJob(t, s1, mockJob("tail"))
+			before := dumpState(t, s1)
+			must.NoError(t, s1.Shutdown())
+
+			dirs := snapshotDirs(t, dir)
+			must.Len(t, 2, dirs)
+			damage(t, filepath.Join(dirs[1], "state.bin"))
+			var logs syncBuffer
+			s2, err := NewServer(func() *Config {
+				c := DefaultConfig()
+				c.NodeName = "restarted"
+				c.RPCAddr = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)}
+				c.SerfBindAddr = "127.0.0.1"
+				c.Logger = hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Info})
+				cfg(c)
+				return c
+			}())
+			if s2 != nil {
+				t.Cleanup(func() { s2.Shutdown() })
+			}
+			// The log says which snapshot failed and why.
+			must.StrContains(t, logs.String(), "CRC checksum failed")
+			must.StrContains(t, logs.String(), filepath.Base(dirs[1]))
+			if tc.want != nil {
+				must.Error(t, err)
+				for _, w := range tc.want {
+					must.StrContains(t, err.Error(), w)
+				}
+				return
+			}
+			must.NoError(t, err)
+			waitForLeader(t, s2)
+			waitForIndex(t, s2, before.index)
+			must.Eq(t, before.jobs, dumpState(t, s2).jobs)
+		})
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger and a test to share.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

@@ -322,8 +322,21 @@ func (s *Server) setupRaft() error {
 	}
 
 	s.raftSnaps = snaps
-	r, err := raft.NewRaft(conf, s.fsm, s.raftStore, s.raftStore, snaps, s.raftTransport)
+	startSnaps := snaps
+	var reachable *reachableSnapshots
+	if !s.config.DevMode {
+		first, err := s.raftStore.FirstIndex()
+		if err != nil {
+			return fmt.Errorf("server: read raft log: %w", err)
+		}
+		reachable = &reachableSnapshots{SnapshotStore: snaps, first: first}
+		startSnaps = reachable
+	}
+	r, err := raft.NewRaft(conf, s.fsm, s.raftStore, s.raftStore, startSnaps, s.raftTransport)
 	if err != nil {
+		if reachable != nil {
+			return reachable.startErr(filepath.Join(s.config.DataDir, "server", "raft"), err)
+		}
 		return fmt.Errorf("server: start raft: %w", err)
 	}
 	s.raft = r
