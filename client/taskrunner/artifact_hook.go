@@ -212,17 +212,27 @@ func insideDir(dir, rel string) (string, error) {
 	return p, nil
 }
 
-// artifactDest is where an artifact with destination rel lands: rel is
-// taken from the task directory, an absolute one too (as Nomad's client
-// joins it), and may reach the rest of the allocation directory, the
-// shared "../alloc" above all, but not beyond it.
+// artifactDest is where an artifact with destination rel (interpolated)
+// lands, as Nomad's client places it: an absolute path inside the
+// allocation directory (${NOMAD_ALLOC_DIR}/x) is kept, any other path is
+// taken from the task directory, and the result may reach the rest of the
+// allocation directory, the shared "../alloc" above all, but not beyond
+// it.
 func artifactDest(taskDir, allocDir, rel string) (string, error) {
-	p := filepath.Join(taskDir, rel)
-	r, err := filepath.Rel(allocDir, p)
-	if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+	p := filepath.Clean(rel)
+	if !filepath.IsAbs(p) || !inAllocDir(allocDir, p) {
+		p = filepath.Join(taskDir, rel)
+	}
+	if !inAllocDir(allocDir, p) {
 		return "", fmt.Errorf("path %q escapes the allocation directory", rel)
 	}
 	return p, nil
+}
+
+// inAllocDir reports whether the absolute path p is allocDir or below it.
+func inAllocDir(allocDir, p string) bool {
+	r, err := filepath.Rel(allocDir, p)
+	return err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator))
 }
 
 // allocFileGetter is go-getter's file getter kept to the allocation

@@ -186,6 +186,11 @@ func TestArtifactHook(t *testing.T) {
 			want: map[string]string{"../alloc/app/README": "read me", "../alloc/app/bin/app.sh": "echo hi\n"},
 		},
 		{
+			name: "destination under NOMAD_ALLOC_DIR",
+			art:  structs.TaskArtifact{GetterSource: srv.URL + "/config.json", GetterMode: "file", RelativeDest: "${NOMAD_ALLOC_DIR}/conf/app.json"},
+			want: map[string]string{"../alloc/conf/app.json": `{"a":1}`},
+		},
+		{
 			name: "absolute destination is in the task dir",
 			art:  structs.TaskArtifact{GetterSource: srv.URL + "/config.json", GetterMode: "file", RelativeDest: "/local/abs.json"},
 			want: map[string]string{"local/abs.json": `{"a":1}`},
