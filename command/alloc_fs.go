@@ -22,6 +22,8 @@ Usage: nomad alloc fs [options] <allocation> [<path>]
   -n <lines>  With -tail, the number of lines to show.
   -c <bytes>  With -tail, the number of bytes to show.
   -verbose    Show full information.
+  -job        The argument is a job ID or prefix: use a random allocation
+              of the job (a running one if there is one).
 `
 
 // Nomad's tail defaults: ten lines, read as 120 bytes a line.
@@ -34,6 +36,7 @@ func runAllocFS(args []string, s Streams) int {
 	var (
 		af                                   apiFlags
 		verbose, machine, stat, follow, tail bool
+		byJob                                bool
 		numLines, numBytes                   int64
 	)
 	fs := newFlagSet("alloc fs", s.Stderr, allocFSUsage)
@@ -45,7 +48,12 @@ func runAllocFS(args []string, s Streams) int {
 	fs.BoolVar(&tail, "tail", false, "Show the end of the file")
 	fs.Int64Var(&numLines, "n", -1, "With -tail, the number of lines")
 	fs.Int64Var(&numBytes, "c", -1, "With -tail, the number of bytes")
+	fs.BoolVar(&byJob, "job", false, "Use a random allocation of the job the argument names")
 	if err := fs.Parse(args); err != nil {
+		return 1
+	}
+	if fs.NArg() < 1 && byJob {
+		fmt.Fprintln(s.Stderr, "A job ID is required")
 		return 1
 	}
 	if fs.NArg() < 1 {
@@ -60,7 +68,16 @@ func runAllocFS(args []string, s Streams) int {
 	if fs.NArg() == 2 {
 		path = fs.Arg(1)
 	}
-	client, alloc, err := connectAlloc(&af, fs.Arg(0))
+	var (
+		client *api.Client
+		alloc  *api.Allocation
+		err    error
+	)
+	if byJob {
+		client, alloc, err = randomJobAlloc(&af, fs.Arg(0), "")
+	} else {
+		client, alloc, err = connectAlloc(&af, fs.Arg(0))
+	}
 	if err != nil {
 		fmt.Fprintln(s.Stderr, err)
 		return 1

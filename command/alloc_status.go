@@ -2,8 +2,6 @@ package command
 
 import (
 	"fmt"
-	"io"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -243,85 +241,4 @@ func formatTaskStates(a *api.Allocation, usage *api.AllocResourceUsage, verbose 
 		b.WriteString("\n")
 	}
 	return b.String()
-}
-
-const allocLogsUsage = `
-Usage: nomad alloc logs [options] <allocation> <task>
-
-  Streams the stdout/stderr of the given allocation and task.
-`
-
-func runAllocLogs(args []string, s Streams) int {
-	var (
-		af     apiFlags
-		stderr bool
-		follow bool
-		tail   bool
-		nBytes int64
-	)
-	fs := newFlagSet("alloc logs", s.Stderr, allocLogsUsage)
-	af.register(fs)
-	fs.BoolVar(&stderr, "stderr", false, "Display stderr logs")
-	fs.BoolVar(&follow, "f", false, "Follow the log")
-	fs.BoolVar(&tail, "tail", false, "Show the end of the log")
-	fs.Int64Var(&nBytes, "c", 0, "With -tail, the number of bytes to show")
-	fs.Bool("verbose", false, "Show full information")
-	if err := fs.Parse(args); err != nil {
-		return 1
-	}
-	if fs.NArg() < 1 || fs.NArg() > 2 {
-		fmt.Fprintln(s.Stderr, "This command takes one or two arguments: <allocation> [<task>]")
-		return 1
-	}
-	client, err := af.client()
-	if err != nil {
-		fmt.Fprintln(s.Stderr, err)
-		return 1
-	}
-	stub, err := resolveAlloc(client, fs.Arg(0), false)
-	if err != nil {
-		fmt.Fprintln(s.Stderr, err)
-		return 1
-	}
-	alloc, _, err := client.Allocations().Info(stub.ID, &api.QueryOptions{Namespace: stub.Namespace})
-	if err != nil {
-		fmt.Fprintf(s.Stderr, "Error querying allocation: %s\n", err)
-		return 1
-	}
-	task := fs.Arg(1)
-	if task == "" {
-		tg := alloc.Job.LookupTaskGroup(alloc.TaskGroup)
-		if tg == nil || len(tg.Tasks) != 1 {
-			fmt.Fprintln(s.Stderr, "Allocation has multiple tasks. Please specify a task name")
-			return 1
-		}
-		task = tg.Tasks[0].Name
-	}
-	logType := "stdout"
-	if stderr {
-		logType = "stderr"
-	}
-	origin, offset := "start", int64(0)
-	if tail {
-		origin, offset = "end", nBytes
-	}
-	params := map[string]string{
-		"task": task, "type": logType, "origin": origin, "offset": fmt.Sprint(offset),
-		"follow": fmt.Sprint(follow), "plain": "true",
-	}
-	body, err := client.Raw().Response("/v1/client/fs/logs/"+alloc.ID, &api.QueryOptions{Params: params})
-	if err != nil {
-		fmt.Fprintf(s.Stderr, "Error reading file: %s\n", err)
-		return 1
-	}
-	defer body.Close()
-	out := s.Stdout
-	if out == nil {
-		out = os.Stdout
-	}
-	if _, err := io.Copy(out, body); err != nil {
-		fmt.Fprintf(s.Stderr, "Error reading file: %s\n", err)
-		return 1
-	}
-	return 0
 }
