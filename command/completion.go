@@ -67,6 +67,9 @@ var argPredictors = map[string]complete.Predictor{
 	"namespace status": predictIDs(contexts.Namespaces),
 	"namespace delete": predictIDs(contexts.Namespaces),
 
+	"service info":   predictServices(),
+	"service delete": predictServices(),
+
 	"operator snapshot restore": complete.PredictFiles("*"),
 	"operator snapshot inspect": complete.PredictFiles("*"),
 	"tls ca info":               complete.PredictFiles("*.pem"),

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/nomad/api"
+	"github.com/posener/complete"
 )
 
 const serviceListUsage = `
@@ -229,4 +230,48 @@ func runServiceDelete(args []string, s Streams) int {
 	}
 	fmt.Fprintln(s.Stdout, "Successfully deleted service registration")
 	return 0
+}
+
+// predictServices completes service names (nomad service info, and the
+// first argument of nomad service delete) and, after a name, the IDs of
+// its registrations (delete's second argument), from the agent the
+// environment names.
+func predictServices() complete.Predictor {
+	return complete.PredictFunc(func(a complete.Args) []string {
+		var af apiFlags
+		client, err := af.client()
+		if err != nil {
+			return nil
+		}
+		var words []string
+		for _, w := range a.Completed {
+			if !strings.HasPrefix(w, "-") {
+				words = append(words, w)
+			}
+		}
+		if len(words) == 1 {
+			regs, _, err := client.Services().Get(words[0], nil)
+			if err != nil {
+				return nil
+			}
+			var ids []string
+			for _, r := range regs {
+				if strings.HasPrefix(r.ID, a.Last) {
+					ids = append(ids, r.ID)
+				}
+			}
+			return ids
+		}
+		list, _, err := client.Services().List(&api.QueryOptions{Prefix: a.Last})
+		if err != nil {
+			return nil
+		}
+		var names []string
+		for _, stub := range list {
+			for _, s := range stub.Services {
+				names = append(names, s.ServiceName)
+			}
+		}
+		return names
+	})
 }

@@ -45,6 +45,16 @@ func TestServiceCommands(t *testing.T) {
 	must.Eq(t, 0, code, must.Sprint(errOut))
 	must.Eq(t, "default \n", out)
 
+	for line, want := range map[string][]string{
+		"nomad service info we":                {"web", "webhook"},
+		"nomad service info webh":              {"webhook"},
+		"nomad service delete w":               {"web", "webhook"},
+		"nomad service delete web _nomad-task": {"_nomad-task-1", "_nomad-task-2"},
+		"nomad service info nothing":           nil,
+	} {
+		must.Eq(t, want, completeLine(t, addr, line), must.Sprint(line))
+	}
+
 	// "web" is a prefix of "webhook" too: the exact name wins.
 	code, out, errOut = cli(t, addr, "service", "info", "web")
 	must.Eq(t, 0, code, must.Sprint(errOut))
