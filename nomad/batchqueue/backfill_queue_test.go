@@ -274,5 +274,5 @@ func TestQueue_ListingReadsHoldsFromStore(t *testing.T) {
 	must.Eq(t, ReasonHeld, q.Lookup(structs.DefaultNamespace, "a").Reason)
 
 	must.NoError(t, h.control(structs.DefaultNamespace, "a", structs.BatchQueueUnhold))
-	must.Eq(t, ReasonPriority, q.Lookup(structs.DefaultNamespace, "a").Reason)
+	must.Eq(t, lineReason(2), q.Lookup(structs.DefaultNamespace, "a").Reason)
 }

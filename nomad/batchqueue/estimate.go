@@ -63,6 +63,9 @@ func (h *endHeap) Pop() any {
 // Reason codes of waiting entries, as Slurm names them.
 const (
 	ReasonPriority       = "Priority"       // others are ahead, or every slot is busy
+	ReasonLine           = "Line"           // fifo: its place in the line, followed by how many are ahead
+	ReasonPlacing        = "Placing"        // released: the scheduler is placing it
+	ReasonBackfill       = "Backfill"       // released ahead of a reservation, followed by whose
 	ReasonResources      = "Resources"      // waiting for capacity behind a reservation
 	ReasonFairShare      = "FairShare"      // another namespace holds less of its share
 	ReasonNamespaceLimit = "NamespaceLimit" // the namespace is at its cap

@@ -78,7 +78,7 @@ func (q *Queue) ListWithTokens() ([]*structs.BatchQueueListEntry, []string) {
 			released = append(released, &c)
 		default:
 			// Released by a commit the queue has not read back yet.
-			released = append(released, listEntry(e, structs.BatchQueueStatusPlacing, ""))
+			released = append(released, listEntry(e, structs.BatchQueueStatusPlacing, reasonNotJudged))
 		}
 	}
 	demand := storeDemand(v)
@@ -104,7 +104,7 @@ func (q *Queue) ListWithTokens() ([]*structs.BatchQueueListEntry, []string) {
 		if !starts[i].IsZero() && !held(v, e) {
 			le.EstimatedStart = starts[i].UnixNano()
 		}
-		le.Reason = queuedReason(v, e)
+		le.Reason = queuedReason(v, e, le.Position)
 		if le.Reason == ReasonPriority && fair && !nsSeen[e.Namespace] && i > 0 {
 			le.Reason = ReasonFairShare
 		}
@@ -180,7 +180,7 @@ func (q *Queue) Lookup(namespace, jobID string) *structs.BatchQueueListEntry {
 		return nil
 	}
 	if row.Released() {
-		return listEntry(row, structs.BatchQueueStatusPlacing, "")
+		return listEntry(row, structs.BatchQueueStatusPlacing, reasonNotJudged)
 	}
 	if v.settings.Order == structs.BatchQueueOrderFair || v.controls.Len() > 0 {
 		// The projection, and tops, need every entry's place.
@@ -209,7 +209,7 @@ func (q *Queue) Lookup(namespace, jobID string) *structs.BatchQueueListEntry {
 		}
 		return 1
 	})
-	le := listEntry(row, structs.BatchQueueStatusQueued, queuedReason(v, row))
+	le := listEntry(row, structs.BatchQueueStatusQueued, queuedReason(v, row, len(ahead)+1))
 	le.Position = len(ahead) + 1
 	cluster, _ := q.readCluster(v)
 	starts := q.estimate(v, cluster, append(ahead, row), storeDemand(v))
@@ -219,9 +219,15 @@ func (q *Queue) Lookup(namespace, jobID string) *structs.BatchQueueListEntry {
 	return le
 }
 
-// queuedReason is why a queued entry waits, outside the fair order
-// (which adds FairShare).
-func queuedReason(v view, e *structs.BatchQueueEntry) string {
+// reasonNotJudged is the reason of a released workload the queue has not
+// judged yet.
+const reasonNotJudged = ReasonPlacing + ": released to the scheduler"
+
+// queuedReason is why a queued entry at position pos waits, outside the
+// fair order (which adds FairShare). In fifo order nothing but the line
+// holds it back, so the reason is its place there; Priority is for the
+// priority order, where higher priorities go first.
+func queuedReason(v view, e *structs.BatchQueueEntry, pos int) string {
 	switch {
 	case held(v, e):
 		return ReasonHeld
@@ -229,8 +235,21 @@ func queuedReason(v view, e *structs.BatchQueueEntry) string {
 		return ReasonNamespaceLimit
 	case v.reservation != nil:
 		return ReasonResources
+	case v.settings.Order == structs.BatchQueueOrderFIFO:
+		return lineReason(pos)
 	}
 	return ReasonPriority
+}
+
+// lineReason is a fifo entry's place in the line in words.
+func lineReason(pos int) string {
+	switch pos {
+	case 1:
+		return ReasonLine + ": first in line, waiting for a free placement slot"
+	case 2:
+		return ReasonLine + ": 1 job ahead in the line"
+	}
+	return fmt.Sprintf("%s: %d jobs ahead in the line", ReasonLine, pos-1)
 }
 
 // storeDemand reads a queued entry's demand from the view's store.
@@ -298,6 +317,8 @@ func buildReleased(pending []Workload, res *Reservation) []*structs.BatchQueueLi
 		}
 		reason := w.Verdict.Reason
 		switch status {
+		case structs.BatchQueueStatusPlacing:
+			reason = placingReason(w, res)
 		case structs.BatchQueueStatusStalled:
 			reason = ReasonStalled + ": " + reason
 		case structs.BatchQueueStatusConstrained:
@@ -314,4 +335,22 @@ func buildReleased(pending []Workload, res *Reservation) []*structs.BatchQueueLi
 	}
 	sortByRelease(out)
 	return out
+}
+
+// placingReason says what a placing workload waits for: the scheduler,
+// until its stall deadline; a workload released after the one holding a
+// reservation was backfilled ahead of it.
+func placingReason(w Workload, res *Reservation) string {
+	if w.Verdict.Status == "" {
+		return reasonNotJudged
+	}
+	why := ReasonPlacing + ": the scheduler is placing its allocations"
+	if !w.Verdict.Deadline.IsZero() {
+		why += ", stalled if none is placed by " + w.Verdict.Deadline.UTC().Format(time.RFC3339)
+	}
+	if res != nil && res.Entry.ReleaseTime() < w.Entry.ReleaseTime() &&
+		(res.Entry.Namespace != w.Entry.Namespace || res.Entry.JobID != w.Entry.JobID) {
+		return fmt.Sprintf("%s: released ahead of job %q, which holds a reservation; %s", ReasonBackfill, res.Entry.JobID, why)
+	}
+	return why
 }

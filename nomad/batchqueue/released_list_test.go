@@ -33,7 +33,7 @@ func TestReleasedList_BuiltOnceByItsFirstReader(t *testing.T) {
 	must.Len(t, 3, got)
 	must.Eq(t, []string{"early", "held", "late"}, []string{got[0].JobID, got[1].JobID, got[2].JobID})
 	must.Eq(t, structs.BatchQueueStatusPlacing, got[0].Status)
-	must.Eq(t, "", got[0].Reason)
+	must.Eq(t, reasonNotJudged, got[0].Reason)
 	must.Eq(t, ReasonResources+": "+WhyReserved, got[1].Reason)
 	must.Eq(t, int64(5000), got[1].EstimatedStart)
 	must.Eq(t, structs.BatchQueueStatusStalled, got[2].Status)

@@ -1,0 +1,64 @@
+package batchqueue
+
+import (
+	"testing"
+	"time"
+
+	"github.com/shoenig/test/must"
+
+	"github.com/nomadq/nomadq/state"
+	"github.com/nomadq/nomadq/structs"
+)
+
+// In fifo order a queued entry waits for nothing but the line: its
+// reason is its place there, in words, not Priority.
+func TestQueue_FIFOReasonIsThePlaceInLine(t *testing.T) {
+	st, err := state.NewStateStore()
+	must.NoError(t, err)
+	st.SetBatchQueueRouter(Route)
+	h := &harness{t: t, st: st, evals: make(map[string]string)}
+	bq := cfg(structs.BatchQueueOrderFIFO, 1, time.Hour)
+	h.setConfig(bq)
+	bq.Canonicalize()
+	h.registerAll("a", "b", "c")
+	q := New(Config{State: func() *state.StateStore { return st }, Commit: h})
+	q.view = view{settings: bq, store: st}
+
+	want := map[string]string{
+		"a": "Line: first in line, waiting for a free placement slot",
+		"b": "Line: 1 job ahead in the line",
+		"c": "Line: 2 jobs ahead in the line",
+	}
+	for _, e := range q.List() {
+		must.Eq(t, want[e.JobID], e.Reason, must.Sprint(e.JobID))
+	}
+	for id, reason := range want {
+		must.Eq(t, reason, q.Lookup(structs.DefaultNamespace, id).Reason)
+	}
+}
+
+// Every released workload carries a reason: placing ones say what they
+// wait for and when they stall, and one released after the workload that
+// holds a reservation says it was backfilled ahead of it.
+func TestReleasedList_PlacingEntriesCarryAReason(t *testing.T) {
+	entry := func(job string, released int64) *structs.BatchQueueEntry {
+		return &structs.BatchQueueEntry{Namespace: "default", JobID: job, EvalID: job + "-eval",
+			Release: &structs.BatchQueueRelease{Index: uint64(released), Time: released}}
+	}
+	deadline := time.Date(2026, 5, 1, 12, 5, 0, 0, time.UTC)
+	pending := []Workload{
+		{Entry: entry("big", 100), Verdict: Verdict{Status: structs.BatchQueueStatusPlacing, Exhausted: true}},
+		{Entry: entry("short", 200), Verdict: Verdict{Status: structs.BatchQueueStatusPlacing, Deadline: deadline}},
+	}
+	v := view{pending: pending, reservation: &Reservation{Entry: pending[0].Entry, Why: WhyReserved},
+		released: new(releasedList)}
+	got := v.releasedEntries()
+	must.Len(t, 2, got)
+	must.Eq(t, ReasonResources+": "+WhyReserved, got[0].Reason)
+	must.Eq(t, `Backfill: released ahead of job "big", which holds a reservation; `+
+		"Placing: the scheduler is placing its allocations, stalled if none is placed by 2026-05-01T12:05:00Z", got[1].Reason)
+
+	alone := view{pending: pending[1:], released: new(releasedList)}
+	must.Eq(t, "Placing: the scheduler is placing its allocations, stalled if none is placed by 2026-05-01T12:05:00Z",
+		alone.releasedEntries()[0].Reason)
+}
