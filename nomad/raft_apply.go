@@ -40,6 +40,11 @@ func (s *Server) raftApplyAsync(t structs.MessageType, msg any) (raft.ApplyFutur
 	if err != nil {
 		return nil, fmt.Errorf("encode %s: %w", t, err)
 	}
+	// An entry no server could decode would stop every server once
+	// committed: refuse it before.
+	if err := checkEntryDepth(t, buf); err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	return &measuredApply{ApplyFuture: s.raft.Apply(buf, s.config.RaftTimeout), srv: s, start: start,
 		labels: []metrics.Label{{Name: "type", Value: t.String()}}}, nil
