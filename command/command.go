@@ -130,6 +130,10 @@ var commands = map[string]commandInfo{
 	"tls ca info":                      {runTLSCAInfo, "Show certificate authority information"},
 	"tls cert info":                    {runTLSCertInfo, "Show certificate information"},
 
+	// Everyday Nomad commands of issue 42 item 6.
+	"fmt":             {runFmt, "Rewrites Nomad config and job files to canonical format"},
+	"config validate": {runConfigValidate, "Validate config files/directories"},
+
 	"service list":   {runServiceList, "Display all registered Nomad services"},
 	"service info":   {runServiceInfo, "Display an individual Nomad service registration"},
 	"service delete": {runServiceDelete, "Deregister a registered service"},

@@ -72,6 +72,8 @@ var argPredictors = map[string]complete.Predictor{
 
 	"operator snapshot restore": complete.PredictFiles("*"),
 	"operator snapshot inspect": complete.PredictFiles("*"),
+	"fmt":                       complete.PredictFiles("*"),
+	"config validate":           complete.PredictFiles("*"),
 	"tls ca info":               complete.PredictFiles("*.pem"),
 	"tls cert info":             complete.PredictFiles("*.pem"),
 }
