@@ -68,12 +68,33 @@ type Tracker struct {
 
 	// classIndex and nodeIndex remember the latest unblock so that an eval
 	// computed from an older snapshot is not blocked on a change it missed.
-	classIndex map[string]uint64
-	nodeIndex  map[string]uint64
+	// Entries older than unblockIndexTTL are pruned (pruneLocked), or the
+	// maps would grow with every node and class ever seen in a term.
+	classIndex map[string]unblockAt
+	nodeIndex  map[string]unblockAt
 	maxIndex   uint64
+	lastPrune  time.Time
+	// now is the clock the unblock times are read from.
+	now func() time.Time
 
 	duplicates []*structs.Evaluation
 	dupAdded   chan struct{}
+}
+
+// Unblock indexes are remembered for unblockIndexTTL, as Nomad does: an
+// eval is computed from a snapshot and blocked within seconds, so an
+// unblock older than that cannot be one it missed. They are pruned at
+// most every unblockPruneEvery, by the unblock that finds them due.
+const (
+	unblockIndexTTL   = 15 * time.Minute
+	unblockPruneEvery = 5 * time.Minute
+)
+
+// unblockAt is the latest unblock of a class or node: its Raft index
+// and when it was seen.
+type unblockAt struct {
+	index uint64
+	at    time.Time
 }
 
 // blockedEval is a tracked eval and the delivery token it was reblocked
@@ -98,7 +119,7 @@ func New(broker Enqueuer, logger hclog.Logger) *Tracker {
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
-	b := &Tracker{broker: broker, logger: logger.Named("blocked_evals")}
+	b := &Tracker{broker: broker, logger: logger.Named("blocked_evals"), now: time.Now}
 	b.resetLocked()
 	return b
 }
@@ -127,9 +148,10 @@ func (b *Tracker) resetLocked() {
 	b.escaped = make(map[string]blockedEval)
 	b.jobs = make(map[structs.NamespacedID]string)
 	b.system = make(map[string]map[structs.NamespacedID]blockedEval)
-	b.classIndex = make(map[string]uint64)
-	b.nodeIndex = make(map[string]uint64)
+	b.classIndex = make(map[string]unblockAt)
+	b.nodeIndex = make(map[string]unblockAt)
 	b.maxIndex = 0
+	b.lastPrune = b.now()
 	b.duplicates = nil
 	b.dupAdded = make(chan struct{})
 }
@@ -253,7 +275,7 @@ func (b *Tracker) blockSystemLocked(node string, be blockedEval) bool {
 		delete(byJob, key)
 		b.addDuplicateLocked(old.eval)
 	}
-	if eval.SnapshotIndex < b.nodeIndex[node] {
+	if eval.SnapshotIndex < b.nodeIndex[node].index {
 		return true
 	}
 	if byJob == nil {
@@ -276,8 +298,8 @@ func (b *Tracker) missedUnblockLocked(eval *structs.Evaluation) bool {
 	if eval.EscapedComputedClass {
 		return eval.SnapshotIndex < b.maxIndex
 	}
-	for class, index := range b.classIndex {
-		if index <= eval.SnapshotIndex {
+	for class, u := range b.classIndex {
+		if u.index <= eval.SnapshotIndex {
 			continue
 		}
 		if eligible, seen := eval.ClassEligibility[class]; !seen || eligible {
@@ -336,9 +358,11 @@ func (b *Tracker) Unblock(computedClass string, index uint64) {
 		b.mu.Unlock()
 		return
 	}
-	if index > b.classIndex[computedClass] {
-		b.classIndex[computedClass] = index
+	now := b.now()
+	if index > b.classIndex[computedClass].index {
+		b.classIndex[computedClass] = unblockAt{index: index, at: now}
 	}
+	b.pruneLocked(now)
 	b.maxIndex = max(b.maxIndex, index)
 	out := b.releaseLocked(func(be blockedEval, escaped bool) bool {
 		if escaped {
@@ -351,6 +375,22 @@ func (b *Tracker) Unblock(computedClass string, index uint64) {
 	b.enqueue(out)
 }
 
+// pruneLocked forgets the unblock indexes older than unblockIndexTTL,
+// once every unblockPruneEvery.
+func (b *Tracker) pruneLocked(now time.Time) {
+	if now.Sub(b.lastPrune) < unblockPruneEvery {
+		return
+	}
+	b.lastPrune = now
+	for _, m := range []map[string]unblockAt{b.classIndex, b.nodeIndex} {
+		for k, u := range m {
+			if now.Sub(u.at) > unblockIndexTTL {
+				delete(m, k)
+			}
+		}
+	}
+}
+
 // UnblockNode releases the system evals blocked on a node that became
 // ready or eligible, or freed capacity, at the given Raft index.
 func (b *Tracker) UnblockNode(nodeID string, index uint64) {
@@ -359,9 +399,11 @@ func (b *Tracker) UnblockNode(nodeID string, index uint64) {
 		b.mu.Unlock()
 		return
 	}
-	if index > b.nodeIndex[nodeID] {
-		b.nodeIndex[nodeID] = index
+	now := b.now()
+	if index > b.nodeIndex[nodeID].index {
+		b.nodeIndex[nodeID] = unblockAt{index: index, at: now}
 	}
+	b.pruneLocked(now)
 	var out []blockedEval
 	for _, be := range b.system[nodeID] {
 		out = append(out, be)
