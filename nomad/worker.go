@@ -96,7 +96,10 @@ func (w *worker) run(ctx context.Context) {
 	for ctx.Err() == nil {
 		dequeueStart := time.Now()
 		w.setWorkload(WorkloadWaitingToDequeue)
-		eval, token, err := w.srv.evalBroker.Dequeue(w.schedulers, 500*time.Millisecond)
+		// Blocks until an eval is ready or ctx ends (leadership lost, the
+		// pool reconfigured): no wake-up every half second while idle,
+		// and a stop that waits for nothing.
+		eval, token, err := w.srv.evalBroker.DequeueContext(ctx, w.schedulers)
 		if eval != nil {
 			w.srv.metrics().MeasureSince([]string{"nomad", "worker", "dequeue_eval"}, dequeueStart)
 		}
