@@ -131,8 +131,12 @@ var commands = map[string]commandInfo{
 	"tls cert info":                    {runTLSCertInfo, "Show certificate information"},
 
 	// Everyday Nomad commands of issue 42 item 6.
-	"fmt":             {runFmt, "Rewrites Nomad config and job files to canonical format"},
-	"config validate": {runConfigValidate, "Validate config files/directories"},
+	"fmt":                           {runFmt, "Rewrites Nomad config and job files to canonical format"},
+	"config validate":               {runConfigValidate, "Validate config files/directories"},
+	"operator autopilot get-config": {runAutopilotGetConfig, "Display the current Autopilot configuration"},
+	"operator autopilot set-config": {runAutopilotSetConfig, "Modify the current Autopilot configuration"},
+	"operator autopilot health":     {runAutopilotHealth, "Display the current Autopilot health"},
+	"operator metrics":              {runOperatorMetrics, "Retrieve Nomad metrics"},
 
 	"service list":   {runServiceList, "Display all registered Nomad services"},
 	"service info":   {runServiceInfo, "Display an individual Nomad service registration"},
