@@ -148,13 +148,11 @@ func formatJobStatus(c *api.Client, job *api.Job, q *api.QueryOptions, verbose, 
 		fmt.Sprintf("Parameterized|%v", parameterized),
 	}
 	rows = append(rows, parentStatusRows(job, time.Now())...)
-	if *job.Type == "batch" && *job.Status == "pending" {
-		if pos, start := queueWait(c, *job.Namespace, *job.ID); pos > 0 {
-			row := fmt.Sprintf("Batch Queue|queued at position %d", pos)
-			if start > 0 {
-				row += ", estimated start " + estimatedStart(start, time.Now())
-			}
-			rows = append(rows, row)
+	if *job.Type == "batch" {
+		// Every state the queue knows shows, with its reason in words:
+		// a job released from the queue is still in it until placed.
+		if e := queueEntryOf(c, *job.Namespace, *job.ID); e != nil {
+			rows = append(rows, "Batch Queue|"+queueStateText(e, time.Now(), ""))
 		}
 	}
 	b.WriteString(formatKV(rows))

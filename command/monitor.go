@@ -14,6 +14,10 @@ import (
 // Nomad's CLI does.
 var monitorPollInterval = time.Second
 
+// monitorQueueGrace is how long the monitor follows a job waiting in the
+// batch queue before it returns, leaving the job queued.
+var monitorQueueGrace = 2 * time.Second
+
 // monitor follows an evaluation to a terminal status, printing what it
 // creates the way Nomad's CLI does. It returns 0 when everything was
 // placed, 2 on placement failures and 1 on errors.
@@ -35,7 +39,8 @@ func (m *monitor) monitor(evalID string) int {
 	seen := map[string]string{} // alloc ID -> last printed client status
 	status := ""
 	triggerShown := false
-	queuedAt := 0
+	var queuedSince time.Time
+	queuedText := ""
 	for {
 		eval, _, err := m.client.Evaluations().Info(evalID, &api.QueryOptions{Params: map[string]string{"related": "true"}})
 		if err != nil {
@@ -79,19 +84,50 @@ func (m *monitor) monitor(evalID string) int {
 		case "complete", "failed", "canceled":
 		default:
 			if eval.Status == "pending" && eval.Type == "batch" {
-				if pos := queuePosition(m.client, eval.Namespace, eval.JobID); pos != queuedAt {
-					queuedAt = pos
-					if pos > 0 {
-						fmt.Fprintf(m.out, "    %s: Job %q queued at position %d in the batch queue\n", m.ts(), eval.JobID, pos)
+				// A job waiting in the batch queue is accepted: the wait
+				// can take hours, so the monitor says where it waits and
+				// returns instead of blocking.
+				if e := queueEntryOf(m.client, eval.Namespace, eval.JobID); e != nil && e.EvalID == eval.ID && e.Status == "queued" {
+					if queuedSince.IsZero() {
+						queuedSince = m.now()
 					}
+					if text := queueStateText(e, m.now(), inTheQueue); text != queuedText {
+						queuedText = text
+						fmt.Fprintf(m.out, "    %s: Job %q %s\n", m.ts(), eval.JobID, text)
+					}
+					// An idle queue releases a job at once: follow it
+					// a moment, as without the queue, before returning.
+					if m.now().Sub(queuedSince) < monitorQueueGrace {
+						time.Sleep(monitorPollInterval)
+						continue
+					}
+					fmt.Fprintf(m.out, "    %s: The job stays queued when the monitor stops: Ctrl-C leaves it queued, and \"nomad job run -detach\" returns at once\n", m.ts())
+					fmt.Fprintf(m.out, "==> %s: Evaluation %q accepted into the batch queue; \"nomad job status %s\" shows its place\n", m.ts(), shortID(eval.ID, m.verbose), eval.JobID)
+					return 0
 				}
 			}
 			time.Sleep(monitorPollInterval)
 			continue
 		}
 
+		// A job the queue released into a full cluster waits in the
+		// queue for capacity: that is not a placement failure.
+		var waiting *queueEntry
+		if len(eval.FailedTGAllocs) > 0 && eval.Type == "batch" && !anyInfeasible(m.client, eval.ID) {
+			if e := queueEntryOf(m.client, eval.Namespace, eval.JobID); e != nil && e.Status != "constrained" {
+				waiting = e
+			}
+		}
 		code := 0
-		if len(eval.FailedTGAllocs) == 0 {
+		if waiting != nil {
+			fmt.Fprintf(m.out, "==> %s: Evaluation %q finished with status %q; the job waits in the batch queue for capacity:\n", m.ts(), shortID(eval.ID, m.verbose), eval.Status)
+			for _, tg := range sortedKeys(eval.FailedTGAllocs) {
+				fmt.Fprintf(m.out, "    %s: Task Group %q (%d not placed yet):\n", m.ts(), tg, eval.FailedTGAllocs[tg].CoalescedFailures+1)
+				fmt.Fprint(m.out, formatAllocMetrics(eval.FailedTGAllocs[tg], false, "      "))
+			}
+			fmt.Fprintf(m.out, "    %s: Job %q %s\n", m.ts(), eval.JobID, queueStateText(waiting, m.now(), inTheQueue))
+			fmt.Fprintf(m.out, "    %s: It is placed when capacity frees; Ctrl-C or \"nomad job run -detach\" leave it waiting, and \"nomad job status %s\" follows it\n", m.ts(), eval.JobID)
+		} else if len(eval.FailedTGAllocs) == 0 {
 			fmt.Fprintf(m.out, "==> %s: Evaluation %q finished with status %q\n", m.ts(), shortID(eval.ID, m.verbose), eval.Status)
 		} else {
 			code = 2
@@ -112,7 +148,7 @@ func (m *monitor) monitor(evalID string) int {
 		if eval.Status == "failed" && code == 0 {
 			code = 1
 		}
-		if eval.NextEval != "" {
+		if eval.NextEval != "" && waiting == nil {
 			if eval.Wait > 0 {
 				fmt.Fprintf(m.out, "    %s: Monitoring next evaluation %q in %s\n", m.ts(), shortID(eval.NextEval, m.verbose), eval.Wait)
 				time.Sleep(eval.Wait)
@@ -121,6 +157,103 @@ func (m *monitor) monitor(evalID string) int {
 		}
 		return code
 	}
+}
+
+// queueEntryOf returns the job's batch queue entry, or nil when it is not
+// in the queue (or the queue cannot be read: the queue is an addition,
+// and its absence must not fail a command).
+func queueEntryOf(client *api.Client, namespace, jobID string) *queueEntry {
+	if namespace == "" {
+		namespace = "default"
+	}
+	var entries []queueEntry
+	_, err := client.Raw().Query("/v1/queue/jobs", &entries, &api.QueryOptions{Namespace: namespace, Params: map[string]string{"job_id": jobID}})
+	if err != nil {
+		return nil
+	}
+	for i := range entries {
+		if entries[i].JobID == jobID && entries[i].Namespace == namespace {
+			return &entries[i]
+		}
+	}
+	return nil
+}
+
+// anyInfeasible reports whether the eval found a group that no node can
+// ever run (nomadq's Infeasible flag, which the official api types do
+// not carry): that is a placement failure, queue or not.
+func anyInfeasible(client *api.Client, evalID string) bool {
+	var eval struct {
+		FailedTGAllocs map[string]struct{ Infeasible bool }
+	}
+	if _, err := client.Raw().Query("/v1/evaluation/"+evalID, &eval, nil); err != nil {
+		return false
+	}
+	for _, m := range eval.FailedTGAllocs {
+		if m.Infeasible {
+			return true
+		}
+	}
+	return false
+}
+
+const inTheQueue = " in the batch queue"
+
+// queueStateText is where a job stands in the batch queue, in words:
+// "queued at position 2 in the batch queue (1 job ahead in the line),
+// estimated start in 4m0s", "reserved in the batch queue (...)".
+func queueStateText(e *queueEntry, now time.Time, where string) string {
+	var b strings.Builder
+	switch state := queueState(e); state {
+	case "queued":
+		fmt.Fprintf(&b, "queued at position %d%s", e.Position, where)
+	default:
+		fmt.Fprintf(&b, "%s%s", state, where)
+	}
+	if why := queueReasonWords(e.Reason); why != "" {
+		fmt.Fprintf(&b, " (%s)", why)
+	}
+	if e.EstimatedStart > 0 {
+		b.WriteString(", estimated start " + estimatedStart(e.EstimatedStart, now))
+	}
+	return b.String()
+}
+
+// queueState is the entry's state as a user sees it: the listing's
+// status, with placing split into reserved (waiting for capacity that a
+// reservation holds) and backfilled (released ahead of a reservation).
+func queueState(e *queueEntry) string {
+	if e.Status == "placing" {
+		switch {
+		case strings.HasPrefix(e.Reason, "Resources:"):
+			return "reserved"
+		case strings.HasPrefix(e.Reason, "Backfill:"):
+			return "backfilled"
+		}
+	}
+	return e.Status
+}
+
+// queueReasonWords turns a queue reason ("Code" or "Code: detail") into
+// words: the detail when there is one, else what the code means.
+func queueReasonWords(reason string) string {
+	code, detail, found := strings.Cut(reason, ": ")
+	if found {
+		return detail
+	}
+	switch code {
+	case "Priority":
+		return "jobs of higher priority or submitted earlier are ahead of it"
+	case "Resources":
+		return "waiting for capacity that a job ahead of it has reserved"
+	case "FairShare":
+		return "another namespace is further below its fair share and goes first"
+	case "NamespaceLimit":
+		return "its namespace is at its batch_queue_max_running or batch_queue_max_placing cap"
+	case "Held":
+		return `held by an operator; "nomad queue release" lets it go`
+	}
+	return reason
 }
 
 // formatAllocMetrics explains placement metrics, one "* ..." line each.

@@ -399,7 +399,7 @@ func (tx *writeTxn) batchQueueNewEval(eval *structs.Evaluation) error {
 		}
 		tx.touch(TableBatchQueue)
 		tx.markQueued(eval.ID)
-		return nil
+		return tx.summaryQueuedInBatchQueue(eval.Namespace, eval.JobID)
 	case decision == BatchQueueEnqueue:
 		entry := &structs.BatchQueueEntry{
 			Namespace:    eval.Namespace,
@@ -415,6 +415,9 @@ func (tx *writeTxn) batchQueueNewEval(eval *structs.Evaluation) error {
 		tx.touch(TableBatchQueue)
 		tx.enqueued = append(tx.enqueued, entry)
 		tx.markQueued(eval.ID)
+		if err := tx.summaryQueuedInBatchQueue(eval.Namespace, eval.JobID); err != nil {
+			return err
+		}
 		return tx.countBatchQueue(func(s *BatchQueueStats) { s.Queued++; s.Enqueued++ })
 	}
 	return nil

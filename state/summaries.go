@@ -174,6 +174,38 @@ func (tx *writeTxn) updateSummaryQueued(eval *structs.Evaluation) error {
 	return tx.putSummary(summary)
 }
 
+// summaryQueuedInBatchQueue counts a job whose eval waits in the batch
+// queue as queued: the scheduler has not seen it yet, so each group's
+// Queued is its whole count until the eval, once released, reports the
+// scheduler's own counts.
+func (tx *writeTxn) summaryQueuedInBatchQueue(namespace, jobID string) error {
+	raw, err := tx.First(TableJobs, "id", namespace, jobID)
+	if err != nil {
+		return fmt.Errorf("job lookup %q: %w", jobID, err)
+	}
+	current, err := tx.jobSummary(namespace, jobID)
+	if err != nil || current == nil || raw == nil {
+		return err
+	}
+	job := raw.(*structs.Job)
+	var summary *structs.JobSummary
+	for _, group := range job.TaskGroups {
+		tg, ok := current.Summary[group.Name]
+		if !ok || tg.Queued == group.Count {
+			continue
+		}
+		if summary == nil {
+			summary = current.Copy()
+		}
+		tg.Queued = group.Count
+		summary.Summary[group.Name] = tg
+	}
+	if summary == nil {
+		return nil
+	}
+	return tx.putSummary(summary)
+}
+
 // adjustParentChildren moves a child job from the parent's count of
 // oldStatus to that of newStatus; an empty status means the child did not
 // exist before, or no longer exists.

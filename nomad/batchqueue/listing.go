@@ -344,7 +344,7 @@ func placingReason(w Workload, res *Reservation) string {
 	if w.Verdict.Status == "" {
 		return reasonNotJudged
 	}
-	why := ReasonPlacing + ": the scheduler is placing its allocations"
+	why := "the scheduler is placing its allocations"
 	if !w.Verdict.Deadline.IsZero() {
 		why += ", stalled if none is placed by " + w.Verdict.Deadline.UTC().Format(time.RFC3339)
 	}
@@ -352,5 +352,5 @@ func placingReason(w Workload, res *Reservation) string {
 		(res.Entry.Namespace != w.Entry.Namespace || res.Entry.JobID != w.Entry.JobID) {
 		return fmt.Sprintf("%s: released ahead of job %q, which holds a reservation; %s", ReasonBackfill, res.Entry.JobID, why)
 	}
-	return why
+	return ReasonPlacing + ": " + why
 }

@@ -56,7 +56,7 @@ func TestReleasedList_PlacingEntriesCarryAReason(t *testing.T) {
 	must.Len(t, 2, got)
 	must.Eq(t, ReasonResources+": "+WhyReserved, got[0].Reason)
 	must.Eq(t, `Backfill: released ahead of job "big", which holds a reservation; `+
-		"Placing: the scheduler is placing its allocations, stalled if none is placed by 2026-05-01T12:05:00Z", got[1].Reason)
+		"the scheduler is placing its allocations, stalled if none is placed by 2026-05-01T12:05:00Z", got[1].Reason)
 
 	alone := view{pending: pending[1:], released: new(releasedList)}
 	must.Eq(t, "Placing: the scheduler is placing its allocations, stalled if none is placed by 2026-05-01T12:05:00Z",
