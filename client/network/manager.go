@@ -11,8 +11,10 @@ import (
 	"sync"
 
 	"github.com/containernetworking/cni/libcni"
+	"github.com/containernetworking/cni/pkg/invoke"
 	cnitypes "github.com/containernetworking/cni/pkg/types"
 	types100 "github.com/containernetworking/cni/pkg/types/100"
+	"github.com/containernetworking/cni/pkg/version"
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/nomadq/nomadq/client/drivers"
@@ -112,8 +114,13 @@ func New(cfg Config) *Manager {
 		cfg.Logger = hclog.NewNullLogger()
 	}
 	return &Manager{
-		cfg:    cfg,
-		cni:    libcni.NewCNIConfigWithCacheDir(cfg.CNIPath, cfg.CacheDir, nil),
+		cfg: cfg,
+		// An exec of our own: libcni makes its default lazily, which
+		// races when allocs are set up at the same time.
+		cni: libcni.NewCNIConfigWithCacheDir(cfg.CNIPath, cfg.CacheDir, &invoke.DefaultExec{
+			RawExec:       &invoke.RawExec{Stderr: os.Stderr},
+			PluginDecoder: version.PluginDecoder{},
+		}),
 		logger: cfg.Logger.Named("network"),
 		locks:  make(map[string]*sync.Mutex),
 	}

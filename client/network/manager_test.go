@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/shoenig/test/must"
@@ -85,4 +86,34 @@ func TestManager_UnknownCNINetwork(t *testing.T) {
 	_, err := m.Setup(context.Background(), structs.GenerateUUID(), Spec{Mode: "cni/nope"})
 	must.ErrorContains(t, err, `network mode "cni/nope": no CNI network named "nope" in cni_config_dir`)
 	must.SliceEmpty(t, m.Recorded())
+}
+
+// Allocs set up at the same time each get their own namespace and address
+// (run with -race: libcni's lazily made exec raced here).
+func TestManager_ConcurrentSetup(t *testing.T) {
+	m := testManager(t)
+	ctx := context.Background()
+	ids := []string{structs.GenerateUUID(), structs.GenerateUUID(), structs.GenerateUUID()}
+	addrs := make([]string, len(ids))
+	errs := make([]error, len(ids))
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st, err := m.Setup(ctx, id, Spec{Mode: ModeBridge})
+			errs[i] = err
+			if err == nil {
+				addrs[i] = st.Address
+			}
+		}()
+		t.Cleanup(func() { _ = m.Teardown(ctx, id) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		must.NoError(t, err)
+	}
+	must.NotEq(t, addrs[0], addrs[1])
+	must.NotEq(t, addrs[1], addrs[2])
+	must.NotEq(t, addrs[0], addrs[2])
 }
