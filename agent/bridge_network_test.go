@@ -321,7 +321,10 @@ func TestBridgeNetwork_CNIMode(t *testing.T) {
   "name": "broken",
   "plugins": [{"type": "loopback"}, {"type": "no-such-plugin"}]
 }`), 0o644))
-	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", "nqtest0").Run() })
+	t.Cleanup(func() {
+		_ = exec.Command("ip", "link", "del", "nqtest0").Run()
+		_ = os.RemoveAll("/var/lib/cni/networks/testnet")
+	})
 
 	srv := NewTestAgent(t, func(c *config.Config) { c.Client.Enabled = false })
 	c := apiClient(t, srv)
