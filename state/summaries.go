@@ -94,7 +94,7 @@ func (tx *writeTxn) updateSummaryWithJob(job *structs.Job) error {
 // its previous client status (none for a new alloc) to that of its new one.
 // A new placement also takes one from the group's queued count.
 func (tx *writeTxn) updateSummaryWithAlloc(alloc, existing *structs.Allocation) error {
-	if existing != nil && existing.ClientStatus == alloc.ClientStatus {
+	if existing != nil && existing.ClientStatus == alloc.ClientStatus && timedOut(existing) == timedOut(alloc) {
 		return nil
 	}
 	current, err := tx.jobSummary(alloc.Namespace, alloc.JobID)
@@ -119,8 +119,26 @@ func (tx *writeTxn) updateSummaryWithAlloc(alloc, existing *structs.Allocation) 
 		countAlloc(&tg, existing.ClientStatus, -1)
 	}
 	countAlloc(&tg, alloc.ClientStatus, +1)
+	countTimedOut(&tg, existing, -1)
+	countTimedOut(&tg, alloc, +1)
 	summary.Summary[alloc.TaskGroup] = tg
 	return tx.putSummary(summary)
+}
+
+// timedOut reports whether an alloc completed because it reached its
+// group's max_run_duration: the client ends it complete, with this
+// description.
+func timedOut(a *structs.Allocation) bool {
+	return a != nil && a.ClientStatus == structs.AllocClientStatusComplete &&
+		a.ClientDescription == structs.AllocTimeoutReasonMaxRunDuration
+}
+
+// countTimedOut adds delta to the timed-out count when the alloc timed
+// out, never going below zero.
+func countTimedOut(tg *structs.TaskGroupSummary, a *structs.Allocation, delta int) {
+	if timedOut(a) {
+		tg.TimedOut = max(0, tg.TimedOut+delta)
+	}
 }
 
 // countAlloc adds delta to the bucket of a client status, never going

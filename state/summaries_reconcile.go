@@ -81,6 +81,7 @@ func (tx *writeTxn) computeSummary(job *structs.Job, old *structs.JobSummary, ch
 		}
 		tg := sum.Summary[a.TaskGroup]
 		countAlloc(&tg, a.ClientStatus, +1)
+		countTimedOut(&tg, a, +1)
 		sum.Summary[a.TaskGroup] = tg
 	}
 	return sum, nil

@@ -36,6 +36,11 @@ type TaskGroupSummary struct {
 	Starting int
 	Lost     int
 	Unknown  int
+
+	// TimedOut is how many of the Complete allocs ended because they
+	// reached the group's max_run_duration. Nomad has no such field;
+	// its clients ignore it.
+	TimedOut int
 }
 
 // JobChildrenSummary counts a periodic or parameterized job's children.
