@@ -137,6 +137,7 @@ var commands = map[string]commandInfo{
 	"operator autopilot set-config": {runAutopilotSetConfig, "Modify the current Autopilot configuration"},
 	"operator autopilot health":     {runAutopilotHealth, "Display the current Autopilot health"},
 	"operator metrics":              {runOperatorMetrics, "Retrieve Nomad metrics"},
+	"job restart":                   {runJobRestart, "Restart or reschedule allocations for a job"},
 
 	"service list":   {runServiceList, "Display all registered Nomad services"},
 	"service info":   {runServiceInfo, "Display an individual Nomad service registration"},

@@ -36,6 +36,7 @@ var argPredictors = map[string]complete.Predictor{
 	"job allocs":         predictIDs(contexts.Jobs),
 	"job eval":           predictIDs(contexts.Jobs),
 	"job scale":          predictIDs(contexts.Jobs),
+	"job restart":        predictIDs(contexts.Jobs),
 	"job dispatch":       predictIDs(contexts.Jobs),
 	"job periodic force": predictIDs(contexts.Jobs),
 	"queue hold":         predictIDs(contexts.Jobs),
