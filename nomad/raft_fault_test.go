@@ -241,3 +241,74 @@ func (b *syncBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// TestCluster_FollowerWithCorruptEntryStops: a follower whose own copy of
+// a committed entry was damaged on disk stops at that entry when it
+// replays its log, applying nothing after it; the two other servers keep
+// the cluster writable.
+func TestCluster_FollowerWithCorruptEntryStops(t *testing.T) {
+	cfg1 := clusterConfig(t, 3, nil)
+	s1 := testServer(t, cfg1)
+	join := []string{s1.SerfAddr()}
+	cfgs := []func(*Config){cfg1, clusterConfig(t, 3, join), clusterConfig(t, 3, join)}
+	servers := []*Server{s1, testServer(t, cfgs[1]), testServer(t, cfgs[2])}
+	leader := waitForLeader(t, servers...)
+	var follower *Server
+	var followerCfg func(*Config)
+	for i, s := range servers[1:] {
+		if s != leader {
+			follower, followerCfg = s, cfgs[i+1]
+			break
+		}
+	}
+	registerJob(t, leader, mockJob("before"))
+	const marker = "corrupt-on-one-disk-0123"
+	idx := registerJob(t, leader, mockJob(marker)).Index
+	last := idx
+	for i := range 3 {
+		last = registerJob(t, leader, mockJob(fmt.Sprintf("after-%d", i))).Index
+	}
+	waitForIndex(t, follower, last)
+	rpcAddr := follower.RPCAddr().(*net.TCPAddr)
+	dataDir := follower.config.DataDir
+	must.NoError(t, follower.Shutdown())
+
+	segs, err := filepath.Glob(filepath.Join(dataDir, "server", "raft", "wal", "*.wal"))
+	must.NoError(t, err)
+	damaged := false
+	for _, name := range segs {
+		buf, err := os.ReadFile(name)
+		must.NoError(t, err)
+		if at := bytes.Index(buf, []byte(marker)); at > 0 {
+			copy(buf[at-1:], bytes.Repeat([]byte{0xc1}, 8))
+			must.NoError(t, os.WriteFile(name, buf, 0o600))
+			damaged = true
+			break
+		}
+	}
+	must.True(t, damaged)
+
+	// The same Raft address, so the leader finds it again.
+	restarted := testServer(t, func(c *Config) {
+		followerCfg(c)
+		c.RPCAddr = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: rpcAddr.Port}
+	})
+	err = waitFatal(t, restarted)
+	must.StrContains(t, err.Error(), fmt.Sprintf("raft log entry at index %d (term ", idx))
+	for i := range 3 {
+		job, err := restarted.State().JobByID(nil, "default", fmt.Sprintf("after-%d", i))
+		must.NoError(t, err)
+		must.Nil(t, job)
+	}
+
+	// Two of three servers still make a quorum.
+	registerJob(t, leader, mockJob("still-writable"))
+	for _, s := range servers {
+		if s == follower {
+			continue
+		}
+		job, err := s.State().JobByID(nil, "default", marker)
+		must.NoError(t, err)
+		must.NotNil(t, job)
+	}
+}
