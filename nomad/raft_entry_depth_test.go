@@ -1,6 +1,7 @@
 package nomad
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -85,4 +86,24 @@ func TestRaftApply_RefusesEntryTooDeepToDecode(t *testing.T) {
 	must.Eq(t, "ScalingEventRegisterRequestType: the request's maps and lists nest more than 1000 levels, more than a server reads back from its Raft log", msg)
 	must.Nil(t, s.fsm.Fault())
 	registerJob(t, s, mockJob("after"))
+}
+
+// BenchmarkCheckEntryDepth: the depth check reads every write's encoded
+// entry once; here a job register entry of a job with 50 task groups.
+func BenchmarkCheckEntryDepth(b *testing.B) {
+	job := mockJob("bench")
+	for len(job.TaskGroups) < 50 {
+		tg := job.TaskGroups[0].Copy()
+		tg.Name = fmt.Sprintf("group-%d", len(job.TaskGroups))
+		job.TaskGroups = append(job.TaskGroups, tg)
+	}
+	buf, err := structs.Encode(structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: job})
+	must.NoError(b, err)
+	b.SetBytes(int64(len(buf)))
+	b.ResetTimer()
+	for b.Loop() {
+		if err := checkEntryDepth(structs.JobRegisterRequestType, buf); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
