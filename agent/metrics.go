@@ -72,12 +72,14 @@ func newTelemetry(conf *config.Telemetry) (*telemetry, error) {
 		filter:   newPrefixFilter(conf.PrefixFilter, conf.FilterDefault),
 	}
 	var err error
-	t.prom, err = promsink.NewPrometheusSinkFrom(promsink.PrometheusOpts{
+	opts := promsink.PrometheusOpts{
 		// Timings and counters only reach this sink; a minute is how long
-		// a series stays after its last update.
+		// a series stays after its last update, unless it is declared.
 		Expiration: time.Minute,
 		Registerer: t.registry,
-	})
+	}
+	declareMetrics(&opts)
+	t.prom, err = promsink.NewPrometheusSinkFrom(opts)
 	if err != nil {
 		return nil, fmt.Errorf("telemetry: prometheus sink: %w", err)
 	}
@@ -205,14 +207,29 @@ func intervalSummary(iv *metrics.IntervalMetrics) metrics.MetricsSummary {
 	iv.RLock()
 	defer iv.RUnlock()
 	out := metrics.MetricsSummary{
-		Timestamp: iv.Interval.Round(time.Second).UTC().String(),
-		Gauges:    []metrics.GaugeValue{},
-		Points:    []metrics.PointValue{},
-		Counters:  []metrics.SampledValue{},
-		Samples:   []metrics.SampledValue{},
+		Timestamp:       iv.Interval.Round(time.Second).UTC().String(),
+		Gauges:          []metrics.GaugeValue{},
+		PrecisionGauges: []metrics.PrecisionGaugeValue{},
+		Points:          []metrics.PointValue{},
+		Counters:        []metrics.SampledValue{},
+		Samples:         []metrics.SampledValue{},
+	}
+	// The sink keeps labels apart from the name; Nomad's shape shows
+	// them under Labels, as it does for counters and samples.
+	display := func(ls []metrics.Label) map[string]string {
+		m := make(map[string]string, len(ls))
+		for _, l := range ls {
+			m[l.Name] = l.Value
+		}
+		return m
 	}
 	for _, g := range iv.Gauges {
+		g.DisplayLabels = display(g.Labels)
 		out.Gauges = append(out.Gauges, g)
+	}
+	for _, g := range iv.PrecisionGauges {
+		g.DisplayLabels = display(g.Labels)
+		out.PrecisionGauges = append(out.PrecisionGauges, g)
 	}
 	for name, pts := range iv.Points {
 		out.Points = append(out.Points, metrics.PointValue{Name: name, Points: append([]float32(nil), pts...)})
@@ -227,10 +244,7 @@ func intervalSummary(iv *metrics.IntervalMetrics) metrics.MetricsSummary {
 				c.Mean = agg.Mean()
 				c.Stddev = agg.Stddev()
 			}
-			c.DisplayLabels = map[string]string{}
-			for _, l := range v.Labels {
-				c.DisplayLabels[l.Name] = l.Value
-			}
+			c.DisplayLabels = display(v.Labels)
 			s = append(s, c)
 		}
 		sort.Slice(s, func(i, j int) bool { return s[i].Hash < s[j].Hash })

@@ -184,16 +184,16 @@ func (r *runner) commit(d Decision, now time.Time) error {
 	}
 	for _, w := range d.Done {
 		r.forget(key(w.Entry.Namespace, w.Entry.JobID))
-		r.q.incr("placed")
-		r.q.sample("placement_time", now.Sub(time.Unix(0, w.Entry.ReleaseTime())))
+		r.q.incr(metricPlaced)
+		r.q.sample(metricPlacementTime, now.Sub(time.Unix(0, w.Entry.ReleaseTime())).Seconds())
 	}
 	for _, e := range d.Release {
 		r.released[key(e.Namespace, e.JobID)] = &tracked{entry: e}
-		r.q.incr("released")
-		r.q.sampleNS("wait_time", e.Namespace, now.Sub(time.Unix(0, e.EnqueueTime)))
+		r.q.incr(metricReleased)
+		r.q.sampleNS(metricWaitTime, e.Namespace, now.Sub(time.Unix(0, e.EnqueueTime)).Seconds())
 	}
 	for range d.Backfilled {
-		r.q.incr("backfilled")
+		r.q.incr(metricBackfilled)
 	}
 	return nil
 }
@@ -300,10 +300,10 @@ func (r *runner) readNew(ws memdb.WatchSet) (bool, error) {
 // stored totals gained since the last read.
 func (r *runner) countChanges(stats state.BatchQueueStats) {
 	for range stats.Enqueued - min(stats.Enqueued, r.stats.Enqueued) {
-		r.q.incr("enqueued")
+		r.q.incr(metricEnqueued)
 	}
 	for range stats.Removed - min(stats.Removed, r.stats.Removed) {
-		r.q.incr("removed")
+		r.q.incr(metricRemoved)
 	}
 }
 

@@ -221,21 +221,6 @@ func (q *Queue) readerView() view {
 	return v
 }
 
-// The queue's series are new, so they follow Prometheus naming: counters
-// end in _total and durations are seconds, named so.
-
-func (q *Queue) incr(name string) {
-	if q.cfg.Metrics != nil {
-		q.cfg.Metrics.IncrCounter([]string{"nomad", "batch_queue", name + "_total"}, 1)
-	}
-}
-
-func (q *Queue) sample(name string, d time.Duration) {
-	if q.cfg.Metrics != nil {
-		q.cfg.Metrics.AddSample([]string{"nomad", "batch_queue", name + "_seconds"}, float32(d.Seconds()))
-	}
-}
-
 // ReservationAge is how long the current reservation has been held, 0
 // when there is none, for a scrape-time gauge.
 func (q *Queue) ReservationAge(now time.Time) time.Duration {
@@ -280,14 +265,6 @@ func (q *Queue) QueuedByNamespace() map[string]int {
 		return nil
 	}
 	return out
-}
-
-// sampleNS is sample with a namespace label.
-func (q *Queue) sampleNS(name, namespace string, d time.Duration) {
-	if q.cfg.Metrics != nil {
-		q.cfg.Metrics.AddSampleWithLabels([]string{"nomad", "batch_queue", name + "_seconds"}, float32(d.Seconds()),
-			[]metrics.Label{{Name: "namespace", Value: namespace}})
-	}
 }
 
 // Index returns the leader-local queue index, which moves on every change

@@ -110,7 +110,7 @@ func (r *runner) rejudge(now time.Time, all bool) (bool, error) {
 			if prev.Status != t.verdict.Status || prev.Reason != t.verdict.Reason {
 				changed = true
 				if s := t.verdict.Status; !t.rebuilt && (s == structs.BatchQueueStatusStalled || s == structs.BatchQueueStatusConstrained) {
-					r.q.incr(s)
+					r.q.incr(verdictCounters[s])
 				}
 			}
 			t.rebuilt = false
