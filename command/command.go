@@ -138,6 +138,7 @@ var commands = map[string]commandInfo{
 	"operator autopilot health":     {runAutopilotHealth, "Display the current Autopilot health"},
 	"operator metrics":              {runOperatorMetrics, "Retrieve Nomad metrics"},
 	"job restart":                   {runJobRestart, "Restart or reschedule allocations for a job"},
+	"var lock":                      {runVarLock, "Put a lock on a variable and run a child command if operation is successful"},
 
 	"service list":   {runServiceList, "Display all registered Nomad services"},
 	"service info":   {runServiceInfo, "Display an individual Nomad service registration"},

@@ -81,7 +81,17 @@ func (v *Variables) Apply(args *structs.VariablesApplyRequest, reply *structs.Va
 	}
 
 	enc := &structs.VariableEncrypted{VariableMetadata: in.VariableMetadata.Copy()}
-	if len(in.Items) > 0 {
+	// A lock taken on a variable that does not exist yet creates it, with
+	// no items but sealed like any other (the store indexes its key).
+	sealEmpty := false
+	if args.Op == structs.VarOpLockAcquire && len(in.Items) == 0 {
+		existing, err := st.VariableByPath(nil, in.Namespace, in.Path)
+		if err != nil {
+			return err
+		}
+		sealEmpty = existing == nil
+	}
+	if len(in.Items) > 0 || sealEmpty {
 		if enc, err = keyring.EncryptVariable(st, in); err != nil {
 			return err
 		}
