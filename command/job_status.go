@@ -3,6 +3,7 @@ package command
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"sort"
 	"strings"
 	"time"
@@ -160,17 +161,14 @@ func formatJobStatus(c *api.Client, job *api.Job, q *api.QueryOptions, verbose, 
 		return formatParentChildren(&b, c, job, q)
 	}
 
-	summary, _, err := c.Jobs().Summary(*job.ID, q)
-	if err != nil {
+	// The summary is read raw: the official client's type has no
+	// TimedOut count.
+	var summary jobSummaryBody
+	if _, err := c.Raw().Query("/v1/job/"+url.PathEscape(*job.ID)+"/summary", &summary, q); err != nil {
 		return "", fmt.Errorf("Error querying job summary: %s", err)
 	}
 	b.WriteString("\n\nSummary\n")
-	srows := []string{"Task Group|Queued|Starting|Running|Failed|Complete|Lost|Unknown"}
-	for _, tg := range sortedKeys(summary.Summary) {
-		t := summary.Summary[tg]
-		srows = append(srows, fmt.Sprintf("%s|%d|%d|%d|%d|%d|%d|%d", tg, t.Queued, t.Starting, t.Running, t.Failed, t.Complete, t.Lost, t.Unknown))
-	}
-	b.WriteString(formatList(srows))
+	b.WriteString(formatJobSummary(job, summary))
 
 	evals, _, err := c.Jobs().Evaluations(*job.ID, q)
 	if err != nil {
@@ -209,6 +207,42 @@ func formatJobStatus(c *api.Client, job *api.Job, q *api.QueryOptions, verbose, 
 	}
 	b.WriteString(withJobAllocDeadlines(formatAllocListStubs(allocs, verbose), job, allocs, verbose))
 	return b.String(), nil
+}
+
+// jobSummaryBody is GET /v1/job/:id/summary as nomadq answers it.
+type jobSummaryBody struct {
+	Summary map[string]struct {
+		Queued, Starting, Running, Failed, Complete, Lost, Unknown int
+		// TimedOut is how many of Complete ended by max_run_duration.
+		TimedOut int
+	}
+}
+
+// formatJobSummary is job status's Summary table. A job that uses
+// max_run_duration (or has allocs that ended by it) gets a Timed Out
+// column: how many of the complete allocs reached their deadline.
+func formatJobSummary(job *api.Job, summary jobSummaryBody) string {
+	timeouts := false
+	for _, tg := range job.TaskGroups {
+		timeouts = timeouts || (tg.MaxRunDuration != nil && *tg.MaxRunDuration > 0)
+	}
+	for _, t := range summary.Summary {
+		timeouts = timeouts || t.TimedOut > 0
+	}
+	header := "Task Group|Queued|Starting|Running|Failed|Complete|Lost|Unknown"
+	if timeouts {
+		header += "|Timed Out"
+	}
+	rows := []string{header}
+	for _, tg := range sortedKeys(summary.Summary) {
+		t := summary.Summary[tg]
+		row := fmt.Sprintf("%s|%d|%d|%d|%d|%d|%d|%d", tg, t.Queued, t.Starting, t.Running, t.Failed, t.Complete, t.Lost, t.Unknown)
+		if timeouts {
+			row += fmt.Sprintf("|%d", t.TimedOut)
+		}
+		rows = append(rows, row)
+	}
+	return formatList(rows)
 }
 
 // formatAllocListStubs is the Allocations table of job status.

@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/hashicorp/nomad/api"
+
+	"github.com/nomadq/nomadq/structs"
 )
 
 // maxRunDeadline is when an alloc of group in job hits its
@@ -36,17 +38,44 @@ func formatDeadline(t, now time.Time, verbose bool) string {
 	return prettyTimeDiff(t, now)
 }
 
+// allocEnd is how an alloc stands against its deadline: still running
+// (the deadline is ahead or due), or ended, by max_run_duration or not.
+type allocEnd struct {
+	ended    bool
+	timedOut bool
+}
+
+// allocEndOf reads an alloc's client status and description: the client
+// ends a timed-out alloc complete, with a description that says so.
+func allocEndOf(clientStatus, description string) allocEnd {
+	switch clientStatus {
+	case "complete", "failed", "lost":
+		return allocEnd{ended: true, timedOut: clientStatus == "complete" && description == structs.AllocTimeoutReasonMaxRunDuration}
+	}
+	return allocEnd{}
+}
+
 // allocDeadlineCells is the Max Run Deadline cell of each alloc, in
-// order, and whether any alloc has one.
-func allocDeadlineCells(n int, deadline func(i int) (time.Time, bool), verbose bool) ([]string, bool) {
+// order, and whether any alloc has one. An ended alloc's deadline is no
+// longer ahead: its cell says whether it was reached.
+func allocDeadlineCells(n int, deadline func(i int) (time.Time, bool), end func(i int) allocEnd, verbose bool) ([]string, bool) {
 	now := time.Now()
 	cells := make([]string, n)
 	found := false
 	for i := range cells {
 		cells[i] = "<none>"
-		if t, ok := deadline(i); ok {
+		t, ok := deadline(i)
+		if !ok {
+			continue
+		}
+		found = true
+		switch e := end(i); {
+		case e.timedOut:
+			cells[i] = "reached (timed out)"
+		case e.ended:
+			cells[i] = "not reached"
+		default:
 			cells[i] = formatDeadline(t, now, verbose)
-			found = true
 		}
 	}
 	return cells, found
@@ -79,6 +108,8 @@ func appendColumn(table, header string, cells []string) string {
 func withJobAllocDeadlines(table string, job *api.Job, allocs []*api.AllocationListStub, verbose bool) string {
 	cells, found := allocDeadlineCells(len(allocs), func(i int) (time.Time, bool) {
 		return maxRunDeadline(job, allocs[i].TaskGroup, allocs[i].CreateTime)
+	}, func(i int) allocEnd {
+		return allocEndOf(allocs[i].ClientStatus, allocs[i].ClientDescription)
 	}, verbose)
 	if !found {
 		return table
@@ -91,6 +122,8 @@ func withJobAllocDeadlines(table string, job *api.Job, allocs []*api.AllocationL
 func withNodeAllocDeadlines(table string, allocs []*api.Allocation, verbose bool) string {
 	cells, found := allocDeadlineCells(len(allocs), func(i int) (time.Time, bool) {
 		return maxRunDeadline(allocs[i].Job, allocs[i].TaskGroup, allocs[i].CreateTime)
+	}, func(i int) allocEnd {
+		return allocEndOf(allocs[i].ClientStatus, allocs[i].ClientDescription)
 	}, verbose)
 	if !found {
 		return table
@@ -99,10 +132,33 @@ func withNodeAllocDeadlines(table string, allocs []*api.Allocation, verbose bool
 }
 
 // allocDeadlineRow is alloc status's Max Run Deadline row, or nothing.
+// A finished alloc's row says whether the deadline was reached and when
+// the alloc ended, not a deadline that would lie ahead.
 func allocDeadlineRow(a *api.Allocation, verbose bool) []string {
 	t, ok := maxRunDeadline(a.Job, a.TaskGroup, a.CreateTime)
 	if !ok {
 		return nil
 	}
+	switch e := allocEndOf(a.ClientStatus, a.ClientDescription); {
+	case e.timedOut:
+		return []string{fmt.Sprintf("Max Run Deadline|reached %s: ended by max_run_duration at %s", formatTime(t), formatTime(allocEndTime(a)))}
+	case e.ended:
+		return []string{fmt.Sprintf("Max Run Deadline|not reached: the allocation ended at %s, before its deadline %s", formatTime(allocEndTime(a)), formatTime(t))}
+	}
 	return []string{fmt.Sprintf("Max Run Deadline|%s", formatDeadline(t, time.Now(), verbose))}
+}
+
+// allocEndTime is when a finished alloc's last task finished, or its
+// last modification when no task reports it.
+func allocEndTime(a *api.Allocation) time.Time {
+	var end time.Time
+	for _, st := range a.TaskStates {
+		if st != nil && st.FinishedAt.After(end) {
+			end = st.FinishedAt
+		}
+	}
+	if end.IsZero() {
+		end = time.Unix(0, a.ModifyTime)
+	}
+	return end
 }
