@@ -39,10 +39,15 @@ type walStore struct {
 	open   func() (*wal.WAL, error)
 	logger hclog.Logger
 
+	// mu guards w: every call holds it shared (raft-wal orders its own
+	// reads and writes, and reads go on during a write's fsync); a
+	// reopen holds it alone.
 	mu sync.RWMutex
 	w  *wal.WAL
+
 	// failed is the last write error, kept until a reopen succeeds; the
 	// next write reopens the WAL first.
+	failMu sync.Mutex
 	failed error
 }
 
@@ -53,8 +58,7 @@ var (
 )
 
 // openWALStore opens the WAL in dir with open, which is called again to
-// reopen it.
-// A torn tail the WAL drops on open is logged at WARN.
+// reopen it. A torn tail the WAL drops on open is logged at WARN.
 func openWALStore(dir string, logger hclog.Logger, open func() (*wal.WAL, error)) (*walStore, error) {
 	tail := readWALTail(dir)
 	w, err := open()
@@ -94,20 +98,24 @@ func (s *walStore) StoreLog(log *raft.Log) error {
 }
 
 // StoreLogs implements raft.LogStore. After a failed write the WAL is
-// opened again before this one.
+// opened again before this one. Raft calls it from one goroutine at a
+// time.
 func (s *walStore) StoreLogs(logs []*raft.Log) error {
 	if len(logs) == 0 {
 		return nil
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.failed != nil {
-		if err := s.reopenLocked(logs[0].Index); err != nil {
+	if s.writeFault() != nil {
+		if err := s.reopen(logs[0].Index); err != nil {
 			return err
 		}
 	}
-	if err := s.w.StoreLogs(logs); err != nil {
+	s.mu.RLock()
+	err := s.w.StoreLogs(logs)
+	s.mu.RUnlock()
+	if err != nil {
+		s.failMu.Lock()
 		s.failed = err
+		s.failMu.Unlock()
 		s.logger.Error("raft log write failed; the log is opened again before the next write",
 			"dir", s.dir, "error", err)
 		return fmt.Errorf("write raft log in %s: %w", s.dir, err)
@@ -115,11 +123,17 @@ func (s *walStore) StoreLogs(logs []*raft.Log) error {
 	return nil
 }
 
-// reopenLocked opens the WAL again for a write that starts at next.
-func (s *walStore) reopenLocked(next uint64) error {
+// reopen opens the WAL again for a write that starts at next. It holds
+// mu alone throughout, so that no call (a compaction's DeleteRange from
+// Raft's snapshot goroutine) changes the files while the new WAL reads
+// them; when the open fails the old WAL goes on serving reads.
+func (s *walStore) reopen(next uint64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	failed := s.writeFault()
 	w, err := s.open()
 	if err != nil {
-		return fmt.Errorf("write raft log in %s: reopen after %v: %w", s.dir, s.failed, err)
+		return fmt.Errorf("write raft log in %s: reopen after %v: %w", s.dir, failed, err)
 	}
 	// Entries of the failed batch that reached the disk: Raft writes
 	// their indexes again, so they are not part of its log.
@@ -129,11 +143,14 @@ func (s *walStore) reopenLocked(next uint64) error {
 	}
 	if err != nil {
 		_ = w.Close()
-		return fmt.Errorf("write raft log in %s: reopen after %v: %w", s.dir, s.failed, err)
+		return fmt.Errorf("write raft log in %s: reopen after %v: %w", s.dir, failed, err)
 	}
-	s.logger.Info("raft log opened again after a failed write", "dir", s.dir, "failed_write", s.failed)
+	s.logger.Info("raft log opened again after a failed write", "dir", s.dir, "failed_write", failed)
 	old := s.w
-	s.w, s.failed = w, nil
+	s.w = w
+	s.failMu.Lock()
+	s.failed = nil
+	s.failMu.Unlock()
 	_ = old.Close()
 	return nil
 }
@@ -141,8 +158,8 @@ func (s *walStore) reopenLocked(next uint64) error {
 // writeFault returns the error of the last failed write while the WAL
 // has not been opened again since, nil otherwise.
 func (s *walStore) writeFault() error {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+	s.failMu.Lock()
+	defer s.failMu.Unlock()
 	return s.failed
 }
 
@@ -160,8 +177,8 @@ func (s *Server) noLeaderErr() error {
 
 // DeleteRange implements raft.LogStore.
 func (s *walStore) DeleteRange(lo, hi uint64) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	return s.w.DeleteRange(lo, hi)
 }
 
