@@ -20,6 +20,10 @@ const (
 	// inside TLS, the first byte again says what the connection
 	// carries. Nomad uses the same value.
 	ConnTLS byte = 0x04
+	// ConnMultiplexV2 opens a connection that carries yamux streams,
+	// each opening with a byte of its own (ConnRPC) that says what it
+	// carries. Nomad's pool opens its connections with the same value.
+	ConnMultiplexV2 byte = 0x06
 )
 
 // NewServerCodec returns the codec a server answers RPCs with on conn,

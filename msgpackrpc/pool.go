@@ -9,20 +9,23 @@ import (
 	"net/rpc"
 	"sync"
 	"time"
+
+	"github.com/hashicorp/yamux"
 )
 
-// maxIdlePerServer bounds the connections kept open to one server between
-// calls; a burst of calls beyond it dials and closes the extra ones.
+// maxIdlePerServer bounds the streams kept open to one server between
+// calls; a burst of calls beyond it opens and closes the extra ones.
 const maxIdlePerServer = 4
 
 // errPoolShutdown is what calls get once the pool was shut down. Its text
 // reads as a transport failure to the client's server list.
 var errPoolShutdown = errors.New("rpc pool is shut down")
 
-// Pool makes RPCs to servers over connections it keeps. A call has its
-// connection to itself while it runs: cancelling it closes that
-// connection without disturbing other calls, and a finished call hands
-// the connection back for the next one. The zero Pool is not usable; use
+// Pool makes RPCs to servers over one connection per server, multiplexed
+// with yamux as Nomad's pool does. A call has a stream of that connection
+// to itself while it runs: cancelling it closes that stream without
+// disturbing other calls, and a finished call hands the stream back for
+// the next one. The zero Pool is not usable; use
 // NewPool.
 type Pool struct {
 	timeout time.Duration
@@ -32,17 +35,28 @@ type Pool struct {
 	tls *tls.Config
 
 	mu       sync.Mutex
+	sessions map[string]*muxSession
 	idle     map[string][]*rpc.Client
 	busy     map[*rpc.Client]struct{}
 	shutdown bool
 }
 
+// muxSession is the one connection the pool keeps to a server, with the
+// streams of every call to it multiplexed over it. ready is closed once
+// the dial ended, with sess or err set.
+type muxSession struct {
+	ready chan struct{}
+	sess  *yamux.Session
+	err   error
+}
+
 // NewPool returns a pool whose dials give up after timeout.
 func NewPool(timeout time.Duration) *Pool {
 	p := &Pool{
-		timeout: timeout,
-		idle:    make(map[string][]*rpc.Client),
-		busy:    make(map[*rpc.Client]struct{}),
+		timeout:  timeout,
+		sessions: make(map[string]*muxSession),
+		idle:     make(map[string][]*rpc.Client),
+		busy:     make(map[*rpc.Client]struct{}),
 	}
 	p.dial = p.dialTCP
 	return p
@@ -105,6 +119,11 @@ func (p *Pool) acquire(ctx context.Context, addr string) (c *rpc.Client, reused 
 		p.mu.Unlock()
 		return nil, false, errPoolShutdown
 	}
+	var stale []*rpc.Client
+	if ms := p.sessions[addr]; ms != nil && ms.dialed() && ms.sess != nil && ms.sess.IsClosed() {
+		// The connection died while idle: its streams are gone with it.
+		stale = p.forgetLocked(addr)
+	}
 	if idle := p.idle[addr]; len(idle) > 0 {
 		c = idle[len(idle)-1]
 		p.idle[addr] = idle[:len(idle)-1]
@@ -113,6 +132,9 @@ func (p *Pool) acquire(ctx context.Context, addr string) (c *rpc.Client, reused 
 		return c, true, nil
 	}
 	p.mu.Unlock()
+	for _, sc := range stale {
+		sc.Close()
+	}
 
 	c, err = p.open(ctx, addr)
 	if err != nil {
@@ -128,17 +150,128 @@ func (p *Pool) acquire(ctx context.Context, addr string) (c *rpc.Client, reused 
 	return c, false, nil
 }
 
-// open dials addr and announces an RPC connection.
+// open opens a stream for one RPC client on the connection to addr,
+// dialing it first when there is none or it has closed, and announces
+// RPC on the stream.
 func (p *Pool) open(ctx context.Context, addr string) (*rpc.Client, error) {
+	for attempt := 0; ; attempt++ {
+		sess, err := p.session(ctx, addr)
+		if err != nil {
+			return nil, err
+		}
+		stream, err := sess.OpenStream()
+		if err != nil {
+			p.dropSession(addr, sess)
+			// A connection that died since it was last used is
+			// replaced once; a fresh one that fails says why.
+			if attempt == 0 {
+				continue
+			}
+			return nil, fmt.Errorf("dial server %s: open stream: %w", addr, err)
+		}
+		conn := &streamConn{Stream: stream}
+		if _, err := conn.Write([]byte{ConnRPC}); err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("dial server %s: %w", addr, err)
+		}
+		return rpc.NewClientWithCodec(newClientCodec(conn)), nil
+	}
+}
+
+// session returns the multiplexed connection to addr, dialing it when
+// there is none. One caller dials, outside the lock; the others to the
+// same server wait for it (or for their ctx).
+func (p *Pool) session(ctx context.Context, addr string) (*yamux.Session, error) {
+	p.mu.Lock()
+	if p.shutdown {
+		p.mu.Unlock()
+		return nil, errPoolShutdown
+	}
+	ms := p.sessions[addr]
+	if ms != nil {
+		p.mu.Unlock()
+		select {
+		case <-ms.ready:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if ms.err != nil {
+			return nil, ms.err
+		}
+		if !ms.sess.IsClosed() {
+			return ms.sess, nil
+		}
+		p.dropSession(addr, ms.sess)
+		return p.session(ctx, addr)
+	}
+	ms = &muxSession{ready: make(chan struct{})}
+	p.sessions[addr] = ms
+	p.mu.Unlock()
+
+	ms.sess, ms.err = p.dialSession(ctx, addr)
+	p.mu.Lock()
+	if ms.err == nil && p.shutdown {
+		ms.sess.Close()
+		ms.sess, ms.err = nil, errPoolShutdown
+	}
+	if ms.err != nil && p.sessions[addr] == ms {
+		delete(p.sessions, addr)
+	}
+	p.mu.Unlock()
+	close(ms.ready)
+	return ms.sess, ms.err
+}
+
+// dialed reports whether the dial ended, so that sess and err are set.
+func (ms *muxSession) dialed() bool {
+	select {
+	case <-ms.ready:
+		return true
+	default:
+		return false
+	}
+}
+
+// dialSession dials addr and announces a multiplexed connection.
+func (p *Pool) dialSession(ctx context.Context, addr string) (*yamux.Session, error) {
 	conn, err := p.dial(ctx, addr)
 	if err != nil {
 		return nil, fmt.Errorf("dial server %s: %w", addr, err)
 	}
-	conn, err = Announce(ctx, conn, ConnRPC, p.tls)
+	conn, err = Announce(ctx, conn, ConnMultiplexV2, p.tls)
 	if err != nil {
 		return nil, fmt.Errorf("dial server %s: %w", addr, err)
 	}
-	return rpc.NewClientWithCodec(newClientCodec(conn)), nil
+	sess, err := yamux.Client(conn, MuxConfig())
+	if err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("dial server %s: %w", addr, err)
+	}
+	return sess, nil
+}
+
+// dropSession forgets sess as the connection to addr and closes it.
+func (p *Pool) dropSession(addr string, sess *yamux.Session) {
+	var stale []*rpc.Client
+	p.mu.Lock()
+	if ms := p.sessions[addr]; ms != nil && ms.sess == sess {
+		stale = p.forgetLocked(addr)
+	}
+	p.mu.Unlock()
+	sess.Close()
+	for _, c := range stale {
+		c.Close()
+	}
+}
+
+// forgetLocked forgets the connection to addr and returns its idle
+// streams for the caller to close. p.mu is held; the session's ready
+// channel is closed.
+func (p *Pool) forgetLocked(addr string) []*rpc.Client {
+	delete(p.sessions, addr)
+	stale := p.idle[addr]
+	delete(p.idle, addr)
+	return stale
 }
 
 // release hands c back after a call that ended with err, and returns the
@@ -189,8 +322,19 @@ func (p *Pool) Shutdown() {
 		all = append(all, c)
 		delete(p.busy, c)
 	}
+	var sessions []*yamux.Session
+	for addr, ms := range p.sessions {
+		// A dial in progress sees the shutdown and closes its session.
+		if ms.dialed() && ms.sess != nil {
+			sessions = append(sessions, ms.sess)
+		}
+		delete(p.sessions, addr)
+	}
 	p.mu.Unlock()
 	for _, c := range all {
 		c.Close()
+	}
+	for _, sess := range sessions {
+		sess.Close()
 	}
 }

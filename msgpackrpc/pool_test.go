@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/yamux"
 	"github.com/shoenig/test/must"
 )
 
@@ -41,10 +42,11 @@ type slowServer struct {
 	held chan heldCall
 	done chan struct{} // closed when the test ends: held calls give up
 
-	mu    sync.Mutex
-	conns []net.Conn
-	dials int
-	wg    sync.WaitGroup
+	mu      sync.Mutex
+	conns   []net.Conn
+	dials   int // connections
+	streams int // RPC streams over them
+	wg      sync.WaitGroup
 }
 
 func newSlowServer(t *testing.T, cut func(answerLen int) int) *slowServer {
@@ -75,7 +77,32 @@ func (s *slowServer) dial() func(context.Context, string) (net.Conn, error) {
 	}
 }
 
+// serve takes a multiplexed connection, as a server does, and serves
+// each of its streams.
 func (s *slowServer) serve(conn net.Conn) {
+	defer conn.Close()
+	first := make([]byte, 1)
+	if _, err := io.ReadFull(conn, first); err != nil || first[0] != ConnMultiplexV2 {
+		return
+	}
+	sess, err := yamux.Server(conn, MuxConfig())
+	if err != nil {
+		return
+	}
+	defer sess.Close()
+	for {
+		stream, err := sess.AcceptStream()
+		if err != nil {
+			return
+		}
+		s.mu.Lock()
+		s.streams++
+		s.mu.Unlock()
+		s.wg.Go(func() { s.serveStream(stream) })
+	}
+}
+
+func (s *slowServer) serveStream(conn net.Conn) {
 	defer conn.Close()
 	first := make([]byte, 1)
 	if _, err := io.ReadFull(conn, first); err != nil || first[0] != ConnRPC {
@@ -272,30 +299,30 @@ func TestPool_SlowDialDoesNotBlockOtherServers(t *testing.T) {
 }
 
 // TestPool_KeepsOnlyConnectionsInStep makes two calls in a row and counts
-// the connections they took: a connection is reused after an answer,
-// including the server's error, and replaced after anything that may
-// have left it mid-message or closed.
+// the streams they took: a stream is reused after an answer, including
+// the server's error, and replaced after anything that may have left it
+// mid-message or closed. Both calls share one connection.
 func TestPool_KeepsOnlyConnectionsInStep(t *testing.T) {
 	cases := []struct {
-		name      string
-		first     func(ctx context.Context, p *Pool) error
-		wantErr   string
-		wantDials int
+		name        string
+		first       func(ctx context.Context, p *Pool) error
+		wantErr     string
+		wantStreams int
 	}{
 		{
 			name: "answered",
 			first: func(ctx context.Context, p *Pool) error {
 				return p.Call(ctx, "server", "Echo.Fast", &echoArgs{}, &echoReply{})
 			},
-			wantDials: 1,
+			wantStreams: 1,
 		},
 		{
 			name: "the server's error",
 			first: func(ctx context.Context, p *Pool) error {
 				return p.Call(ctx, "server", "Echo.Fail", &echoArgs{}, &echoReply{})
 			},
-			wantErr:   "boom",
-			wantDials: 1,
+			wantErr:     "boom",
+			wantStreams: 1,
 		},
 		{
 			name: "an answer that does not fit the reply",
@@ -303,8 +330,8 @@ func TestPool_KeepsOnlyConnectionsInStep(t *testing.T) {
 				var wrong int
 				return p.Call(ctx, "server", "Echo.Fast", &echoArgs{}, &wrong)
 			},
-			wantErr:   "reading body",
-			wantDials: 2,
+			wantErr:     "reading body",
+			wantStreams: 2,
 		},
 		{
 			name: "closed while idle",
@@ -316,7 +343,7 @@ func TestPool_KeepsOnlyConnectionsInStep(t *testing.T) {
 				p.mu.Unlock()
 				return err
 			},
-			wantDials: 2,
+			wantStreams: 2,
 		},
 	}
 	for _, tc := range cases {
@@ -337,9 +364,72 @@ func TestPool_KeepsOnlyConnectionsInStep(t *testing.T) {
 			must.Eq(t, "second", reply.Value)
 			srv.mu.Lock()
 			defer srv.mu.Unlock()
-			must.Eq(t, tc.wantDials, srv.dials)
+			must.Eq(t, tc.wantStreams, srv.streams)
+			must.Eq(t, 1, srv.dials)
 		})
 	}
+}
+
+// TestPool_MultiplexesCallsOverOneConnection holds several calls to one
+// server at once: they share one connection, each on a stream of its
+// own, and each gets its own answer.
+func TestPool_MultiplexesCallsOverOneConnection(t *testing.T) {
+	srv := newSlowServer(t, func(int) int { return 0 })
+	pool := NewPool(5 * time.Second)
+	pool.dial = srv.dial()
+	t.Cleanup(pool.Shutdown)
+
+	const calls = 8
+	replies := make([]echoReply, calls)
+	errs := make(chan error, calls)
+	for i := range calls {
+		go func() {
+			errs <- pool.Call(t.Context(), "server", "Echo.Slow", &echoArgs{Value: fmt.Sprint(i)}, &replies[i])
+		}()
+	}
+	var held []heldCall
+	for range calls {
+		held = append(held, <-srv.held)
+	}
+	srv.mu.Lock()
+	must.Eq(t, 1, srv.dials)
+	must.Eq(t, calls, srv.streams)
+	srv.mu.Unlock()
+	for _, h := range held {
+		close(h.release)
+	}
+	for range calls {
+		must.NoError(t, <-errs)
+	}
+	for i, r := range replies {
+		must.Eq(t, fmt.Sprint(i), r.Value)
+	}
+}
+
+// TestPool_ReplacesClosedConnection closes the connection under an idle
+// pool: the next call dials a new one and succeeds.
+func TestPool_ReplacesClosedConnection(t *testing.T) {
+	srv := newSlowServer(t, nil)
+	pool := NewPool(5 * time.Second)
+	pool.dial = srv.dial()
+	t.Cleanup(pool.Shutdown)
+
+	must.NoError(t, pool.Call(t.Context(), "server", "Echo.Fast", &echoArgs{}, &echoReply{}))
+	pool.mu.Lock()
+	sess := pool.sessions["server"].sess
+	pool.mu.Unlock()
+	srv.mu.Lock()
+	for _, c := range srv.conns {
+		c.Close()
+	}
+	srv.mu.Unlock()
+	<-sess.CloseChan()
+	var reply echoReply
+	must.NoError(t, pool.Call(t.Context(), "server", "Echo.Fast", &echoArgs{Value: "again"}, &reply))
+	must.Eq(t, "again", reply.Value)
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	must.Eq(t, 2, srv.dials)
 }
 
 // TestPool_Shutdown fails the call in flight and every later one.

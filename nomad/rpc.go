@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/hashicorp/yamux"
+
 	"github.com/nomadq/nomadq/msgpackrpc"
 	"github.com/nomadq/nomadq/structs"
 )
@@ -78,6 +80,10 @@ func (s *Server) handleConn(conn net.Conn) {
 		s.trackConn(conn)
 		defer s.untrackConn(conn)
 		s.rpcServer.ServeCodec(&authCodec{ServerCodec: msgpackrpc.NewServerCodec(conn), srv: s})
+	case msgpackrpc.ConnMultiplexV2:
+		s.trackConn(conn)
+		defer s.untrackConn(conn)
+		s.serveMultiplex(conn)
 	case msgpackrpc.ConnRaft:
 		if set := s.config.TLS; set != nil && !set.Config().RPCUpgradeMode {
 			if err := set.CheckRaftPeer(*peer); err != nil {
@@ -91,6 +97,44 @@ func (s *Server) handleConn(conn net.Conn) {
 		s.logger.Warn("unrecognized connection type", "byte", kind, "remote", conn.RemoteAddr())
 		conn.Close()
 	}
+}
+
+// serveMultiplex serves the yamux streams of a multiplexed connection
+// until it closes; each stream opens with a byte of its own. Closing
+// conn (Shutdown does) ends the session and every stream on it.
+func (s *Server) serveMultiplex(conn net.Conn) {
+	sess, err := yamux.Server(conn, msgpackrpc.MuxConfig())
+	if err != nil {
+		s.logger.Warn("failed to start multiplexed connection", "remote", conn.RemoteAddr(), "error", err)
+		conn.Close()
+		return
+	}
+	defer sess.Close()
+	for {
+		stream, err := sess.AcceptStream()
+		if err != nil {
+			if !sess.IsClosed() {
+				s.logger.Debug("multiplexed connection ended", "remote", conn.RemoteAddr(), "error", err)
+			}
+			return
+		}
+		go s.serveStream(stream)
+	}
+}
+
+// serveStream serves one stream of a multiplexed connection. Only RPC
+// travels on streams: Raft keeps connections of its own.
+func (s *Server) serveStream(stream *yamux.Stream) {
+	kind, ok := s.readConnKind(stream)
+	if !ok {
+		return
+	}
+	if kind != msgpackrpc.ConnRPC {
+		s.logger.Warn("unrecognized stream type on multiplexed connection", "byte", kind, "remote", stream.RemoteAddr())
+		stream.Close()
+		return
+	}
+	s.rpcServer.ServeCodec(&authCodec{ServerCodec: msgpackrpc.NewServerCodec(stream), srv: s})
 }
 
 // readConnKind reads the byte that opens a connection (or, inside TLS,
