@@ -81,6 +81,7 @@ func TestQueue_JobRunReturnsOnceQueued(t *testing.T) {
 	// capacity, holding the one slot.
 	code, out, errOut = cli(t, addr, "job", "run", queueJobFile(t, "gate", mem, ""))
 	must.Eq(t, 0, code, must.Sprint(out, errOut))
+	t.Log(out)
 	must.StrContains(t, out, "the job waits in the batch queue for capacity")
 	must.StrContains(t, out, `Job "gate" placing in the batch queue (`)
 	must.StrNotContains(t, out, "failed to place")
@@ -90,6 +91,7 @@ func TestQueue_JobRunReturnsOnceQueued(t *testing.T) {
 	code, out, errOut = cli(t, addr, "job", "run", queueJobFile(t, "waiter", 32, ""))
 	must.Eq(t, 0, code, must.Sprint(out, errOut))
 	must.Less(t, 30*time.Second, time.Since(start))
+	t.Log(out)
 	must.StrContains(t, out, `Job "waiter" queued at position 1 in the batch queue (first in line, waiting for a free placement slot)`)
 	must.StrContains(t, out, "Ctrl-C leaves it queued")
 	must.StrContains(t, out, `"nomad job run -detach" returns at once`)
@@ -102,6 +104,7 @@ func TestQueue_JobRunReturnsOnceQueued(t *testing.T) {
 
 	code, out, errOut = cli(t, addr, "job", "status", "gate")
 	must.Eq(t, 0, code, must.Sprint(errOut))
+	t.Log(out)
 	must.RegexMatch(t, regexp.MustCompile(`Batch Queue +\= placing \(the scheduler is placing its allocations, stalled if none is placed by `), out)
 	must.RegexMatch(t, regexp.MustCompile(`(?m)^g +1 +0 +0 +0 +0 +0 +0$`), out)
 }
