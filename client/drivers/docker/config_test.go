@@ -147,7 +147,7 @@ func TestParseTask(t *testing.T) {
 		{"mount options", ok(map[string]any{"mount": []any{map[string]any{"type": "tmpfs", "target": "/x", "bind_options": map[string]any{}}}}), "options of another mount type"},
 		{"privileged", ok(map[string]any{"privileged": true}), "allow_privileged is false"},
 		{"cap not allowed", ok(map[string]any{"cap_add": []any{"SYS_ADMIN"}}), `"SYS_ADMIN" is not allowed by the docker plugin's allow_caps`},
-		{"container net", ok(map[string]any{"network_mode": "container:db"}), `"container:db": joining another container's network is not supported`},
+		{"container net without a name", ok(map[string]any{"network_mode": "container:"}), `"container:": name the container whose network the task joins`},
 		{"custom net", ok(map[string]any{"network_mode": "mynet"}), `"mynet": user-defined networks are not supported`},
 		{"relative work_dir", ok(map[string]any{"work_dir": "srv"}), `"work_dir": "srv" must be an absolute path`},
 		{"reserved label", ok(map[string]any{"labels": map[string]any{LabelAllocID: "x"}}), "reserved"},

@@ -398,6 +398,13 @@ func (d *Driver) containerConfig(tc *drivers.TaskConfig, c taskConfig) (*contain
 			host.NetworkMode = mode
 		}
 	}
+	if len(c.ports) > 0 && !host.NetworkMode.IsContainer() && !host.NetworkMode.IsHost() {
+		exposed, bindings, err := publishedPorts(tc, c)
+		if err != nil {
+			return nil, nil, err
+		}
+		cfg.ExposedPorts, host.PortBindings = exposed, bindings
+	}
 	if r := tc.Resources; r != nil {
 		host.Memory, host.MemoryReservation = memoryLimits(c.memoryHardLimit, r.MemoryMB, r.MemoryMaxMB)
 		// No swap beyond the limit, as Nomad: a task over its memory is

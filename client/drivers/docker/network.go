@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"strconv"
 	"strings"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
 
 	"github.com/nomadq/nomadq/client/drivers"
@@ -144,12 +146,22 @@ func (d *Driver) joinedNetworkMode(allocID string) (container.NetworkMode, error
 
 // checkJoinedNetwork refuses what a task cannot have with its network: a
 // task joining its alloc's namespace (the group's bridge, cni or none
-// network, network_mode unset) shares the pause container's hostname,
-// resolv.conf and hosts, so the engine refuses its own; and "ports" are
-// forwarded by the alloc's network only, from the group's ports.
+// network, network_mode unset) or another container's (network_mode
+// "container:<name>") shares that container's hostname, resolv.conf and
+// hosts, so the engine refuses its own; "ports" of a joined task are
+// forwarded by the alloc's network only, from the group's ports; another
+// container's network publishes none of ours; docker's bridge ("bridge",
+// "default" or unset on a host-network group) publishes them; "host" has
+// no mapping, so a port there must not ask for a different "to"; "none"
+// has nothing to publish on.
 func checkJoinedNetwork(tc *drivers.TaskConfig, c taskConfig) error {
 	joined := tc.Network != nil && c.networkMode == ""
-	if joined {
+	other := strings.HasPrefix(c.networkMode, "container:")
+	if joined || other {
+		what := "a task that joins the group's network; set the group's network hostname and dns instead"
+		if other {
+			what = fmt.Sprintf("network_mode = %q: the task shares that container's hostname, dns and hosts", c.networkMode)
+		}
 		for _, k := range []struct {
 			key string
 			set bool
@@ -161,20 +173,54 @@ func checkJoinedNetwork(tc *drivers.TaskConfig, c taskConfig) error {
 			{"extra_hosts", len(c.extraHosts) > 0},
 		} {
 			if k.set {
-				return invalid(`config key %q: cannot be set on a task that joins the group's network; set the group's network hostname and dns instead`, k.key)
+				return invalid(`config key %q: cannot be set on %s`, k.key, what)
 			}
 		}
 	}
 	if len(c.ports) == 0 {
 		return nil
 	}
-	if !joined {
-		return invalid(`config key "ports": publishing ports through docker's own networking is not supported by nomadq yet; give the group network { mode = "bridge" } and leave network_mode unset, and its ports are forwarded to the task`)
+	switch {
+	case other:
+		return invalid(`config key "ports": cannot be set with network_mode = %q: the task serves on that container's network, which publishes its own ports`, c.networkMode)
+	case c.networkMode == "none":
+		return invalid(`config key "ports": cannot be set with network_mode = "none": the container has no network to publish them from`)
 	}
 	for _, label := range c.ports {
-		if _, ok := tc.Env["NOMAD_HOST_PORT_"+label]; !ok {
+		host, ok := tc.Env["NOMAD_HOST_PORT_"+label]
+		if !ok {
 			return invalid(`config key "ports": port label %q is not declared in the group's network`, label)
+		}
+		if inside := tc.Env["NOMAD_PORT_"+label]; c.networkMode == "host" && inside != host {
+			return invalid(`config key "ports": port label %q maps host port %s to %s, but network_mode = "host" maps no ports: the task listens on the host port itself; drop the port's "to"`, label, host, inside)
 		}
 	}
 	return nil
+}
+
+// publishedPorts are the port bindings of a task on docker's bridge, as
+// Nomad makes them: each label of "ports" publishes the group port's
+// host value, on its host IP, to its "to" inside the container (the same
+// number when "to" is unset), over tcp and udp.
+func publishedPorts(tc *drivers.TaskConfig, c taskConfig) (network.PortSet, network.PortMap, error) {
+	exposed, bindings := network.PortSet{}, network.PortMap{}
+	for _, label := range c.ports {
+		hostPort := tc.Env["NOMAD_HOST_PORT_"+label]
+		inside, err := strconv.ParseUint(tc.Env["NOMAD_PORT_"+label], 10, 16)
+		if err != nil || inside == 0 {
+			return nil, nil, invalid(`config key "ports": port label %q has no port inside the container (NOMAD_PORT_%s = %q)`, label, label, tc.Env["NOMAD_PORT_"+label])
+		}
+		b := network.PortBinding{HostPort: hostPort}
+		if ip := tc.Env["NOMAD_HOST_IP_"+label]; ip != "" {
+			if b.HostIP, err = netip.ParseAddr(ip); err != nil {
+				return nil, nil, fmt.Errorf("docker: port label %q: host IP %q: %w", label, ip, err)
+			}
+		}
+		for _, proto := range []network.IPProtocol{network.TCP, network.UDP} {
+			p, _ := network.PortFrom(uint16(inside), proto)
+			exposed[p] = struct{}{}
+			bindings[p] = append(bindings[p], b)
+		}
+	}
+	return exposed, bindings, nil
 }

@@ -11,7 +11,7 @@ import (
 
 func TestCheckJoinedNetwork(t *testing.T) {
 	joined := &drivers.TaskConfig{Network: &drivers.NetworkIsolation{Path: "/var/run/netns/a"}, Env: map[string]string{"NOMAD_HOST_PORT_http": "23000"}}
-	host := &drivers.TaskConfig{Env: map[string]string{"NOMAD_HOST_PORT_http": "23000"}}
+	host := &drivers.TaskConfig{Env: map[string]string{"NOMAD_HOST_PORT_http": "23000", "NOMAD_PORT_http": "80", "NOMAD_HOST_PORT_db": "23001", "NOMAD_PORT_db": "23001"}}
 	parse := func(m map[string]any) taskConfig {
 		m["image"] = "busybox:1"
 		c, err := parseTask(m, DefaultPluginConfig())
@@ -27,8 +27,15 @@ func TestCheckJoinedNetwork(t *testing.T) {
 		{"ports of the group's network", joined, map[string]any{"ports": []any{"http"}}, ""},
 		{"own network mode keeps its hostname", joined, map[string]any{"network_mode": "none", "hostname": "x"}, ""},
 		{"undeclared port", joined, map[string]any{"ports": []any{"admin"}}, `config key "ports": port label "admin" is not declared in the group's network`},
-		{"ports without the group's network", host, map[string]any{"ports": []any{"http"}}, `config key "ports": publishing ports through docker's own networking is not supported by nomadq yet`},
-		{"ports with an own network mode", joined, map[string]any{"ports": []any{"http"}, "network_mode": "none"}, `config key "ports": publishing ports`},
+		{"ports on docker's bridge", host, map[string]any{"ports": []any{"http"}}, ""},
+		{"ports on an explicit bridge", joined, map[string]any{"ports": []any{"http"}, "network_mode": "bridge"}, ""},
+		{"undeclared port on docker's bridge", host, map[string]any{"ports": []any{"admin"}}, `config key "ports": port label "admin" is not declared in the group's network`},
+		{"host network, no to", host, map[string]any{"ports": []any{"db"}, "network_mode": "host"}, ""},
+		{"host network maps nothing", host, map[string]any{"ports": []any{"http"}, "network_mode": "host"}, `port label "http" maps host port 23000 to 80, but network_mode = "host" maps no ports`},
+		{"ports with no network", joined, map[string]any{"ports": []any{"http"}, "network_mode": "none"}, `config key "ports": cannot be set with network_mode = "none"`},
+		{"ports on another container's network", host, map[string]any{"ports": []any{"http"}, "network_mode": "container:db"}, `config key "ports": cannot be set with network_mode = "container:db"`},
+		{"hostname on another container's network", host, map[string]any{"hostname": "web", "network_mode": "container:db"}, `config key "hostname": cannot be set on network_mode = "container:db"`},
+		{"dns on another container's network", host, map[string]any{"dns_servers": []any{"10.0.0.1"}, "network_mode": "container:db"}, `config key "dns_servers": cannot be set on network_mode`},
 		{"hostname", joined, map[string]any{"hostname": "web"}, `config key "hostname": cannot be set on a task that joins the group's network`},
 		{"dns", joined, map[string]any{"dns_servers": []any{"10.0.0.1"}}, `config key "dns_servers": cannot be set`},
 		{"extra hosts", joined, map[string]any{"extra_hosts": []any{"db:10.0.0.2"}}, `config key "extra_hosts": cannot be set`},

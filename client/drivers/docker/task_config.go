@@ -164,9 +164,11 @@ func parseTask(m map[string]any, pc PluginConfig) (taskConfig, error) {
 	switch mode := c.networkMode; {
 	case mode == "", mode == "default", mode == "bridge", mode == "host", mode == "none":
 	case strings.HasPrefix(mode, "container:"):
-		return c, invalid(`config key "network_mode": %q: joining another container's network is not supported by nomadq yet (supported: "bridge", "host", "none")`, mode)
+		if strings.TrimPrefix(mode, "container:") == "" {
+			return c, invalid(`config key "network_mode": %q: name the container whose network the task joins, "container:<name or ID>"`, mode)
+		}
 	default:
-		return c, invalid(`config key "network_mode": %q: user-defined networks are not supported by nomadq yet (supported: "bridge", "host", "none")`, mode)
+		return c, invalid(`config key "network_mode": %q: user-defined networks are not supported by nomadq yet (supported: "bridge", "host", "none", "container:<name>")`, mode)
 	}
 	if c.hostname != "" && c.networkMode == "host" {
 		return c, invalid(`config key "hostname": cannot be set with network_mode = "host"`)

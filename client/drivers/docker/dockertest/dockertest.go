@@ -1,7 +1,8 @@
 // Package dockertest starts a Docker Engine of a test package's own: a
 // dockerd with its own data root, exec root and socket under a temp dir,
-// no bridge and no iptables rules, so tests neither touch nor depend on
-// a system engine. It also builds a small test image without network:
+// no bridge and no iptables rules unless asked for one (Options.Bridge:
+// a bridge of its own, removed with its iptables rules at the end), so
+// tests neither touch nor depend on a system engine. It also builds a small test image without network:
 // Debian's busybox-static imported as a one-layer rootfs; and runs
 // Debian's docker-registry on 127.0.0.1 for the pull tests, the test
 // image pushed to it by the engine (NewRegistry, Publish).
@@ -46,6 +47,7 @@ var applets = []string{
 	"sh", "ash", "echo", "sleep", "cat", "env", "id", "ls", "head", "tail", "dd",
 	"true", "false", "kill", "ps", "printf", "test", "[", "mkdir", "rm", "touch",
 	"hostname", "pwd", "yes", "seq", "grep", "wc", "whoami", "tr", "cut", "free", "stat",
+	"httpd", "wget", "nc", "readlink",
 }
 
 // Engine is a running dockerd of the tests' own.
@@ -55,10 +57,12 @@ type Engine struct {
 	// Client talks to the engine, API version negotiated.
 	Client *client.Client
 
-	dir  string
-	cmd  *exec.Cmd
-	done chan struct{}
-	log  *os.File
+	dir    string
+	cmd    *exec.Cmd
+	done   chan struct{}
+	log    *os.File
+	bridge *bridgeNet
+	stop   sync.Once
 }
 
 var (
@@ -101,7 +105,13 @@ func Require(t testing.TB) *Engine {
 // test, saying why, where the engine cannot start.
 func StartT(t testing.TB) *Engine {
 	t.Helper()
-	e, err := Start()
+	return StartTWith(t, Options{})
+}
+
+// StartTWith is StartT with options.
+func StartTWith(t testing.TB, opts Options) *Engine {
+	t.Helper()
+	e, err := StartWith(opts)
 	if err != nil {
 		t.Skipf("no test Docker engine: %v", err)
 	}
@@ -111,7 +121,10 @@ func StartT(t testing.TB) *Engine {
 
 // Start starts a dockerd under a fresh temp dir, waits until it answers
 // and imports the test image.
-func Start() (*Engine, error) {
+func Start() (*Engine, error) { return StartWith(Options{}) }
+
+// StartWith is Start with options.
+func StartWith(opts Options) (*Engine, error) {
 	if os.Geteuid() != 0 {
 		return nil, errors.New("dockerd needs root")
 	}
@@ -133,17 +146,24 @@ func Start() (*Engine, error) {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	e.cmd = exec.Command(dockerd,
+	netArgs := []string{"--bridge=none", "--iptables=false", "--ip6tables=false"}
+	if opts.Bridge {
+		if e.bridge, err = newBridge(); err != nil {
+			e.Stop()
+			return nil, fmt.Errorf("the engine's bridge: %w", err)
+		}
+		netArgs = []string{"--bridge=" + e.bridge.name, "--iptables=true", "--ip6tables=false", "--ip-forward=false"}
+	}
+	e.cmd = exec.Command(dockerd, append(netArgs,
 		"--data-root", filepath.Join(dir, "data"),
 		"--exec-root", filepath.Join(dir, "x"),
 		"--pidfile", filepath.Join(dir, "d.pid"),
 		"-H", e.Host,
-		"--bridge=none", "--iptables=false", "--ip6tables=false",
 		// Where a system containerd runs, dockerd uses it: namespaces of
 		// this engine's own keep its containers apart from others'.
 		"--containerd-namespace", filepath.Base(dir),
 		"--containerd-plugins-namespace", filepath.Base(dir)+"-plugins",
-	)
+	)...)
 	e.cmd.Stdout, e.cmd.Stderr = e.log, e.log
 	// Its own process group, so Stop reaches containerd and the shims
 	// too; and SIGTERM when the test binary dies (a timeout panic), so
@@ -322,8 +342,11 @@ func (e *Engine) importRootfs(ref string, changes ...string) error {
 }
 
 // Stop stops dockerd and its containers (its whole process group),
-// unmounts what it left mounted under its dirs and removes them.
-func (e *Engine) Stop() {
+// unmounts what it left mounted under its dirs and removes them, and
+// removes its bridge with its iptables rules; a second call does nothing.
+func (e *Engine) Stop() { e.stop.Do(e.stopOnce) }
+
+func (e *Engine) stopOnce() {
 	if e.Client != nil {
 		e.Client.Close()
 	}
@@ -341,6 +364,9 @@ func (e *Engine) Stop() {
 	}
 	if e.log != nil {
 		e.log.Close()
+	}
+	if e.bridge != nil {
+		e.bridge.remove()
 	}
 	unmountUnder(e.dir)
 	os.RemoveAll(e.dir)
