@@ -47,6 +47,11 @@ type telemetry struct {
 	filter prefixFilter
 }
 
+// promSinkExpiry is how long an undeclared go-metrics series stays in
+// the Prometheus sink after its last update; a variable so that a test
+// against a real Prometheus can wait it out.
+var promSinkExpiry = time.Minute
+
 // newTelemetry builds an agent's sinks and registry from its telemetry
 // block.
 func newTelemetry(conf *config.Telemetry) (*telemetry, error) {
@@ -75,7 +80,7 @@ func newTelemetry(conf *config.Telemetry) (*telemetry, error) {
 	opts := promsink.PrometheusOpts{
 		// Timings and counters only reach this sink; a minute is how long
 		// a series stays after its last update, unless it is declared.
-		Expiration: time.Minute,
+		Expiration: promSinkExpiry,
 		Registerer: t.registry,
 	}
 	declareMetrics(&opts)

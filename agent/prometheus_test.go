@@ -38,6 +38,10 @@ func TestRealPrometheus(t *testing.T) {
 	promBin, err := exec.LookPath("prometheus")
 	must.NoError(t, err, must.Sprint("prometheus not installed: apt-get install -y prometheus"))
 
+	// An undeclared series leaves the sink 2s after its last update, so
+	// the check that declared ones stay needs no idle minute.
+	promSinkExpiry = 2 * time.Second
+	t.Cleanup(func() { promSinkExpiry = time.Minute })
 	a := NewTestAgent(t, nil)
 	c := apiClient(t, a)
 
@@ -122,6 +126,28 @@ scrape_configs:
 		}), wait.Timeout(15*time.Second), wait.Gap(250*time.Millisecond)), must.Sprintf("%s never scraped", q))
 	}
 
+	// The batch queue's families are declared: Prometheus has them from
+	// the first scrape, with their help, though no job went through the
+	// queue, and keeps them (see TestTelemetry_DeclaredSeriesOutliveExpiry
+	// for the sink's one-minute expiry, which needs no waiting there).
+	for _, q := range []string{"nomad_nomad_batch_queue_enqueued_total", "nomad_nomad_batch_queue_released_total",
+		"nomad_nomad_batch_queue_placed_total", "nomad_nomad_batch_queue_wait_time_seconds_count",
+		"nomad_nomad_batch_queue_placement_time_seconds_count"} {
+		must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
+			return len(promQuery(t, promURL, "rate("+q+"[5s])")) > 0
+		}), wait.Timeout(15*time.Second), wait.Gap(250*time.Millisecond)), must.Sprintf("rate(%s) has no series", q))
+	}
+	// Idle for longer than the sink's expiry, they are still scraped.
+	time.Sleep(3 * promSinkExpiry)
+	for _, q := range []string{"nomad_nomad_batch_queue_enqueued_total", "nomad_nomad_batch_queue_wait_time_seconds_count"} {
+		must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
+			// An instant query: a series that left the scrape is stale.
+			return len(promQuery(t, promURL, q)) > 0
+		}), wait.Timeout(5*time.Second), wait.Gap(250*time.Millisecond)), must.Sprintf("%s gone after an idle period", q))
+	}
+	meta := promMetadata(t, promURL, "nomad_nomad_batch_queue_released_total")
+	must.StrContains(t, meta, "released to the scheduler", must.Sprint("help text of released_total in Prometheus"))
+
 	if !maxRunScraped {
 		t.Log("SKIPPED ASSERTION: nomad_client_allocs_max_run_duration_remaining_seconds is not served yet (the max_run_duration collector is not registered)")
 		return
@@ -184,6 +210,27 @@ func promQuery(t *testing.T, base, q string) []promResult {
 		return nil
 	}
 	return body.Data.Result
+}
+
+// promMetadata returns the help text Prometheus holds for a family,
+// from its targets' metadata; "" when it has none.
+func promMetadata(t *testing.T, base, family string) string {
+	t.Helper()
+	resp, err := http.Get(base + "/api/v1/targets/metadata?metric=" + url.QueryEscape(family))
+	if err != nil {
+		t.Logf("metadata %s: %v", family, err)
+		return ""
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Status string
+		Data   []struct{ Help string }
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || body.Status != "success" || len(body.Data) == 0 {
+		t.Logf("metadata %s: %v %s", family, err, body.Status)
+		return ""
+	}
+	return body.Data[0].Help
 }
 
 // freeLoopbackAddr returns a 127.0.0.1 address with a port free now.

@@ -3,7 +3,10 @@
 # installs Debian's prometheus package (prometheus and promtool) when it
 # is missing, then runs TestRealPrometheus, which checks our exposition
 # with promtool, starts its own Prometheus on a free loopback port
-# scraping a dev agent every second, and stops both when it ends.
+# scraping a dev agent every second, and stops both when it ends. It
+# also checks that the batch queue's declared families are scraped with
+# their help texts from the agent's start and are still there after an
+# idle period longer than the sink's expiry (shortened to 2s for the test).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
