@@ -126,6 +126,7 @@ func newHTTPHandler(a *Agent) *httpHandler {
 	add("/v1/queue/job/", h.queueJobControlRequest)
 	add("/v1/client/allocation/", h.clientAllocRequest)
 	add("/v1/client/stats", h.clientStatsRequest)
+	add("/v1/client/metadata", h.clientMetadataRequest)
 	add("/v1/client/fs/logs/", h.clientLogsRequest)
 	add("/v1/scaling/policies", h.scalingPoliciesRequest)
 	add("/v1/scaling/policy/", h.scalingPolicyRequest)

@@ -149,6 +149,7 @@ func httpRules() map[string]httpRule {
 		// Nomad asks agent write even to list the gossip keys.
 		"/v1/agent/keyring/":     agentWrite,
 		"/v1/client/stats":       nodeRead,
+		"/v1/client/metadata":    readOrWrite(nodeRead, needACL((*acl.ACL).AllowNodeWrite)),
 		"/v1/client/allocation/": allocCap("/v1/client/allocation/", clientAllocOp),
 		"/v1/client/fs/logs/":    allocCap("/v1/client/fs/logs/", clientFSOp("logs")),
 		"/v1/client/fs/":         clientFSRule,

@@ -61,6 +61,10 @@ type Client struct {
 	// netMgr sets up the namespaces of bridge and cni network modes.
 	netMgr *network.Manager
 
+	// dynMeta is the node metadata set through the API (node_meta.go).
+	metaMu  sync.Mutex
+	dynMeta map[string]*string
+
 	mu      sync.Mutex
 	runners map[string]*allocrunner.AllocRunner
 	closed  bool
@@ -145,6 +149,11 @@ func NewClient(cfg Config) (*Client, error) {
 		}
 	}
 	c.node = buildNode(&c.cfg, id, secret, fingerprintHost(cfg.AllocDir, cfg.Version), c.drivers)
+	if err := c.loadNodeMeta(); err != nil {
+		c.cancel()
+		db.Close()
+		return nil, fmt.Errorf("client: %w", err)
+	}
 	if err := fingerprintNetworkAndVolumes(&c.cfg, c.node); err != nil {
 		c.cancel()
 		db.Close()
@@ -231,7 +240,7 @@ func (c *Client) addRunner(alloc *structs.Allocation, restored *state.AllocRecor
 		State:        c.db,
 		AllocDirRoot: c.cfg.AllocDir,
 		Drivers:      c.usableDrivers(),
-		Node:         c.node,
+		Node:         c.withDynamicMeta(c.node, false),
 		Region:       c.cfg.Region,
 		OnUpdate:     c.sync.update,
 		OnOOMKill:    func() { c.oomKills.Add(1) },

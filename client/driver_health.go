@@ -93,7 +93,7 @@ func (c *Client) nodeToRegister() *structs.Node {
 	n.Drivers = maps.Clone(h.drivers)
 	n.Attributes = maps.Clone(h.attrs)
 	n.ComputedClass = h.class
-	return n
+	return c.withDynamicMeta(n, true)
 }
 
 // driverInfo is a driver's latest fingerprint.

@@ -139,6 +139,8 @@ var commands = map[string]commandInfo{
 	"operator metrics":              {runOperatorMetrics, "Retrieve Nomad metrics"},
 	"job restart":                   {runJobRestart, "Restart or reschedule allocations for a job"},
 	"var lock":                      {runVarLock, "Put a lock on a variable and run a child command if operation is successful"},
+	"node meta apply":               {runNodeMetaApply, "Modify node metadata"},
+	"node meta read":                {runNodeMetaRead, "Read node metadata"},
 
 	"service list":   {runServiceList, "Display all registered Nomad services"},
 	"service info":   {runServiceInfo, "Display an individual Nomad service registration"},
