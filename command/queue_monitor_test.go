@@ -102,6 +102,20 @@ func TestQueue_JobRunReturnsOnceQueued(t *testing.T) {
 	must.RegexMatch(t, regexp.MustCompile(`Batch Queue +\= queued at position 1 \(first in line, waiting for a free placement slot\)`), out)
 	must.RegexMatch(t, regexp.MustCompile(`(?m)^g +1 +0 +0 +0 +0 +0 +0$`), out, must.Sprint("Queued counts the job waiting in the queue"))
 
+	// Stopping a queued job takes it out of the queue and out of Queued.
+	_, _, err = c.Jobs().Deregister("waiter", false, nil)
+	must.NoError(t, err)
+	waitFor(t, "the stopped job's Queued to drop", 10*time.Second, func() error {
+		s, _, err := c.Jobs().Summary("waiter", nil)
+		if err != nil {
+			return err
+		}
+		if q := s.Summary["g"].Queued; q != 0 {
+			return fmt.Errorf("queued %d", q)
+		}
+		return nil
+	})
+
 	code, out, errOut = cli(t, addr, "job", "status", "gate")
 	must.Eq(t, 0, code, must.Sprint(errOut))
 	t.Log(out)
