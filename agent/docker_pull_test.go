@@ -39,7 +39,7 @@ func TestDockerDriver_PullFromRegistry(t *testing.T) {
 	t.Run("anonymous", func(t *testing.T) {
 		image := public.Publish(t, e, "agent/app:1")
 		alloc := pulled("dk-pull", image, nil)
-		must.Eq(t, "complete", alloc.ClientStatus, must.Sprintf("%+v", alloc.TaskStates["main"].Events))
+		must.Eq(t, "complete", alloc.ClientStatus, must.Sprint(eventsText(alloc)))
 		must.Eq(t, "pulled-"+alloc.ID+"\n", taskLog(t, a, alloc.ID, "main"))
 		must.True(t, hasEvent(alloc, "Driver", "Image "+image+" pulled"))
 	})
@@ -47,7 +47,7 @@ func TestDockerDriver_PullFromRegistry(t *testing.T) {
 	t.Run("basic auth", func(t *testing.T) {
 		image := private.Publish(t, e, "agent/private:1")
 		alloc := pulled("dk-pull-auth", image, map[string]any{"username": "robot", "password": "s3cret"})
-		must.Eq(t, "complete", alloc.ClientStatus, must.Sprintf("%+v", alloc.TaskStates["main"].Events))
+		must.Eq(t, "complete", alloc.ClientStatus, must.Sprint(eventsText(alloc)))
 		must.Eq(t, "pulled-"+alloc.ID+"\n", taskLog(t, a, alloc.ID, "main"))
 	})
 
@@ -58,7 +58,7 @@ func TestDockerDriver_PullFromRegistry(t *testing.T) {
 		st := alloc.TaskStates["main"]
 		must.Eq(t, uint64(0), st.Restarts, must.Sprint("a refused password is not retried"))
 		must.True(t, hasEvent(alloc, "Driver Failure", `pull image "`+image+`": authentication failed`),
-			must.Sprintf("%+v", st.Events))
+			must.Sprint(eventsText(alloc)))
 		must.True(t, hasEvent(alloc, "Not Restarting", ""))
 	})
 }
@@ -93,4 +93,13 @@ func waitDockerHealthy(t *testing.T, c *api.Client, n int) {
 		}
 		return nil
 	})
+}
+
+// eventsText is the main task's events, for failure messages.
+func eventsText(alloc *api.Allocation) string {
+	var b strings.Builder
+	for _, ev := range alloc.TaskStates["main"].Events {
+		fmt.Fprintf(&b, "%s: %s\n", ev.Type, ev.DisplayMessage)
+	}
+	return b.String()
 }
