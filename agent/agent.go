@@ -135,6 +135,8 @@ func (a *Agent) serverConfig() (*nomad.Config, error) {
 	sc.Logger = a.logger
 	sc.LogOutput = a.logOutput
 	sc.Metrics = a.telemetry.metrics
+	sc.RPCHandshakeTimeout = cfg.Limits.RPCHandshakeTimeout
+	sc.RPCMaxConnsPerClient = cfg.Limits.RPCMaxConnsPerClient
 	if cfg.TLS.EnableRPC {
 		sc.TLS = a.tls
 	}
@@ -272,8 +274,16 @@ func (a *Agent) setupHTTP() error {
 	a.httpAddr = a.httpScheme() + "://" + l.Addr().String()
 	h := newHTTPHandler(a)
 	a.httpServer = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: a.logger.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true})}
+	if n := a.config.Limits.HTTPMaxConnsPerClient; n > 0 {
+		a.httpServer.ConnState = httpConnLimit(n, a.logger)
+	}
 	serve := func() error { return a.httpServer.Serve(l) }
 	if a.config.TLS.EnableHTTP {
+		// net/http bounds a TLS handshake by the shortest of its
+		// timeouts, here the header read's (limits.https_handshake_timeout).
+		if d := a.config.Limits.HTTPSHandshakeTimeout; d > 0 && d < a.httpServer.ReadHeaderTimeout {
+			a.httpServer.ReadHeaderTimeout = d
+		}
 		// HTTPS only: a plain request gets Go's 400 "Client sent an
 		// HTTP request to an HTTPS server" and nothing else.
 		a.httpServer.TLSConfig = a.tls.IncomingHTTP()

@@ -180,7 +180,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// A snapshot archive is as large as the cluster's state, which the
 	// request body limit was not sized for.
-	if r.Body != nil && path != snapshotPath {
+	if r.Body != nil && path != snapshotPath && h.agent.config.MaxRequestBody > 0 {
 		r.Body = http.MaxBytesReader(w, r.Body, h.agent.config.MaxRequestBody)
 	}
 	if err := h.authorizeHTTP(routePath, r); err != nil {
@@ -230,7 +230,7 @@ func (h *httpHandler) writeError(w http.ResponseWriter, r *http.Request, err err
 		code = ce.Code
 	case errors.As(err, &mbe):
 		code = http.StatusRequestEntityTooLarge
-		err = fmt.Errorf("Request body too large: the limit is %d bytes", mbe.Limit)
+		err = fmt.Errorf("Request body too large: the limit is %d bytes (limits.http_max_request_bytes)", mbe.Limit)
 	default:
 		if errors.As(rpcError(err), &ce) {
 			code, err = ce.Code, ce
@@ -338,7 +338,7 @@ func decodeBody(r *http.Request, out any) error {
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return codedErr(http.StatusRequestEntityTooLarge, "Request body too large: the limit is %d bytes", mbe.Limit)
+			return codedErr(http.StatusRequestEntityTooLarge, "Request body too large: the limit is %d bytes (limits.http_max_request_bytes)", mbe.Limit)
 		}
 		return codedErr(http.StatusBadRequest, "Failed to read request body: %v", err)
 	}

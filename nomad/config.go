@@ -97,6 +97,13 @@ type Config struct {
 	// RPCHoldTimeout is how long a request waits for a leader.
 	RPCHoldTimeout time.Duration
 
+	// RPCHandshakeTimeout bounds how long a new RPC connection may take
+	// to say what it carries, and its TLS handshake; 0 means no bound.
+	RPCHandshakeTimeout time.Duration
+	// RPCMaxConnsPerClient caps the RPC connections one IP address holds
+	// open at once; 0 means no cap (limits block, as in Nomad).
+	RPCMaxConnsPerClient int
+
 	// Heartbeats: a node's TTL is max(MinHeartbeatTTL, nodes /
 	// MaxHeartbeatsPerSecond) plus a random stagger of up to that; it is
 	// marked down after TTL + HeartbeatGrace. After a failover every node
@@ -164,6 +171,7 @@ func DefaultConfig() *Config {
 		RaftTrailingLogs:         10240,
 		RaftTimeout:              10 * time.Second,
 		RPCHoldTimeout:           5 * time.Second,
+		RPCHandshakeTimeout:      5 * time.Second,
 		MinHeartbeatTTL:          10 * time.Second,
 		MaxHeartbeatsPerSecond:   50,
 		HeartbeatGrace:           10 * time.Second,

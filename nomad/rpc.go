@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/hashicorp/go-connlimit"
 	"github.com/hashicorp/yamux"
 
 	"github.com/nomadq/nomadq/msgpackrpc"
@@ -22,8 +23,10 @@ var (
 )
 
 // listenRPC accepts connections on the RPC listener until it is closed and
-// routes each by its first byte.
+// routes each by its first byte. An address that already holds
+// RPCMaxConnsPerClient connections has the next one closed at once.
 func (s *Server) listenRPC() {
+	limiter := connlimit.NewLimiter(connlimit.Config{MaxConnsPerClientIP: s.config.RPCMaxConnsPerClient})
 	for {
 		conn, err := s.rpcListener.Accept()
 		if err != nil {
@@ -33,7 +36,17 @@ func (s *Server) listenRPC() {
 			s.logger.Error("failed to accept RPC connection", "error", err)
 			continue
 		}
-		go s.handleConn(conn)
+		free, err := limiter.Accept(conn)
+		if err != nil {
+			s.logger.Warn("rejecting RPC connection: too many connections from this address",
+				"remote", conn.RemoteAddr(), "limit", s.config.RPCMaxConnsPerClient, "key", "limits.rpc_max_conns_per_client")
+			conn.Close()
+			continue
+		}
+		go func() {
+			defer free()
+			s.handleConn(conn)
+		}()
 	}
 }
 
@@ -52,7 +65,9 @@ func (s *Server) handleConn(conn net.Conn) {
 		tc := tls.Server(conn, set.IncomingRPC())
 		// Someone without a certificate must not hold a connection
 		// open by never finishing the handshake.
-		_ = tc.SetDeadline(time.Now().Add(10 * time.Second))
+		if d := s.config.RPCHandshakeTimeout; d > 0 {
+			_ = tc.SetDeadline(time.Now().Add(d))
+		}
 		if err := tc.Handshake(); err != nil {
 			s.logger.Warn("failed TLS handshake", "remote", conn.RemoteAddr(), "error", err)
 			conn.Close()
@@ -142,9 +157,11 @@ func (s *Server) serveStream(stream *yamux.Stream) {
 // byte does not come.
 func (s *Server) readConnKind(conn net.Conn) (byte, bool) {
 	buf := make([]byte, 1)
-	if err := conn.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
-		conn.Close()
-		return 0, false
+	if d := s.config.RPCHandshakeTimeout; d > 0 {
+		if err := conn.SetReadDeadline(time.Now().Add(d)); err != nil {
+			conn.Close()
+			return 0, false
+		}
 	}
 	if _, err := io.ReadFull(conn, buf); err != nil {
 		if err != io.EOF {

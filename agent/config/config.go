@@ -64,11 +64,43 @@ type Config struct {
 	// DevMode runs server and client in memory (nomad agent -dev).
 	DevMode bool
 
-	// MaxRequestBody is the HTTP request body limit in bytes.
+	// MaxRequestBody is the HTTP request body limit in bytes
+	// (limits.http_max_request_bytes); 0 means no limit.
 	MaxRequestBody int64
+
+	// Limits is the limits block: per-client connection caps and
+	// handshake timeouts, as Nomad reads them.
+	Limits Limits
 
 	// Files lists the config files that were loaded, in order.
 	Files []string
+}
+
+// Limits is the limits block. A cap of 0 means no limit and a timeout
+// of 0 means none, as in Nomad.
+type Limits struct {
+	// HTTPSHandshakeTimeout bounds the TLS handshake of an HTTPS
+	// connection.
+	HTTPSHandshakeTimeout time.Duration
+	// HTTPMaxConnsPerClient caps the HTTP connections one IP address
+	// holds open at once; more get a 429 and are closed.
+	HTTPMaxConnsPerClient int
+	// RPCHandshakeTimeout bounds how long a new RPC connection may take
+	// to say what it carries (and, with TLS, to finish the handshake).
+	RPCHandshakeTimeout time.Duration
+	// RPCMaxConnsPerClient caps the RPC connections one IP address holds
+	// open to a server at once; more are closed.
+	RPCMaxConnsPerClient int
+}
+
+// DefaultLimits returns Nomad's defaults for the limits block.
+func DefaultLimits() Limits {
+	return Limits{
+		HTTPSHandshakeTimeout: 5 * time.Second,
+		HTTPMaxConnsPerClient: 100,
+		RPCHandshakeTimeout:   5 * time.Second,
+		RPCMaxConnsPerClient:  100,
+	}
 }
 
 // ACL is the acl block: whether requests must carry a token, and
@@ -256,6 +288,7 @@ func Default() *Config {
 		TLS:            &tlsutil.Config{},
 		UI:             &UI{},
 		MaxRequestBody: DefaultMaxRequestBody,
+		Limits:         DefaultLimits(),
 	}
 }
 
@@ -352,7 +385,28 @@ func (c *Config) Validate() error {
 	if err := c.TLS.Validate(); err != nil {
 		errs.Add(err)
 	}
+	c.validateLimits(&errs)
 	return errs.ErrorOrNil()
+}
+
+func (c *Config) validateLimits(errs *structs.MultiError) {
+	for key, n := range map[string]int64{
+		"http_max_conns_per_client": int64(c.Limits.HTTPMaxConnsPerClient),
+		"rpc_max_conns_per_client":  int64(c.Limits.RPCMaxConnsPerClient),
+		"http_max_request_bytes":    c.MaxRequestBody,
+	} {
+		if n < 0 {
+			errs.Add(fmt.Errorf("limits.%s %d is not allowed: must be 0 (no limit) or more", key, n))
+		}
+	}
+	for key, d := range map[string]time.Duration{
+		"https_handshake_timeout": c.Limits.HTTPSHandshakeTimeout,
+		"rpc_handshake_timeout":   c.Limits.RPCHandshakeTimeout,
+	} {
+		if d < 0 {
+			errs.Add(fmt.Errorf("limits.%s %q is not allowed: must be 0 (no timeout) or more", key, d))
+		}
+	}
 }
 
 func (c *Client) validate(errs *structs.MultiError) {

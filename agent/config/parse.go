@@ -47,15 +47,35 @@ func (d *cfgDecoder) top(c *Config, body hcl.Body) {
 			"telemetry": block(func(b *hcl.Block) { d.telemetry(b, c.Telemetry) }),
 			"acl":       block(func(b *hcl.Block) { d.acl(b, c.ACL) }),
 			"tls":       block(func(b *hcl.Block) { d.tls(b, c.TLS) }),
+			"limits":    block(func(b *hcl.Block) { d.limits(b, c) }),
 		},
 		ignored: []string{
 			"audit", "autopilot", "consul", "consuls", "vault", "vaults", "ui", "sentinel",
-			"reporting", "keyring", "limits", "leave_on_interrupt", "leave_on_terminate", "enable_syslog",
+			"reporting", "keyring", "leave_on_interrupt", "leave_on_terminate", "enable_syslog",
 			"syslog_facility", "disable_update_check", "disable_anonymous_signature", "http_api_response_headers",
 			"plugin_dir", "log_file", "log_rotate_bytes", "log_rotate_duration", "log_rotate_max_files",
 			"log_include_location", "rpc", "eventlog", "vault_namespace",
 		},
 	})
+}
+
+// limits reads the limits block: Nomad's four keys, and
+// http_max_request_bytes, nomadq's own, for the request body cap.
+func (d *cfgDecoder) limits(b *hcl.Block, c *Config) {
+	p := "limits"
+	l := &c.Limits
+	maxBody := int(c.MaxRequestBody)
+	d.decode(b.Body, section{
+		path: p,
+		attrs: map[string]setter{
+			"https_handshake_timeout":   d.duration(p+".https_handshake_timeout", &l.HTTPSHandshakeTimeout),
+			"http_max_conns_per_client": d.integer(p+".http_max_conns_per_client", &l.HTTPMaxConnsPerClient),
+			"rpc_handshake_timeout":     d.duration(p+".rpc_handshake_timeout", &l.RPCHandshakeTimeout),
+			"rpc_max_conns_per_client":  d.integer(p+".rpc_max_conns_per_client", &l.RPCMaxConnsPerClient),
+			"http_max_request_bytes":    d.integer(p+".http_max_request_bytes", &maxBody),
+		},
+	})
+	c.MaxRequestBody = int64(maxBody)
 }
 
 func (d *cfgDecoder) acl(b *hcl.Block, a *ACL) {
