@@ -83,12 +83,15 @@ func newTelemetry(conf *config.Telemetry) (*telemetry, error) {
 		Expiration: promSinkExpiry,
 		Registerer: t.registry,
 	}
-	declareMetrics(&opts)
+	windowed, err := declareMetrics(&opts, t.registry)
+	if err != nil {
+		return nil, fmt.Errorf("telemetry: %w", err)
+	}
 	t.prom, err = promsink.NewPrometheusSinkFrom(opts)
 	if err != nil {
 		return nil, fmt.Errorf("telemetry: prometheus sink: %w", err)
 	}
-	t.sink = metrics.FanoutSink{t.inmem, promGauges{t.prom}}
+	t.sink = metrics.FanoutSink{t.inmem, promGauges{PrometheusSink: t.prom, windowed: windowed}}
 	t.metrics, err = metrics.New(t.metricsConfig(false), t.sink)
 	if err != nil {
 		return nil, fmt.Errorf("telemetry: %w", err)
@@ -343,7 +346,25 @@ func promName(dotted string) string {
 // out of the Prometheus sink: it could only expire them a minute after
 // their alloc ended. In Prometheus they come from collectors that read
 // the live allocs; /v1/metrics still shows them.
-type promGauges struct{ *promsink.PrometheusSink }
+//
+// It also sends the samples of windowed summaries (see summaryWindow)
+// to them instead of the sink.
+type promGauges struct {
+	*promsink.PrometheusSink
+	windowed map[string]*windowedSummary
+}
+
+func (p promGauges) AddSample(key []string, val float32) {
+	p.AddSampleWithLabels(key, val, nil)
+}
+
+func (p promGauges) AddSampleWithLabels(key []string, val float32, labels []metrics.Label) {
+	if w := p.windowed[promName(strings.Join(key, "_"))]; w != nil {
+		w.observe(val, labels)
+		return
+	}
+	p.PrometheusSink.AddSampleWithLabels(key, val, labels)
+}
 
 func perAllocGauge(key []string) bool {
 	name := strings.Join(key, ".")

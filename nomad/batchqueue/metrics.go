@@ -29,9 +29,9 @@ type Metric struct {
 	// Key is the go-metrics key, without the agent's service name.
 	Key  []string
 	Help string
-	// Labels are declared with these values; other values of the same
-	// label names appear at their first update and, undeclared, leave
-	// after the sink's expiry.
+	// Labels are declared with these values, so the series is served
+	// from the start; other values of the same label names appear at
+	// their first update.
 	Labels []metrics.Label
 }
 
