@@ -6,8 +6,9 @@
 # network), docker-registry (the registry the pull tests push to and pull
 # from on 127.0.0.1; its service is not needed, the tests start their
 # own), containernetworking-plugins (the CNI plugins bridge networks are
-# built with, in /usr/lib/cni) and iptables (which the firewall and
-# portmap plugins drive). Installs only what is missing; does nothing when
+# built with, in /usr/lib/cni), iptables (which the firewall and portmap
+# plugins drive, and the test engine with a bridge of its own) and
+# iproute2 (whose ip makes that bridge). Installs only what is missing; does nothing when
 # all are there.
 set -euo pipefail
 
@@ -16,7 +17,7 @@ installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install o
 # against a libc the image does not have.
 missing=()
 command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
-for pkg in busybox-static docker-registry containernetworking-plugins iptables; do
+for pkg in busybox-static docker-registry containernetworking-plugins iptables iproute2; do
 	installed "$pkg" || missing+=("$pkg")
 done
 if [ "${#missing[@]}" -eq 0 ]; then
