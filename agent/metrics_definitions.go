@@ -19,7 +19,7 @@ import (
 // text; labelled ones are declared with one label value, and the sink
 // takes the help of the family for the others.
 var serverTimings = []promsink.SummaryDefinition{
-	{Name: []string{"nomad", "plan", "apply"}, Help: "Milliseconds the plan applier took for one plan, from its dequeue to handing its Raft entry on."},
+	{Name: []string{"nomad", "plan", "apply"}, Help: "Milliseconds the plan applier took for one plan: token check, evaluation, and handing its Raft entry to Raft (or the entry's commit, for a partial plan)."},
 	{Name: []string{"nomad", "plan", "evaluate"}, Help: "Milliseconds spent checking a plan against the latest state."},
 	{Name: []string{"nomad", "worker", "dequeue_eval"}, Help: "Milliseconds a scheduler worker waited for an evaluation it then got."},
 	{Name: []string{"nomad", "worker", "invoke_scheduler", structs.JobTypeService}, Help: "Milliseconds the service scheduler took for one evaluation."},
