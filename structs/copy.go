@@ -66,6 +66,7 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 	c.Meta = maps.Clone(tg.Meta)
 	c.ShutdownDelay = clonePtr(tg.ShutdownDelay)
 	c.MaxRunDuration = clonePtr(tg.MaxRunDuration)
+	c.MaxRunDurationWarning = tg.MaxRunDurationWarning.Copy()
 	c.Scaling = tg.Scaling.Copy()
 	if tg.Volumes != nil {
 		c.Volumes = make(map[string]*VolumeRequest, len(tg.Volumes))

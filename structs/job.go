@@ -273,6 +273,9 @@ type TaskGroup struct {
 	// counted from the allocation's CreateTime. Only batch and sysbatch jobs
 	// may set it.
 	MaxRunDuration *time.Duration
+	// MaxRunDurationWarning, when set, signals the group's tasks before
+	// the MaxRunDuration deadline.
+	MaxRunDurationWarning *MaxRunDurationWarning `json:",omitempty"`
 }
 
 // Ask is what one allocation of the group reserves on its node: its

@@ -221,6 +221,13 @@ func (tg *TaskGroup) validate(errs *MultiError, j *Job) {
 			add("%s", err)
 		}
 	}
+	if w := tg.MaxRunDurationWarning; w != nil {
+		var we MultiError
+		we.Add(ValidateMaxRunDurationWarning(w, tg.MaxRunDuration))
+		for _, err := range we.Errors {
+			add("%s", err)
+		}
+	}
 	if d := tg.ShutdownDelay; d != nil && *d < 0 {
 		add("shutdown_delay %s is not allowed: must not be negative", *d)
 	}
@@ -745,6 +752,8 @@ func ValidateMaxRunDuration(jobType string, d time.Duration) error {
 		return fmt.Errorf("max_run_duration is only allowed for batch and sysbatch jobs, not %s jobs", jobType)
 	case d <= 0:
 		return fmt.Errorf("max_run_duration must be greater than zero, got %s", d)
+	case d < MinMaxRunDuration:
+		return tooShortDuration("max_run_duration", d)
 	}
 	return nil
 }
