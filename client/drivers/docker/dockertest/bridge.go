@@ -7,8 +7,12 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // Options are what an engine is started with beyond the defaults.
@@ -28,7 +32,15 @@ type bridgeNet struct {
 	// hadDockerChains: another engine's DOCKER chains were there before
 	// ours started, so only the rules naming our bridge are removed.
 	hadDockerChains bool
+	// lock is held from before the firewall is read until the engine's
+	// rules are removed: two test engines with iptables, in two test
+	// binaries, would otherwise share DOCKER chains that the first to
+	// stop removes under the other.
+	lock *os.File
 }
+
+// bridgeLockPath serialises the test engines with a bridge on a machine.
+var bridgeLockPath = filepath.Join(os.TempDir(), "nomadq-dockertest-bridge.lock")
 
 // newBridge creates an up bridge with the first address of a free /24
 // in 10.0.0.0/8.
@@ -38,16 +50,26 @@ func newBridge() (*bridgeNet, error) {
 			return nil, fmt.Errorf("%s not found (Debian packages iproute2 and iptables): %w", tool, err)
 		}
 	}
+	lock, err := os.OpenFile(bridgeLockPath, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("lock %s: %w", bridgeLockPath, err)
+	}
 	used, err := usedPrefixes()
 	if err != nil {
+		lock.Close()
 		return nil, err
 	}
 	var b [4]byte
 	if _, err := rand.Read(b[:]); err != nil {
+		lock.Close()
 		return nil, err
 	}
 	n := binary.BigEndian.Uint32(b[:])
-	br := &bridgeNet{name: fmt.Sprintf("nqdk%05x", n&0xfffff)}
+	br := &bridgeNet{name: fmt.Sprintf("nqdk%05x", n&0xfffff), lock: lock}
 	for i := uint32(0); i < 256; i++ {
 		// 10.200.0.0 to 10.249.255.0: away from the ranges other tools
 		// take by default (docker's 172.17/16, CNI's 10.88 and 172.26).
@@ -59,6 +81,7 @@ func newBridge() (*bridgeNet, error) {
 		}
 	}
 	if !br.prefix.IsValid() {
+		lock.Close()
 		return nil, errors.New("no free /24 in 10.200.0.0/16 to 10.249.0.0/16 for the test bridge")
 	}
 	br.hadDockerChains = strings.Contains(iptablesSave("filter")+iptablesSave("nat"), ":DOCKER")
@@ -154,6 +177,8 @@ func (br *bridgeNet) remove() {
 		}
 	}
 	_ = exec.Command("ip", "link", "del", br.name).Run()
+	// Closing the file releases the lock.
+	br.lock.Close()
 }
 
 // ours reports whether an iptables-save rule line is one our engine made.
