@@ -141,6 +141,7 @@ var commands = map[string]commandInfo{
 	"var lock":                      {runVarLock, "Put a lock on a variable and run a child command if operation is successful"},
 	"node meta apply":               {runNodeMetaApply, "Modify node metadata"},
 	"node meta read":                {runNodeMetaRead, "Read node metadata"},
+	"operator debug":                {runOperatorDebug, "Build a debug archive"},
 
 	"service list":   {runServiceList, "Display all registered Nomad services"},
 	"service info":   {runServiceInfo, "Display an individual Nomad service registration"},
