@@ -165,6 +165,9 @@ func (j *Job) checkHome(job *structs.Job) error {
 	if err := ns.CheckCapabilities(job); err != nil {
 		return err
 	}
+	if err := applyNamespaceMaxRun(ns, job); err != nil {
+		return err
+	}
 	if err := j.checkMemoryMax(job); err != nil {
 		return err
 	}

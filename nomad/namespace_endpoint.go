@@ -72,6 +72,9 @@ func (n *Namespace) UpsertNamespaces(args *structs.NamespaceUpsertRequest, reply
 		if err := ns.Validate(); err != nil {
 			return structs.NewBadRequestf("Invalid namespace %q: %v", ns.Name, err)
 		}
+		if err := validateNamespaceMaxRun(ns); err != nil {
+			return err
+		}
 	}
 	_, index, err := n.srv.raftApply(structs.NamespaceUpsertRequestType, args)
 	if err != nil {
