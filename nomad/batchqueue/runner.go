@@ -19,7 +19,10 @@ type runner struct {
 	// ctx is Run's: the released workloads' watchers end with it.
 	ctx context.Context
 	// waker wakes the round when a released workload's watch fires.
-	waker    waker
+	waker waker
+	// watches waits on the released workloads' watch sets with a
+	// bounded number of goroutines (nil until the first watch).
+	watches  *watchGroup
 	st       *state.StateStore // the store the heap was built from
 	settings structs.BatchQueueConfig
 

@@ -1,7 +1,6 @@
 package batchqueue
 
 import (
-	"context"
 	"sync"
 	"time"
 
@@ -19,13 +18,14 @@ type tracked struct {
 	// rebuilt marks an entry read back after a leadership change: its
 	// first verdict is a recomputation, not a transition to count.
 	rebuilt bool
-	// unwatch ends the goroutine watching ws (nil: none runs).
-	unwatch context.CancelFunc
+	// watched is the watch set the runner's watchGroup waits on for
+	// this workload (nil: none).
+	watched memdb.WatchSet
 }
 
 // waker wakes the round when a released workload's watch set fires.
-// Each released workload has its own watcher (see watch), so the round's
-// watch set holds one channel for all of them instead of every
+// The runner's watchGroup waits on every released workload's channels
+// (see watch), so the round's watch set holds one channel for all of them instead of every
 // workload's own channels; the round still tests each workload's
 // channels itself, so it never judges on state newer than what it knows
 // has changed.
@@ -53,27 +53,23 @@ func (w *waker) add(ws memdb.WatchSet) {
 	ws.Add(w.ch)
 }
 
-// watch starts the goroutine that waits on t's watch set and wakes the
-// round when it fires; a watcher already running for t ends first.
+// watch hands t's watch set to the runner's watchGroup, in place of the
+// one it watched before.
 func (r *runner) watch(t *tracked) {
-	r.unwatch(t)
-	if r.ctx == nil || t.ws == nil {
+	if r.ctx == nil {
 		return // a runner driven by hand (benchmarks): nothing waits
 	}
-	ctx, cancel := context.WithCancel(r.ctx)
-	t.unwatch = cancel
-	ws := t.ws
-	go func() {
-		if ws.WatchCtx(ctx) == nil {
-			r.waker.wake()
-		}
-	}()
+	if r.watches == nil {
+		r.watches = newWatchGroup(r.ctx, r.waker.wake)
+	}
+	r.watches.swap(t.watched, t.ws)
+	t.watched = t.ws
 }
 
 func (r *runner) unwatch(t *tracked) {
-	if t.unwatch != nil {
-		t.unwatch()
-		t.unwatch = nil
+	if t.watched != nil {
+		r.watches.swap(t.watched, nil)
+		t.watched = nil
 	}
 }
 
