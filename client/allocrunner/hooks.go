@@ -64,6 +64,12 @@ type Runner interface {
 	// UnsetTaskEnv removes a variable from the environment of tasks
 	// started from now on.
 	UnsetTaskEnv(key string)
+	// SignalTasks sends signal to every running task, recording reason on
+	// each task's Signaling event, and returns how many it reached.
+	SignalTasks(signal, reason string) int
+	// TaskStates returns a copy of every task's state, restored ones
+	// included.
+	TaskStates() map[string]*structs.TaskState
 	// ShuttingDown reports whether the client is shutting down.
 	ShuttingDown() bool
 	// Logger is the runner's logger.

@@ -17,6 +17,11 @@ const MaxRunDurationReason = structs.AllocTimeoutReasonMaxRunDuration
 // disarm do not get it.
 const MaxRunEnvVar = "NOMAD_ALLOC_DEADLINE"
 
+// MaxRunWarningEnvVar holds, in unix seconds, when the group's
+// max_run_duration_warning signal is due, in the environment of tasks
+// started while a warning is armed.
+const MaxRunWarningEnvVar = "NOMAD_ALLOC_DEADLINE_WARNING"
+
 // MaxRunPlan is what max_run_duration means for an alloc at one instant.
 type MaxRunPlan struct {
 	// Armed is false when no deadline applies: the group sets none, the
@@ -29,6 +34,11 @@ type MaxRunPlan struct {
 	Deadline time.Time
 	// Remaining is Deadline - now; zero or less means act at once.
 	Remaining time.Duration
+	// WarnAt is when the group's max_run_duration_warning is due
+	// (Deadline - before); zero when the group asks for none.
+	WarnAt time.Time
+	// WarnSignal is the signal the warning sends.
+	WarnSignal string
 }
 
 // PlanMaxRun decides, from the alloc alone and the time, whether a
@@ -52,7 +62,11 @@ func PlanMaxRun(a *structs.Allocation, now time.Time) MaxRunPlan {
 	if !ok {
 		return MaxRunPlan{}
 	}
-	return MaxRunPlan{Armed: true, Configured: *tg.MaxRunDuration, Deadline: deadline, Remaining: deadline.Sub(now)}
+	plan := MaxRunPlan{Armed: true, Configured: *tg.MaxRunDuration, Deadline: deadline, Remaining: deadline.Sub(now)}
+	if w := tg.MaxRunDurationWarning; w != nil && w.Before > 0 && w.Before < plan.Configured && w.Signal != "" {
+		plan.WarnAt, plan.WarnSignal = deadline.Add(-w.Before), w.Signal
+	}
+	return plan
 }
 
 // MaxRunState is what the hook (or a simulated node, client/sim) has put
@@ -65,6 +79,11 @@ type MaxRunState struct {
 	armed      bool
 	configured time.Duration
 	deadline   time.Time
+	// warnAt and warnSignal describe the warning in force; warnSent is
+	// set once it was sent for this warnAt.
+	warnAt     time.Time
+	warnSignal string
+	warnSent   bool
 }
 
 // MaxRunAction is what the hook must do after applying an alloc.
@@ -127,6 +146,10 @@ type maxRunDurationHook struct {
 	// it is stale.
 	gen     uint64
 	stopped bool
+	// warnTimer and warnGen do for the warning what timer and gen do for
+	// the deadline.
+	warnTimer *time.Timer
+	warnGen   uint64
 }
 
 func newMaxRunDurationHook(r Runner) RunnerHook { return &maxRunDurationHook{r: r} }
@@ -161,6 +184,7 @@ func (h *maxRunDurationHook) stop() {
 	defer h.mu.Unlock()
 	h.stopped = true
 	h.stopTimerLocked()
+	h.stopWarnTimerLocked()
 }
 
 func (h *maxRunDurationHook) stopTimerLocked() {
@@ -176,22 +200,38 @@ func (h *maxRunDurationHook) stopTimerLocked() {
 // The kill itself runs after the lock is released, before apply returns.
 func (h *maxRunDurationHook) apply(a *structs.Allocation) {
 	h.mu.Lock()
-	if h.stopped {
+	if h.stopped || a == nil || a.AllocModifyIndex < h.state.index {
 		h.mu.Unlock()
 		return
 	}
+	now := time.Now()
 	prev := h.state
-	next, action, plan := DecideMaxRun(prev, a, time.Now())
+	next, action, plan := DecideMaxRun(prev, a, now)
+	next, warn := DecideMaxRunWarning(next, plan, now, h.warningSent)
 	h.state = next
+	sendWarning := h.applyWarningLocked(warn)
+	kill := h.applyDeadlineLocked(prev, action, plan)
+	h.mu.Unlock()
+	if sendWarning {
+		h.sendWarning(plan.Deadline, plan.WarnSignal)
+	}
+	if kill {
+		h.r.Logger().Debug("allocation exceeded max_run_duration, enforcing immediately", "deadline", plan.Deadline)
+		h.kill(plan.Deadline)
+	}
+}
+
+// applyDeadlineLocked keeps the deadline timer and the task environment
+// in line with action; it reports whether the alloc must be killed now,
+// which the caller does once the lock is released.
+func (h *maxRunDurationHook) applyDeadlineLocked(prev MaxRunState, action MaxRunAction, plan MaxRunPlan) bool {
 	switch action {
 	case MaxRunKeep:
-		h.mu.Unlock()
-		return
+		return false
 	case MaxRunDisarm:
 		h.stopTimerLocked()
 		h.r.UnsetTaskEnv(MaxRunEnvVar)
-		h.mu.Unlock()
-		return
+		return false
 	}
 	if prev.armed {
 		h.r.Logger().Debug("updated max_run_duration", "old", prev.configured, "new", plan.Configured, "deadline", plan.Deadline)
@@ -201,12 +241,9 @@ func (h *maxRunDurationHook) apply(a *structs.Allocation) {
 	if action == MaxRunArm {
 		gen := h.gen
 		h.timer = time.AfterFunc(plan.Remaining, func() { h.fire(gen) })
-		h.mu.Unlock()
-		return
+		return false
 	}
-	h.mu.Unlock()
-	h.r.Logger().Debug("allocation exceeded max_run_duration, enforcing immediately", "deadline", plan.Deadline)
-	h.kill(plan.Deadline)
+	return true
 }
 
 // fire kills the alloc if this timer is still the current one and the

@@ -29,6 +29,48 @@ type fakeRunner struct {
 	// afterAlloc runs once Alloc has read the alloc and before it returns
 	// it, so a test can slip an update in between.
 	afterAlloc func()
+	// signals records SignalTasks calls; states is what TaskStates
+	// answers (the events a restored task carries).
+	signals []sentSignal
+	states  map[string]*structs.TaskState
+}
+
+// sentSignal is one SignalTasks call.
+type sentSignal struct {
+	at             time.Time
+	signal, reason string
+}
+
+func (f *fakeRunner) SignalTasks(signal, reason string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.signals = append(f.signals, sentSignal{at: time.Now(), signal: signal, reason: reason})
+	if f.states == nil {
+		f.states = map[string]*structs.TaskState{}
+	}
+	ts := f.states["main"]
+	if ts == nil {
+		ts = &structs.TaskState{}
+		f.states["main"] = ts
+	}
+	ts.Events = append(ts.Events, &structs.TaskEvent{Type: structs.TaskSignaling, TaskSignal: signal, TaskSignalReason: reason})
+	return 1
+}
+
+func (f *fakeRunner) TaskStates() map[string]*structs.TaskState {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make(map[string]*structs.TaskState, len(f.states))
+	for k, v := range f.states {
+		out[k] = v.Copy()
+	}
+	return out
+}
+
+func (f *fakeRunner) sent() []sentSignal {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.signals)
 }
 
 func (f *fakeRunner) Alloc() *structs.Allocation {

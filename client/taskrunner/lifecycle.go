@@ -74,6 +74,11 @@ func (tr *TaskRunner) restarted(id string, res *drivers.ExitResult) bool {
 // Signaling event.
 func (tr *TaskRunner) Signal(signal string) error { return tr.signalFor(signal, reasonUserSignal) }
 
+// SignalFor sends signal to the running task's main process, recording
+// reason on its Signaling event (a hook's, such as max_run_duration's
+// warning).
+func (tr *TaskRunner) SignalFor(signal, reason string) error { return tr.signalFor(signal, reason) }
+
 // signalFor signals the running task, recording reason.
 func (tr *TaskRunner) signalFor(signal, reason string) error {
 	id, _, err := tr.running()
