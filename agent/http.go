@@ -19,6 +19,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-msgpack/v2/codec"
 
+	"github.com/nomadq/nomadq/agent/ui"
 	"github.com/nomadq/nomadq/structs"
 )
 
@@ -67,6 +68,7 @@ type httpHandler struct {
 	logger hclog.Logger
 	routes []route
 	rules  map[string]httpRule
+	ui     http.Handler
 }
 
 func newHTTPHandler(a *Agent) *httpHandler {
@@ -154,6 +156,7 @@ func newHTTPHandler(a *Agent) *httpHandler {
 	add("/v1/services", h.servicesRequest)
 	add("/v1/service/", h.serviceSpecificRequest)
 	add("/v1/event/stream", h.eventStreamRequest)
+	h.ui = ui.New(h)
 	return h
 }
 
@@ -163,6 +166,12 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := r.URL.Path
 	if path == "/" {
 		http.Redirect(w, r, "/ui/", http.StatusTemporaryRedirect)
+		return
+	}
+	// The web UI reads through this handler with the user's token, so
+	// its pages pass the same ACL checks as the API.
+	if path == "/ui" || strings.HasPrefix(path, "/ui/") {
+		h.ui.ServeHTTP(w, r)
 		return
 	}
 	var fn handlerFunc
