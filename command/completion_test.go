@@ -70,7 +70,7 @@ func TestCompleteCommands(t *testing.T) {
 		line string
 		want []string
 	}{
-		{"nomad job r", []string{"revert", "run"}},
+		{"nomad job r", []string{"restart", "revert", "run"}},
 		{"nomad jo", []string{"job"}},
 		{"nomad node pool ", []string{"apply", "delete", "info", "jobs", "list", "nodes"}},
 		{"nomad node pool i", []string{"info"}},
@@ -90,7 +90,7 @@ func TestCompleteCommands(t *testing.T) {
 		must.Eq(t, 0, code)
 		got := strings.Fields(out)
 		sort.Strings(got)
-		must.Eq(t, []string{"revert", "run"}, got)
+		must.Eq(t, []string{"restart", "revert", "run"}, got)
 	})
 }
 
