@@ -53,6 +53,7 @@ var commands = map[string]commandInfo{
 	"node eligibility":              {runNodeEligibility, "Toggle scheduling eligibility for a given node"},
 	"server members":                {runServerMembers, "Display a list of the known servers and their status"},
 	"status":                        {runStatus, "Display the status output for a resource"},
+	"ui":                            {runUI, "Open the web UI"},
 	"agent":                         {runAgent, "Run a nomadq agent"},
 	"agent-info":                    {runAgentInfo, "Display status information about the local agent"},
 	"operator scheduler get-config": {runSchedulerGetConfig, "Display the current scheduler configuration"},
