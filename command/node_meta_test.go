@@ -22,7 +22,32 @@ func TestNodeMeta(t *testing.T) {
 	must.NoError(t, err)
 	nodeID := a.Client().NodeID()
 
-	code, _, errOut := cli(t, addr, "node", "meta", "apply", "-unset", "keep", "role=db", "empty=")
+	// A job that needs the metadata waits for it.
+	spec := writeSpec(t, "needs-db.nomad.hcl", `job "needs-db" {
+  datacenters = ["*"]
+  constraint {
+    attribute = "${meta.role}"
+    value     = "db"
+  }
+  group "g" {
+    task "t" {
+      driver = "raw_exec"
+      config {
+        command = "/bin/sh"
+        args    = ["-c", "echo role=${meta.role}; exec sleep 600"]
+      }
+      resources {
+        cpu    = 50
+        memory = 32
+      }
+    }
+  }
+}
+`)
+	code, _, errOut := cli(t, addr, "job", "run", "-detach", spec)
+	must.Eq(t, 0, code, must.Sprint(errOut))
+
+	code, _, errOut = cli(t, addr, "node", "meta", "apply", "-unset", "keep", "role=db", "empty=")
 	must.Eq(t, 0, code, must.Sprint(errOut))
 
 	code, out, errOut := cli(t, addr, "node", "meta", "read")
@@ -54,6 +79,17 @@ rack = r1
 			return fmt.Errorf("keep is still set: %v", n.Meta)
 		}
 		return nil
+	})
+
+	t.Run("the waiting job is placed and sees the metadata", func(t *testing.T) {
+		alloc := runningAlloc(t, c, "needs-db", 0)
+		waitFor(t, "the task's log", 10*time.Second, func() error {
+			code, out, errOut := cli(t, addr, "alloc", "logs", alloc.ID)
+			if code != 0 || out != "role=db\n" {
+				return fmt.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
+			}
+			return nil
+		})
 	})
 
 	t.Run("-node-id and -json", func(t *testing.T) {
