@@ -58,6 +58,7 @@ func newBridge() (*bridgeNet, error) {
 		lock.Close()
 		return nil, fmt.Errorf("lock %s: %w", bridgeLockPath, err)
 	}
+	sweepStaleBridges()
 	used, err := usedPrefixes()
 	if err != nil {
 		lock.Close()
@@ -97,6 +98,30 @@ func newBridge() (*bridgeNet, error) {
 		}
 	}
 	return br, nil
+}
+
+// sweepStaleBridges removes the bridges, and the iptables rules naming
+// them, of test engines whose test binary died before Stop: with the lock
+// held, no engine with a bridge is running.
+func sweepStaleBridges() {
+	ifaces, err := net.Interfaces()
+	if err != nil {
+		return
+	}
+	for _, ifc := range ifaces {
+		if !strings.HasPrefix(ifc.Name, "nqdk") {
+			continue
+		}
+		br := &bridgeNet{name: ifc.Name, hadDockerChains: true}
+		if addrs, err := ifc.Addrs(); err == nil {
+			for _, a := range addrs {
+				if p, err := netip.ParsePrefix(a.String()); err == nil && p.Addr().Is4() {
+					br.prefix = p.Masked()
+				}
+			}
+		}
+		br.remove()
+	}
 }
 
 // usedPrefixes are the machine's interface networks and routes.
@@ -177,14 +202,16 @@ func (br *bridgeNet) remove() {
 		}
 	}
 	_ = exec.Command("ip", "link", "del", br.name).Run()
-	// Closing the file releases the lock.
-	br.lock.Close()
+	if br.lock != nil {
+		// Closing the file releases the lock.
+		br.lock.Close()
+	}
 }
 
 // ours reports whether an iptables-save rule line is one our engine made.
 func (br *bridgeNet) ours(line string) bool {
 	for _, f := range splitRule(line) {
-		if f == br.name || f == br.prefix.String() {
+		if f == br.name || (br.prefix.IsValid() && f == br.prefix.String()) {
 			return true
 		}
 		if !br.hadDockerChains && strings.HasPrefix(f, "DOCKER") {
