@@ -81,6 +81,20 @@ func TestJobRestart(t *testing.T) {
 			return nil
 		})
 	})
+	t.Run("one task, verbose", func(t *testing.T) {
+		code, out, errOut := cli(t, addr, "job", "restart", "-yes", "-verbose", "-batch-size", "2", "-group", "g", "-task", "t", "web")
+		must.Eq(t, 0, code, must.Sprint(errOut))
+		must.StrContains(t, out, "Restarting 1st batch of 2 allocations")
+		must.StrContains(t, out, `Restarting task "t" in allocation`)
+		waitFor(t, "each alloc restarted twice", 20*time.Second, func() error {
+			for id, a := range running() {
+				if a.TaskStates["t"].Restarts != 2 {
+					return fmt.Errorf("alloc %s: %d restarts", id, a.TaskStates["t"].Restarts)
+				}
+			}
+			return nil
+		})
+	})
 	t.Run("a group with no allocs", func(t *testing.T) {
 		code, out, errOut := cli(t, addr, "job", "restart", "-yes", "-group", "other", "web")
 		must.Eq(t, 0, code, must.Sprint(errOut))
