@@ -89,6 +89,7 @@ func apiJobToStruct(job *api.Job) (*structs.Job, []string, error) {
 
 func (h *httpHandler) jobRegister(w http.ResponseWriter, r *http.Request, pathJobID string) (any, error) {
 	var body api.JobRegisterRequest
+	raw := teeBody(r)
 	if err := decodeBody(r, &body); err != nil {
 		return nil, err
 	}
@@ -104,6 +105,9 @@ func (h *httpHandler) jobRegister(w http.ResponseWriter, r *http.Request, pathJo
 	setJobNamespace(r, body.Job, body.Namespace)
 	job, warnings, err := apiJobToStruct(body.Job)
 	if err != nil {
+		return nil, err
+	}
+	if err := applyMaxRunWarnings(raw.Bytes(), job); err != nil {
 		return nil, err
 	}
 	args := structs.JobRegisterRequest{
@@ -324,6 +328,7 @@ func (h *httpHandler) jobPlan(w http.ResponseWriter, r *http.Request, jobID stri
 		return nil, methodNotAllowed()
 	}
 	var body api.JobPlanRequest
+	raw := teeBody(r)
 	if err := decodeBody(r, &body); err != nil {
 		return nil, err
 	}
@@ -336,6 +341,9 @@ func (h *httpHandler) jobPlan(w http.ResponseWriter, r *http.Request, jobID stri
 	setJobNamespace(r, body.Job, body.Namespace)
 	job, warnings, err := apiJobToStruct(body.Job)
 	if err != nil {
+		return nil, err
+	}
+	if err := applyMaxRunWarnings(raw.Bytes(), job); err != nil {
 		return nil, err
 	}
 	args := structs.JobPlanRequest{Job: job, Diff: body.Diff, PolicyOverride: body.PolicyOverride}

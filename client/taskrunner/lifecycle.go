@@ -95,7 +95,9 @@ func (tr *TaskRunner) signalFor(signal, reason string) error {
 	e := NewEvent(structs.TaskSignaling)
 	e.TaskSignal = signal
 	e.TaskSignalReason = reason
-	tr.EmitEvent(e)
+	// Persisted with the task state, so a restarted client knows the
+	// signal went out (max_run_duration's warning is sent once).
+	tr.update("", e, nil)
 	return s.SignalTask(id, signal)
 }
 
