@@ -399,6 +399,9 @@ func (d *Driver) containerConfig(tc *drivers.TaskConfig, c taskConfig) (*contain
 		}
 	}
 	if len(c.ports) > 0 && !host.NetworkMode.IsContainer() && !host.NetworkMode.IsHost() {
+		if err := d.checkEngineBridge(); err != nil {
+			return nil, nil, err
+		}
 		exposed, bindings, err := publishedPorts(tc, c)
 		if err != nil {
 			return nil, nil, err

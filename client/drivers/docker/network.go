@@ -224,3 +224,19 @@ func publishedPorts(tc *drivers.TaskConfig, c taskConfig) (network.PortSet, netw
 	}
 	return exposed, bindings, nil
 }
+
+// checkEngineBridge refuses ports on an engine that has no bridge network
+// (dockerd run with --bridge=none): it would start the container with its
+// port bindings and publish none of them.
+func (d *Driver) checkEngineBridge() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := d.client.NetworkInspect(ctx, "bridge", client.NetworkInspectOptions{})
+	switch {
+	case cerrdefs.IsNotFound(err):
+		return invalid(`config key "ports": the docker engine has no "bridge" network (dockerd runs with --bridge=none), so it cannot publish ports; give the group network { mode = "bridge" } instead`)
+	case err != nil:
+		return fmt.Errorf("docker: inspect the engine's bridge network: %w", err)
+	}
+	return nil
+}

@@ -3,6 +3,7 @@ package docker
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -123,4 +124,20 @@ func TestDriver_NetworkModeContainer(t *testing.T) {
 	missing := newTask(t, map[string]any{"image": dockertest.Image, "command": "true", "network_mode": "container:nope-" + first.AllocID})
 	_, err = d.StartTask(missing)
 	must.ErrorContains(t, err, "nope-"+first.AllocID)
+}
+
+// An engine without a bridge (dockerd --bridge=none, as the package's test
+// engine runs) cannot publish ports: the task fails to start, saying so,
+// rather than running with none of its ports reachable.
+func TestDriver_PortsNeedEngineBridge(t *testing.T) {
+	e := dockertest.Require(t)
+	d := newDriver(t, e, nil)
+	tc := newTask(t, map[string]any{"image": dockertest.Image, "command": "true", "network_mode": "", "ports": []any{"http"}})
+	tc.Env["NOMAD_HOST_PORT_http"] = strconv.Itoa(freePort(t))
+	tc.Env["NOMAD_PORT_http"] = "80"
+	_, err := d.StartTask(tc)
+	must.ErrorContains(t, err, `config key "ports": the docker engine has no "bridge" network`)
+	var ve *drivers.ValidationError
+	must.True(t, errors.As(err, &ve), must.Sprint("no restart can give the engine a bridge"))
+	must.Eq(t, 0, containersOf(t, e, tc.AllocID, true))
 }
