@@ -1,9 +1,11 @@
 package command
 
 import (
+	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -133,4 +135,35 @@ func TestJobRestart(t *testing.T) {
 			must.StrContains(t, errOut, tc.wantErr)
 		})
 	}
+}
+
+// The questions between batches read their answers from standard input:
+// the default depends on whether the batch failed, and with -batch-wait
+// ask a duration answer sets the wait.
+func TestJobRestartProceed(t *testing.T) {
+	for _, tc := range []struct {
+		name, input string
+		hadErr, ask bool
+		want        bool
+		wantWait    time.Duration
+	}{
+		{"enter goes on after a good batch", "\n", false, false, true, 0},
+		{"enter stops after a failed batch", "\n", true, false, false, 0},
+		{"yes after a failed batch", "y\n", true, false, true, 0},
+		{"no", "no\n", false, false, false, 0},
+		{"a wrong answer asks again", "maybe\nyes\n", false, false, true, 0},
+		{"a duration sets the wait", "2s\n", false, true, true, 2 * time.Second},
+		{"a duration is no answer without ask", "2s\n", false, false, false, 0},
+		{"end of input stops", "", false, false, false, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errw strings.Builder
+			r := &jobRestart{out: &out, errw: &errw, in: bufio.NewReader(strings.NewReader(tc.input)), batchWaitAsk: tc.ask}
+			must.Eq(t, tc.want, r.proceed(tc.hadErr))
+			must.Eq(t, tc.wantWait, r.batchWait)
+		})
+	}
+	must.Eq(t, "1st 2nd 3rd 4th 11th 12th 13th 21st 102nd", strings.Join([]string{
+		ordinal(1), ordinal(2), ordinal(3), ordinal(4), ordinal(11), ordinal(12), ordinal(13), ordinal(21), ordinal(102),
+	}, " "))
 }
