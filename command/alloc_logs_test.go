@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -76,6 +77,21 @@ func TestAllocLogsJobAndTail(t *testing.T) {
 		})
 	}
 
+	t.Run("-f alone follows stdout and stderr", func(t *testing.T) {
+		cmd := exec.Command(os.Args[0], "alloc", "logs", "-address", addr, "-f", "-job", "lines")
+		cmd.Env = append(os.Environ(), runAsCLI+"=1")
+		var out, errOut syncBuffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		must.NoError(t, cmd.Start())
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		waitFor(t, "both logs followed", 10*time.Second, func() error {
+			if out.String() != all.String() || errOut.String() != "oops\n" {
+				return fmt.Errorf("stdout %q, stderr %q", out.String(), errOut.String())
+			}
+			return nil
+		})
+	})
+
 	t.Run("alloc fs -job", func(t *testing.T) {
 		code, out, errOut := cli(t, addr, "alloc", "fs", "-job", "lines", "alloc/logs/t.stdout.0")
 		must.Eq(t, 0, code, must.Sprint(errOut))
@@ -120,3 +136,4 @@ func TestTailLinesReader(t *testing.T) {
 		must.Eq(t, "d\ne\nf\n", string(out))
 	})
 }
+
