@@ -136,4 +136,3 @@ func TestTailLinesReader(t *testing.T) {
 		must.Eq(t, "d\ne\nf\n", string(out))
 	})
 }
-
