@@ -3,10 +3,9 @@ package command
 import (
 	"fmt"
 	"net/url"
-	"os/exec"
-	"runtime"
 	"strings"
 
+	"github.com/hashicorp/cap/util"
 	"github.com/hashicorp/nomad/api"
 	"github.com/hashicorp/nomad/api/contexts"
 )
@@ -90,7 +89,7 @@ func runUI(args []string, s Streams) int {
 	} else {
 		fmt.Fprintf(s.Stdout, "Opening URL %q\n", shown)
 	}
-	if err := openURL(u.String()); err != nil {
+	if err := util.OpenURL(u.String()); err != nil {
 		fmt.Fprintf(s.Stderr, "Error opening URL: %s\n", err)
 		return 1
 	}
@@ -145,18 +144,4 @@ func uiPath(client *api.Client, id, ns string, s Streams) (string, int) {
 	}
 	fmt.Fprintf(s.Stderr, "Unable to resolve ID: %q\n", id)
 	return "", 1
-}
-
-// openURL opens u in the desktop's default browser.
-func openURL(u string) error {
-	var cmd *exec.Cmd
-	switch runtime.GOOS {
-	case "darwin":
-		cmd = exec.Command("open", u)
-	case "windows":
-		cmd = exec.Command("rundll32", "url.dll,FileProtocolHandler", u)
-	default:
-		cmd = exec.Command("xdg-open", u)
-	}
-	return cmd.Start()
 }

@@ -74,7 +74,7 @@ var funcs = template.FuncMap{
 		return *p
 	},
 	"derefb": func(p *bool) bool { return p != nil && *p },
-	"dur": func(d int64) string { return time.Duration(d).String() },
+	"dur":    func(d int64) string { return time.Duration(d).String() },
 	"jobURL": func(id, ns string) string {
 		u := "/ui/jobs/" + url.PathEscape(id)
 		if ns != "" && ns != "default" {

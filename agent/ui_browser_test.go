@@ -1,0 +1,186 @@
+package agent
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	cdppage "github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+	"github.com/shoenig/test/must"
+	"github.com/shoenig/test/wait"
+
+	"github.com/nomadq/nomadq/structs"
+)
+
+// chromiumPath finds a Chromium to drive, or skips the test: the
+// Makefile's test-deps installs Debian's chromium.
+func chromiumPath(t *testing.T) string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Skip("no chromium on PATH (make test-deps installs it): the web UI browser test needs one")
+	return ""
+}
+
+// TestUI_Browser drives a real headless Chromium against a dev agent: the
+// queue page shows the line, moves without a reload, a timed alloc counts
+// down, and a job stopped in the UI is stopped in the API.
+func TestUI_Browser(t *testing.T) {
+	chrome := chromiumPath(t)
+	a, c := queueAgent(t, structs.BatchQueueOrderFIFO, time.Minute)
+	base := a.HTTPAddr()
+	shots := os.Getenv("NOMADQ_UI_SCREENSHOTS")
+	if shots == "" {
+		shots = t.TempDir()
+	}
+	must.NoError(t, os.MkdirAll(shots, 0o755))
+
+	// ui-first holds 60% of the node's memory until the test lets it
+	// finish, so ui-second (60% too) waits placing and ui-third queues
+	// behind it at position 1.
+	gateFile := filepath.Join(t.TempDir(), "finish")
+	mem := nodeMemory(t, c) * 6 / 10
+	first := maxRunJob("ui-first", "batch", 5*time.Minute, "while [ ! -e "+gateFile+" ]; do sleep 0.2; done")
+	first.TaskGroups[0].Tasks[0].Resources.MemoryMB = new(mem)
+	qRegister(t, c, first)
+	firstAlloc := allocOf(t, c, "ui-first", 20*time.Second)
+	qRegister(t, c, rawJob("ui-second", 50, "600", mem))
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
+		e := queueEntry(t, c, "ui-second")
+		return e != nil && e.Status == structs.BatchQueueStatusPlacing
+	}), wait.Timeout(10*time.Second), wait.Gap(50*time.Millisecond)))
+	qRegister(t, c, rawJob("ui-third", 50, "600", 32))
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chrome), chromedp.NoSandbox, chromedp.Headless,
+		chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1280, 900))
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	ctx, cancel := chromedp.NewContext(allocCtx)
+	defer cancel()
+	// The first run starts the browser, which lives as long as ctx: it
+	// has no timeout of its own; each step below has one.
+	if err := chromedp.Do(ctx); err != nil {
+		t.Skipf("chromium at %s cannot start: %v", chrome, err)
+	}
+	// Stopping a job asks for confirmation: the test says yes.
+	dialogs := chromedp.Events(ctx, cdppage.JavascriptDialogOpening)
+	go func() {
+		for _, err := range dialogs {
+			if err != nil {
+				return
+			}
+			_, _ = chromedp.Call(ctx, cdppage.HandleJavaScriptDialog, cdppage.HandleJavaScriptDialogParams{Accept: true})
+		}
+	}()
+	step := func(actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		sctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		defer cancel()
+		must.NoError(t, chromedp.Do(sctx, actions...))
+	}
+	get := func(a chromedp.Action[string]) string {
+		t.Helper()
+		sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		v, err := chromedp.Run(sctx, a)
+		must.NoError(t, err)
+		return v
+	}
+	shot := func(name string) {
+		t.Helper()
+		buf, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+		must.NoError(t, err)
+		must.NoError(t, os.WriteFile(filepath.Join(shots, name), buf, 0o644))
+	}
+
+	// The timed alloc counts down on the page, from the server's deadline.
+	step(chromedp.Navigate(base+"/ui/allocations/"+firstAlloc.ID),
+		chromedp.WaitVisible(chromedp.ID("alloc-countdown")),
+		chromedp.Sleep(1100*time.Millisecond))
+	before := get(chromedp.Text(chromedp.ID("alloc-countdown")))
+	step(chromedp.Sleep(2100 * time.Millisecond))
+	after := get(chromedp.Text(chromedp.ID("alloc-countdown")))
+	shot("alloc.png")
+	b, aft := seconds(t, before), seconds(t, after)
+	must.Less(t, b, aft, must.Sprintf("countdown went from %q to %q", before, after))
+	must.Greater(t, 4*60, aft, must.Sprintf("countdown %q: the deadline is 5m after the alloc was created", after))
+
+	step(chromedp.Navigate(base+"/ui/jobs"), chromedp.WaitVisible(chromedp.ID("jobs")))
+	jobsText := get(chromedp.Text(chromedp.ID("jobs")))
+	shot("jobs.png")
+	for _, id := range []string{"ui-first", "ui-second", "ui-third"} {
+		must.StrContains(t, jobsText, id)
+	}
+	must.StrContains(t, jobsText, "queued at 1")
+
+	// The queue page: who waits, where, and who is placing.
+	step(chromedp.Navigate(base+"/ui/queue"), chromedp.WaitVisible(chromedp.ID("queue-line")))
+	pos := get(chromedp.Text(chromedp.CSS(`#queue-line tr[data-job="ui-third"] td.pos`)))
+	placing := get(chromedp.Text(chromedp.ID("queue-placing")))
+	step(chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := chromedp.Evaluate[bool](`window.__notReloaded = true`)(ctx, tg)
+		return err
+	}))
+	shot("queue.png")
+	must.Eq(t, "1", strings.TrimSpace(pos))
+	must.StrContains(t, placing, "ui-second")
+
+	// ui-first finishes: ui-second places, ui-third is released, and the
+	// page shows it without a reload.
+	must.NoError(t, os.WriteFile(gateFile, nil, 0o644))
+	pctx, pcancel := context.WithTimeout(ctx, 60*time.Second)
+	defer pcancel()
+	_, err := chromedp.Run(pctx, chromedp.Poll[bool](`document.querySelectorAll('#queue-line tr[data-job="ui-third"]').length === 0`,
+		chromedp.WithPollingTimeout(55*time.Second)))
+	must.NoError(t, err, must.Sprint("the queue page still shows ui-third waiting"))
+	same, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.__notReloaded === true`))
+	must.NoError(t, err)
+	must.True(t, same, must.Sprint("the queue page was reloaded instead of updated"))
+	done, _, err := c.Jobs().Info("ui-first", nil)
+	must.NoError(t, err)
+	must.Eq(t, "dead", *done.Status)
+
+	// Stop a job with the UI's button; the API agrees.
+	step(chromedp.Navigate(base+"/ui/jobs/ui-third"),
+		chromedp.Click(chromedp.CSS(`button[data-action="stop-job"]`)),
+		chromedp.Poll[chromedp.Void](`document.getElementById("flash").textContent !== ""`, chromedp.WithPollingTimeout(20*time.Second)))
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
+		j, _, err := c.Jobs().Info("ui-third", nil)
+		return err == nil && j.Stop != nil && *j.Stop
+	}), wait.Timeout(10*time.Second), wait.Gap(50*time.Millisecond)))
+
+	// An unknown ID is a 404 page with a way back.
+	step(chromedp.Navigate(base + "/ui/allocations/no-such-alloc"))
+	heading := get(chromedp.Text(chromedp.CSS("main h1")))
+	must.StrContains(t, heading, "404")
+	back, err := chromedp.Run(ctx, chromedp.AttributeValue(chromedp.CSS(`main p a`), "href"))
+	must.NoError(t, err)
+	must.Eq(t, "/ui/jobs", back.Value)
+}
+
+var countdownRE = regexp.MustCompile(`^(?:(\d+)h)?(?:(\d+)m)?(\d+)s$`)
+
+// seconds reads a countdown such as "4m58s".
+func seconds(t *testing.T, s string) int {
+	t.Helper()
+	m := countdownRE.FindStringSubmatch(strings.TrimSpace(s))
+	must.NotNil(t, m, must.Sprintf("countdown %q", s))
+	total := 0
+	for i, mult := range []int{3600, 60, 1} {
+		if m[i+1] != "" {
+			n, _ := strconv.Atoi(m[i+1])
+			total += n * mult
+		}
+	}
+	return total
+}
