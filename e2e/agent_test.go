@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,7 +31,10 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	nomadBin = filepath.Join(dir, "nomad")
-	build := exec.Command("go", "build", "-o", nomadBin, "../cmd/nomad")
+	// The e2etest tag builds in the fault hooks tests drive through the
+	// environment (a client's clock offset); without their variables set
+	// the binary behaves as a release build.
+	build := exec.Command("go", "build", "-tags", "e2etest", "-o", nomadBin, "../cmd/nomad")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build nomad:", err)
@@ -76,9 +80,13 @@ type agentProc struct {
 	serf    int
 	// apiTLS is what api clients reach an agent with tls.http with.
 	apiTLS *api.TLSConfig
-	logMu  sync.Mutex
-	log    strings.Builder
-	exited chan struct{}
+	// httpClient is what every api client of the agent shares (see api).
+	apiMu      sync.Mutex
+	httpClient *http.Client
+	logMu      sync.Mutex
+	log        strings.Builder
+	exited     chan struct{}
+	env        []string
 }
 
 // agentSpec describes an agent to start.
@@ -96,6 +104,10 @@ type agentSpec struct {
 	// the test's api clients use.
 	tls    *tlsutil.Config
 	apiTLS *api.TLSConfig
+	// env is added to the agent's environment (test hooks' variables).
+	env []string
+	// serverHCL is added inside the server block.
+	serverHCL string
 }
 
 func (s agentSpec) hcl() string {
@@ -104,6 +116,7 @@ func (s agentSpec) hcl() string {
 	fmt.Fprintf(&b, "ports {\n  http = %d\n  rpc = %d\n  serf = %d\n}\n", s.http, s.rpc, s.serf)
 	if s.server {
 		fmt.Fprintf(&b, "server {\n  enabled = true\n  bootstrap_expect = %d\n", s.expect)
+		b.WriteString(s.serverHCL)
 		if len(s.join) > 0 {
 			fmt.Fprintf(&b, "  server_join {\n    retry_join = [%s]\n    retry_interval = \"200ms\"\n  }\n", quoteList(s.join))
 		}
@@ -145,6 +158,7 @@ func startAgent(t *testing.T, spec agentSpec) *agentProc {
 		rpc:     fmt.Sprintf("127.0.0.1:%d", spec.rpc),
 		serf:    spec.serf,
 		apiTLS:  spec.apiTLS,
+		env:     spec.env,
 	}
 	if spec.tls != nil && spec.tls.EnableHTTP {
 		a.http = fmt.Sprintf("https://127.0.0.1:%d", spec.http)
@@ -157,6 +171,9 @@ func (a *agentProc) start(t *testing.T) {
 	t.Helper()
 	cmd := exec.Command(nomadBin, append([]string{"agent", "-config", a.config}, a.flags...)...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if len(a.env) > 0 {
+		cmd.Env = append(os.Environ(), a.env...)
+	}
 	out, err := cmd.StdoutPipe()
 	must.NoError(t, err)
 	cmd.Stderr = cmd.Stdout
@@ -217,13 +234,25 @@ func (a *agentProc) kill(sig syscall.Signal) {
 	}
 }
 
+// api returns an api client of the agent. Every client of an agent
+// shares one HTTP client: a test polling with a new transport each time
+// would open a connection per poll and run into
+// limits.http_max_conns_per_client.
 func (a *agentProc) api(t *testing.T) *api.Client {
 	t.Helper()
+	a.apiMu.Lock()
+	defer a.apiMu.Unlock()
 	cfg := api.DefaultConfig()
 	cfg.Address = a.http
 	if a.apiTLS != nil {
 		cfg.TLSConfig = a.apiTLS
 	}
+	if a.httpClient == nil {
+		hc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+		must.NoError(t, api.ConfigureTLS(hc, cfg.TLSConfig))
+		a.httpClient = hc
+	}
+	cfg.HttpClient = a.httpClient
 	c, err := api.NewClient(cfg)
 	must.NoError(t, err)
 	return c
