@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -106,10 +107,19 @@ func TestMaxRunDurationWarning_RawExec(t *testing.T) {
 	c := apiClient(t, a)
 	const limit, before = 6 * time.Second, 3 * time.Second
 	job := maxRunJob("warned", "batch", limit, warnScript)
+	flags := streamWarningFlags(t, c, "warned")
 	registerWarned(t, a, c, withWarning(t, job, before, "SIGUSR1"))
 
 	alloc := onlyAlloc(t, c, "warned", isTerminal)
 	checkWarned(t, alloc, limit, before)
+
+	// The event stream marks the alloc's updates from the warning on, and
+	// its end carries both marks.
+	seen := <-flags
+	must.SliceNotEmpty(t, seen)
+	must.Eq(t, "running:false:false", seen[0], must.Sprintf("events: %v", seen))
+	must.SliceContains(t, seen, "running:true:false")
+	must.Eq(t, "complete:true:true", seen[len(seen)-1], must.Sprintf("events: %v", seen))
 
 	// The trap ran once, in the task, within a second of the warning time.
 	warnAt := time.Unix(0, alloc.CreateTime).Add(limit - before)
@@ -199,6 +209,45 @@ func TestMaxRunDurationWarning_Refused(t *testing.T) {
 	}
 	code, _ := getBody(t, a, "/v1/job/refused")
 	must.Eq(t, http.StatusNotFound, code, must.Sprint("a refused job is stored"))
+}
+
+// streamWarningFlags follows the job's alloc events until its alloc ends
+// and sends, per event, "<client status>:<TimeoutWarning>:<Timeout>".
+func streamWarningFlags(t *testing.T, c *api.Client, jobID string) <-chan []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	stream, err := c.EventStream().Stream(ctx, map[api.Topic][]string{api.TopicAllocation: {jobID}}, 0, nil)
+	must.NoError(t, err)
+	out := make(chan []string, 1)
+	go func() {
+		var seen []string
+		defer func() { out <- seen }()
+		for {
+			var batch *api.Events
+			select {
+			case batch = <-stream:
+			case <-ctx.Done():
+				return
+			}
+			if batch == nil || batch.Err != nil {
+				return
+			}
+			for _, ev := range batch.Events {
+				alloc, err := ev.Allocation()
+				if err != nil || alloc == nil || alloc.ClientStatus == "pending" {
+					continue
+				}
+				warned, _ := ev.Payload["TimeoutWarning"].(bool)
+				timeout, _ := ev.Payload["Timeout"].(bool)
+				seen = append(seen, fmt.Sprintf("%s:%t:%t", alloc.ClientStatus, warned, timeout))
+				if alloc.ClientStatus == "complete" {
+					return
+				}
+			}
+		}
+	}()
+	return out
 }
 
 // getBody GETs path from the agent's HTTP API.

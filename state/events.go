@@ -106,6 +106,7 @@ func eventFromChange(c memdb.Change) (structs.Event, bool) {
 			ev.Timeout = true
 			ev.TimeoutReason = a.ClientDescription
 		}
+		ev.TimeoutWarning = a.MaxRunWarningSent()
 		return structs.Event{Topic: structs.TopicAllocation, Key: o.ID, Namespace: o.Namespace,
 			FilterKeys: []string{o.JobID, ""}, Payload: ev}, true
 	case *structs.Node:

@@ -81,11 +81,13 @@ type EvaluationEvent struct {
 
 // AllocationEvent is the payload of the Allocation topic. The alloc comes
 // without its Job. Timeout and TimeoutReason mark an alloc that its client
-// stopped at the max_run_duration deadline.
+// stopped at the max_run_duration deadline; TimeoutWarning one whose
+// max_run_duration_warning signal was sent.
 type AllocationEvent struct {
-	Allocation    *Allocation
-	Timeout       bool   `codec:",omitempty"`
-	TimeoutReason string `codec:",omitempty"`
+	Allocation     *Allocation
+	Timeout        bool   `codec:",omitempty"`
+	TimeoutReason  string `codec:",omitempty"`
+	TimeoutWarning bool   `codec:",omitempty"`
 }
 
 // NodeStreamEvent is the payload of the Node topic; the node's SecretID is

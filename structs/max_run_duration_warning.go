@@ -85,3 +85,24 @@ func ValidateMaxRunDurationWarning(w *MaxRunDurationWarning, maxRun *time.Durati
 	}
 	return errs.ErrorOrNil()
 }
+
+// MaxRunWarningReasonPrefix begins the reason of the Signaling event the
+// client records on each task its max_run_duration_warning reaches; the
+// deadline follows, in RFC3339.
+const MaxRunWarningReasonPrefix = "max_run_duration deadline at "
+
+// MaxRunWarningSent reports whether the alloc's task states show that its
+// max_run_duration_warning was sent.
+func (a *Allocation) MaxRunWarningSent() bool {
+	for _, ts := range a.TaskStates {
+		if ts == nil {
+			continue
+		}
+		for _, e := range ts.Events {
+			if e != nil && e.Type == TaskSignaling && strings.HasPrefix(e.TaskSignalReason, MaxRunWarningReasonPrefix) {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -71,7 +71,7 @@ func DecideMaxRunWarning(st MaxRunState, plan MaxRunPlan, now time.Time, sent fu
 // records on each task it reaches: it names the deadline, which is how a
 // restarted client knows the warning for that deadline went out.
 func MaxRunWarningReason(deadline time.Time) string {
-	return "max_run_duration deadline at " + deadline.UTC().Format(time.RFC3339)
+	return structs.MaxRunWarningReasonPrefix + deadline.UTC().Format(time.RFC3339)
 }
 
 // warningSent reports whether a task's events show the warning for
