@@ -31,6 +31,7 @@ test: lint test-deps
 ## docker.io and busybox-static for the docker driver's own test engine.
 test-deps:
 	./scripts/install-docker-test-deps.sh
+	./scripts/install-ui-test-deps.sh
 
 ## test-bench: the scheduler, applier, state store and queue benchmarks,
 ## one iteration each: they must still run and their checks hold (no
