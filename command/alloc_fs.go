@@ -76,7 +76,7 @@ func runAllocFS(args []string, s Streams) int {
 	if byJob {
 		client, alloc, err = randomJobAlloc(&af, fs.Arg(0), "")
 	} else {
-		client, alloc, err = connectAlloc(&af, fs.Arg(0))
+		client, alloc, err = connectAllocVerbose(&af, fs.Arg(0), verbose)
 	}
 	if err != nil {
 		fmt.Fprintln(s.Stderr, err)

@@ -91,7 +91,7 @@ func runAllocLogs(args []string, s Streams) int {
 	if byJob {
 		client, alloc, err = randomJobAlloc(&af, fs.Arg(0), group)
 	} else {
-		client, alloc, err = connectAlloc(&af, fs.Arg(0))
+		client, alloc, err = connectAllocVerbose(&af, fs.Arg(0), verbose)
 	}
 	if err != nil {
 		fmt.Fprintln(s.Stderr, err)
@@ -153,6 +153,30 @@ func runAllocLogs(args []string, s Streams) int {
 		return 0
 	}
 	return copyLog(out, &tailLinesReader{r: body, lines: int(numLines), settle: tailSettle}, logType, s.Stderr)
+}
+
+// connectAllocVerbose is connectAlloc whose list of the allocations an
+// ambiguous prefix matches shows full IDs with -verbose.
+func connectAllocVerbose(af *apiFlags, prefix string, verbose bool) (*api.Client, *api.Allocation, error) {
+	client, err := af.client()
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(prefix) == 1 {
+		return nil, nil, fmt.Errorf("Alloc ID must contain at least two characters.")
+	}
+	stub, err := resolveAlloc(client, prefix, verbose)
+	if err != nil {
+		if amb, ok := err.(*errAmbiguous); ok {
+			return nil, nil, fmt.Errorf("%s", amb.msg)
+		}
+		return nil, nil, err
+	}
+	alloc, _, err := client.Allocations().Info(stub.ID, &api.QueryOptions{Namespace: stub.Namespace})
+	if err != nil {
+		return nil, nil, fmt.Errorf("Error querying allocation: %s", err)
+	}
+	return client, alloc, nil
 }
 
 // allocTask checks that the named task is in the alloc's group, or, when
