@@ -34,6 +34,7 @@ type queueStatus struct {
 		Order                string
 		ConcurrentPlacements int
 		WorkloadTimeout      int64
+		Backfill             bool
 	}
 	Depth   map[string]int
 	Placing []*queueEntry
@@ -64,6 +65,17 @@ var funcs = template.FuncMap{
 			return "now"
 		}
 		return d.String()
+	},
+	"eta": func(v any) string {
+		ns := nanos(v)
+		switch d := time.Until(time.Unix(0, ns)).Truncate(time.Second); {
+		case ns == 0:
+			return "unknown"
+		case d <= 0:
+			return "now"
+		default:
+			return "in " + d.String()
+		}
 	},
 	"ms":    func(ns int64) int64 { return ns / int64(time.Millisecond) },
 	"nowms": func() int64 { return time.Now().UnixMilli() },
@@ -273,12 +285,22 @@ func (s *Server) queuePage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, "Queue", err)
 		return
 	}
-	var line, placing []*queueEntry
+	// The line is what waits; the rest was released and carries the
+	// queue's verdict (placing, stalled, constrained). A queued job
+	// waiting for capacity holds a reservation, and the released jobs
+	// that run ahead of it are the backfill: the reasons say which.
+	var line, placing, reserved, backfill []*queueEntry
 	for _, e := range entries {
-		if e.Status == "placing" {
-			placing = append(placing, e)
-		} else {
+		if e.Status == "queued" {
 			line = append(line, e)
+			if strings.HasPrefix(e.Reason, "Resources") {
+				reserved = append(reserved, e)
+			}
+			continue
+		}
+		placing = append(placing, e)
+		if strings.HasPrefix(e.Reason, "Backfill") {
+			backfill = append(backfill, e)
 		}
 	}
 	shares := map[string]*share{}
@@ -297,7 +319,7 @@ func (s *Server) queuePage(w http.ResponseWriter, r *http.Request) {
 			sh = &share{Namespace: e.Namespace, Weight: 1}
 			shares[e.Namespace] = sh
 		}
-		if e.Status == "placing" {
+		if e.Status != "queued" {
 			sh.Placing++
 		} else {
 			sh.Queued++
@@ -320,6 +342,7 @@ func (s *Server) queuePage(w http.ResponseWriter, r *http.Request) {
 	}
 	s.render(w, r, http.StatusOK, "queue", "Queue", map[string]any{
 		"Status": status, "Line": line, "Placing": placing, "Shares": list,
+		"Reserved": reserved, "Backfill": backfill,
 	})
 }
 
