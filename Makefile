@@ -10,7 +10,7 @@ TEST_FLAGS := -count=1 -race -p 1 -timeout 20m
 
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: all build test test-deps test-bench test-prometheus e2e-long fuzz demo bench compat fmt lint clean
+.PHONY: all build test test-deps test-bench test-prometheus e2e-long fuzz demo bench compat fmt lint clean docs-test
 
 all: build
 
@@ -26,6 +26,12 @@ test: lint test-deps
 	cd scripts && GO=$(GO) ./test.sh $(TEST_FLAGS) ./...
 	$(MAKE) test-bench
 	$(MAKE) test-prometheus
+
+## docs-test: run what README.md and website/ show (commands, job files,
+## agent configs) against a dev agent, or fail on a block not marked with
+## why it cannot run (website/docstest; make test runs it too, in ./...).
+docs-test:
+	$(GO) test -count=1 -race -timeout 10m ./website/docstest/
 
 ## test-deps: what the tests need from Debian and a fresh machine lacks:
 ## docker.io and busybox-static for the docker driver's own test engine.

@@ -27,7 +27,8 @@ const (
 	KindCommands
 	// KindJob is a whole job file: `nomad job validate` must accept it.
 	KindJob
-	// KindJobFragment is a group or task block: wrapped into a job, which
+	// KindJobFragment is a group, task, template, check or variable block:
+	// wrapped into a job, which
 	// `nomad job validate` must accept.
 	KindJobFragment
 	// KindAgentConfig is an agent configuration file: `nomad config
@@ -55,12 +56,14 @@ type Block struct {
 	File   string // name, when marked file
 	Output bool   // marked output
 	Exit   int    // marked exit code of the last command (0 unless marked)
+	Exits  []int  // marked exit codes of each command, in order
 	Usage  bool   // marked usage
 	// Setup are commands run, unshown, before the block: what its
 	// commands need to exist (a job to inspect, a file to read).
 	Setup []string
-	// Subs replace a placeholder the page shows (an ID such as 3f1c) in
-	// this and the page's later commands with what a command prints.
+	// Subs replace a placeholder the page shows (an ID such as 3f1c, or
+	// "<new key>" quoted) in this and the page's later commands with what
+	// a command prints.
 	Subs    []Sub
 	markErr error // a marker that does not parse
 }
@@ -147,7 +150,12 @@ func (b *Block) applyMarkers(markers []string) {
 			continue
 		}
 		if rest, ok := strings.CutPrefix(m, "sub "); ok {
-			word, cmd, _ := strings.Cut(strings.TrimSpace(rest), " ")
+			// A placeholder with blanks is quoted: sub "<new key>" ...
+			rest = strings.TrimSpace(rest)
+			word, cmd, _ := strings.Cut(rest, " ")
+			if q, ok := strings.CutPrefix(rest, `"`); ok {
+				word, cmd, _ = strings.Cut(q, `"`)
+			}
 			if word == "" || strings.TrimSpace(cmd) == "" {
 				b.markErr = fmt.Errorf("marker %q: sub needs a word and a command: sub 3f1c nomad job allocs -t ... hello", m)
 				continue
@@ -155,7 +163,7 @@ func (b *Block) applyMarkers(markers []string) {
 			b.Subs = append(b.Subs, Sub{Word: word, Command: strings.TrimSpace(cmd)})
 			continue
 		}
-		for _, d := range strings.Split(m, ";") {
+		for _, d := range splitDirectives(m) {
 			d = strings.TrimSpace(d)
 			switch {
 			case d == "":
@@ -177,6 +185,16 @@ func (b *Block) applyMarkers(markers []string) {
 				b.Output = true
 			case d == "usage":
 				b.Usage = true
+			case strings.HasPrefix(d, "exits "):
+				b.Exits = nil
+				for _, f := range strings.Fields(strings.TrimPrefix(d, "exits ")) {
+					code, err := strconv.Atoi(f)
+					if err != nil || code < 0 {
+						b.markErr = fmt.Errorf("marker %q: exits needs a code per command: exits 0 1 0", d)
+						break
+					}
+					b.Exits = append(b.Exits, code)
+				}
 			case strings.HasPrefix(d, "exit "):
 				code, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(d, "exit ")))
 				if err != nil || code < 0 {
@@ -185,10 +203,34 @@ func (b *Block) applyMarkers(markers []string) {
 				}
 				b.Exit = code
 			default:
-				b.markErr = fmt.Errorf("marker %q: unknown directive (skip (why), file NAME, output, exit N, usage, setup CMD, sub WORD CMD)", d)
+				b.markErr = fmt.Errorf("marker %q: unknown directive (skip (why), file NAME, output, exit N, exits N N..., usage, setup CMD, sub WORD CMD)", d)
 			}
 		}
 	}
+}
+
+// splitDirectives splits a marker at the ";" outside parentheses, so a
+// skip reason may hold one.
+func splitDirectives(m string) []string {
+	var (
+		out   []string
+		depth int
+		start int
+	)
+	for i, r := range m {
+		switch r {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case ';':
+			if depth == 0 {
+				out = append(out, m[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(out, m[start:])
 }
 
 // MarkerError is the error of a marker that does not parse, or nil.
@@ -206,7 +248,7 @@ var agentConfigKeys = map[string]bool{
 
 // commandWords are the first words of a line that make an unmarked block
 // without "$ " prompts a block of commands.
-var commandWords = map[string]bool{"nomad": true, "curl": true, "export": true}
+var commandWords = map[string]bool{"nomad": true, "curl": true, "export": true, "cat": true, "echo": true}
 
 var envAssignRE = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*=\S*$`)
 
@@ -227,9 +269,9 @@ func (b Block) Classify() Kind {
 	case "hcl":
 		first := firstWord(b.Text)
 		switch {
-		case regexp.MustCompile(`(?m)^\s*job\s+"`).MatchString(b.Text):
+		case isJob(b.Text):
 			return KindJob
-		case first == "group" || first == "task":
+		case first == "group" || first == "task" || first == "template" || first == "check" || first == "variable":
 			return KindJobFragment
 		case agentConfigKeys[first]:
 			return KindAgentConfig
@@ -247,6 +289,11 @@ func (b Block) Classify() Kind {
 	}
 	return KindUnknown
 }
+
+var jobRE = regexp.MustCompile(`(?m)^\s*job\s+"`)
+
+// isJob reports whether an HCL text is a job file.
+func isJob(text string) bool { return jobRE.MatchString(text) }
 
 func hasPrompt(text string) bool {
 	for l := range strings.SplitSeq(text, "\n") {
