@@ -2,6 +2,9 @@ package agent
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +19,7 @@ import (
 	"github.com/shoenig/test/must"
 	"github.com/shoenig/test/wait"
 
+	"github.com/nomadq/nomadq/agent/ui"
 	"github.com/nomadq/nomadq/structs"
 )
 
@@ -183,4 +187,49 @@ func seconds(t *testing.T, s string) int {
 		}
 	}
 	return total
+}
+
+// TestUI_ACL checks that the UI reads with the user's token, as the API
+// does: without one a page answers 403 with a way to enter one, with the
+// session cookie it shows what the token may read, and the cookie alone
+// never acts on /v1.
+func TestUI_ACL(t *testing.T) {
+	a, c, root := aclAgent(t)
+	c.SetSecretID(root.SecretID)
+	qRegister(t, c, rawJob("ui-secret", 50, "60", 32))
+	get := func(path, token string) (int, string) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodGet, a.HTTPAddr()+path, nil)
+		must.NoError(t, err)
+		if token != "" {
+			req.AddCookie(&http.Cookie{Name: ui.TokenCookie, Value: url.QueryEscape(token)})
+		}
+		resp, err := http.DefaultClient.Do(req)
+		must.NoError(t, err)
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		must.NoError(t, err)
+		return resp.StatusCode, string(body)
+	}
+	code, body := get("/ui/jobs", "")
+	must.Eq(t, http.StatusForbidden, code)
+	must.StrContains(t, body, `href="/ui/settings/tokens"`)
+	must.StrNotContains(t, body, "ui-secret")
+
+	code, body = get("/ui/jobs", root.SecretID)
+	must.Eq(t, http.StatusOK, code)
+	must.StrContains(t, body, `href="/ui/jobs/ui-secret"`)
+
+	code, _ = get("/ui/jobs/ui-secret", "not-a-token")
+	must.Eq(t, http.StatusForbidden, code)
+
+	// The cookie is for the pages' reads: the API takes the token only
+	// from its headers, so a cross-site form cannot stop a job with it.
+	req, err := http.NewRequest(http.MethodDelete, a.HTTPAddr()+"/v1/job/ui-secret", nil)
+	must.NoError(t, err)
+	req.AddCookie(&http.Cookie{Name: ui.TokenCookie, Value: url.QueryEscape(root.SecretID)})
+	resp, err := http.DefaultClient.Do(req)
+	must.NoError(t, err)
+	resp.Body.Close()
+	must.Eq(t, http.StatusForbidden, resp.StatusCode)
 }
