@@ -69,10 +69,13 @@ type httpHandler struct {
 	routes []route
 	rules  map[string]httpRule
 	ui     http.Handler
+	// gates cap the blocking queries and log streams per address.
+	gates *requestGates
 }
 
 func newHTTPHandler(a *Agent) *httpHandler {
-	h := &httpHandler{agent: a, logger: a.logger.Named("http"), rules: httpRules()}
+	h := &httpHandler{agent: a, logger: a.logger.Named("http"), rules: httpRules(),
+		gates: newRequestGates(a.config.Limits.HTTPMaxBlockingQueriesPerClient, a.config.Limits.HTTPMaxLogStreamsPerClient)}
 	add := func(path string, fn handlerFunc) {
 		h.routes = append(h.routes, route{path: path, prefix: strings.HasSuffix(path, "/"), h: fn})
 	}
@@ -196,6 +199,12 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
+	release, err := h.gates.admit(r)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	defer release()
 	obj, err := fn(w, r)
 	defer func() {
 		h.logger.Debug("request complete", "method", r.Method, "path", r.URL.RequestURI(), "duration", time.Since(start))

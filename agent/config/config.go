@@ -91,6 +91,12 @@ type Limits struct {
 	// RPCMaxConnsPerClient caps the RPC connections one IP address holds
 	// open to a server at once; more are closed.
 	RPCMaxConnsPerClient int
+	// HTTPMaxBlockingQueriesPerClient caps the blocking queries one IP
+	// address holds at once; more are answered 429 (nomadq's own key).
+	HTTPMaxBlockingQueriesPerClient int
+	// HTTPMaxLogStreamsPerClient caps the log streams one IP address
+	// holds at once; more are answered 429 (nomadq's own key).
+	HTTPMaxLogStreamsPerClient int
 }
 
 // DefaultLimits returns Nomad's defaults for the limits block.
@@ -100,6 +106,9 @@ func DefaultLimits() Limits {
 		HTTPMaxConnsPerClient: 100,
 		RPCHandshakeTimeout:   5 * time.Second,
 		RPCMaxConnsPerClient:  100,
+		// As many as the connection cap lets through over HTTP/1.1.
+		HTTPMaxBlockingQueriesPerClient: 100,
+		HTTPMaxLogStreamsPerClient:      100,
 	}
 }
 
@@ -391,9 +400,11 @@ func (c *Config) Validate() error {
 
 func (c *Config) validateLimits(errs *structs.MultiError) {
 	for key, n := range map[string]int64{
-		"http_max_conns_per_client": int64(c.Limits.HTTPMaxConnsPerClient),
-		"rpc_max_conns_per_client":  int64(c.Limits.RPCMaxConnsPerClient),
-		"http_max_request_bytes":    c.MaxRequestBody,
+		"http_max_conns_per_client":            int64(c.Limits.HTTPMaxConnsPerClient),
+		"rpc_max_conns_per_client":             int64(c.Limits.RPCMaxConnsPerClient),
+		"http_max_request_bytes":               c.MaxRequestBody,
+		"http_max_blocking_queries_per_client": int64(c.Limits.HTTPMaxBlockingQueriesPerClient),
+		"http_max_log_streams_per_client":      int64(c.Limits.HTTPMaxLogStreamsPerClient),
 	} {
 		if n < 0 {
 			errs.Add(fmt.Errorf("limits.%s %d is not allowed: must be 0 (no limit) or more", key, n))

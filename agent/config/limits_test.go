@@ -20,7 +20,7 @@ func TestLimits_Parse(t *testing.T) {
 		{
 			name:     "absent: Nomad's defaults",
 			src:      `name = "a"`,
-			want:     Limits{HTTPSHandshakeTimeout: 5 * time.Second, HTTPMaxConnsPerClient: 100, RPCHandshakeTimeout: 5 * time.Second, RPCMaxConnsPerClient: 100},
+			want:     Limits{HTTPSHandshakeTimeout: 5 * time.Second, HTTPMaxConnsPerClient: 100, RPCHandshakeTimeout: 5 * time.Second, RPCMaxConnsPerClient: 100, HTTPMaxBlockingQueriesPerClient: 100, HTTPMaxLogStreamsPerClient: 100},
 			wantBody: DefaultMaxRequestBody,
 		},
 		{
@@ -31,8 +31,10 @@ func TestLimits_Parse(t *testing.T) {
   rpc_handshake_timeout     = "3s"
   rpc_max_conns_per_client  = 0
   http_max_request_bytes    = 4096
+  http_max_blocking_queries_per_client = 5
+  http_max_log_streams_per_client      = 0
 }`,
-			want:     Limits{HTTPSHandshakeTimeout: 2 * time.Second, HTTPMaxConnsPerClient: 7, RPCHandshakeTimeout: 3 * time.Second},
+			want:     Limits{HTTPSHandshakeTimeout: 2 * time.Second, HTTPMaxConnsPerClient: 7, RPCHandshakeTimeout: 3 * time.Second, HTTPMaxBlockingQueriesPerClient: 5},
 			wantBody: 4096,
 		},
 		{

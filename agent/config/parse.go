@@ -59,8 +59,9 @@ func (d *cfgDecoder) top(c *Config, body hcl.Body) {
 	})
 }
 
-// limits reads the limits block: Nomad's four keys, and
-// http_max_request_bytes, nomadq's own, for the request body cap.
+// limits reads the limits block: Nomad's four keys, and nomadq's own
+// http_max_request_bytes (the request body cap) and the per-address caps
+// on blocking queries and log streams.
 func (d *cfgDecoder) limits(b *hcl.Block, c *Config) {
 	p := "limits"
 	l := &c.Limits
@@ -68,11 +69,13 @@ func (d *cfgDecoder) limits(b *hcl.Block, c *Config) {
 	d.decode(b.Body, section{
 		path: p,
 		attrs: map[string]setter{
-			"https_handshake_timeout":   d.duration(p+".https_handshake_timeout", &l.HTTPSHandshakeTimeout),
-			"http_max_conns_per_client": d.integer(p+".http_max_conns_per_client", &l.HTTPMaxConnsPerClient),
-			"rpc_handshake_timeout":     d.duration(p+".rpc_handshake_timeout", &l.RPCHandshakeTimeout),
-			"rpc_max_conns_per_client":  d.integer(p+".rpc_max_conns_per_client", &l.RPCMaxConnsPerClient),
-			"http_max_request_bytes":    d.integer(p+".http_max_request_bytes", &maxBody),
+			"https_handshake_timeout":              d.duration(p+".https_handshake_timeout", &l.HTTPSHandshakeTimeout),
+			"http_max_conns_per_client":            d.integer(p+".http_max_conns_per_client", &l.HTTPMaxConnsPerClient),
+			"rpc_handshake_timeout":                d.duration(p+".rpc_handshake_timeout", &l.RPCHandshakeTimeout),
+			"rpc_max_conns_per_client":             d.integer(p+".rpc_max_conns_per_client", &l.RPCMaxConnsPerClient),
+			"http_max_request_bytes":               d.integer(p+".http_max_request_bytes", &maxBody),
+			"http_max_blocking_queries_per_client": d.integer(p+".http_max_blocking_queries_per_client", &l.HTTPMaxBlockingQueriesPerClient),
+			"http_max_log_streams_per_client":      d.integer(p+".http_max_log_streams_per_client", &l.HTTPMaxLogStreamsPerClient),
 		},
 	})
 	c.MaxRequestBody = int64(maxBody)
@@ -220,6 +223,31 @@ func (d *cfgDecoder) schedulerConfig(b *hcl.Block, sc *structs.SchedulerConfigur
 						backfillSet = true
 						backfill(v, rng)
 					},
+				}, blocks: map[string]blockReader{
+					// A block given starts from no weights, so a weight left
+					// out does not count; left out whole, the defaults stay.
+					"multifactor": block(func(b *hcl.Block) {
+						mp := bp + ".multifactor"
+						m := &bq.Multifactor
+						*m = structs.BatchQueueMultifactor{MaxAge: structs.DefaultBatchQueueMaxAge, UsageHalfLife: structs.DefaultBatchQueueUsageHalfLife}
+						weight := func(key string, into *float64) setter {
+							return func(v cty.Value, rng hcl.Range) {
+								if v.IsNull() || v.Type() != cty.Number {
+									d.errorf(rng, "%s must be a number, got %s", key, friendly(v))
+									return
+								}
+								*into, _ = v.AsBigFloat().Float64()
+							}
+						}
+						d.decode(b.Body, section{path: mp, attrs: map[string]setter{
+							"priority_weight":   weight(mp+".priority_weight", &m.PriorityWeight),
+							"age_weight":        weight(mp+".age_weight", &m.AgeWeight),
+							"fair_share_weight": weight(mp+".fair_share_weight", &m.FairShareWeight),
+							"size_weight":       weight(mp+".size_weight", &m.SizeWeight),
+							"max_age":           d.duration(mp+".max_age", &m.MaxAge),
+							"usage_half_life":   d.duration(mp+".usage_half_life", &m.UsageHalfLife),
+						}})
+					}),
 				}})
 				bq.Canonicalize()
 				if !backfillSet {
