@@ -204,7 +204,7 @@ func (h *maxRunDurationHook) apply(a *structs.Allocation) {
 		h.mu.Unlock()
 		return
 	}
-	now := time.Now()
+	now := wallNow()
 	prev := h.state
 	next, action, plan := DecideMaxRun(prev, a, now)
 	next, warn := DecideMaxRunWarning(next, plan, now, h.warningSent)
@@ -246,8 +246,14 @@ func (h *maxRunDurationHook) applyDeadlineLocked(prev MaxRunState, action MaxRun
 	return true
 }
 
+// maxRunRecheck bounds how long a timer that fired before the wall
+// clock reached the deadline waits before it looks again: a clock
+// stepped back and then corrected must not delay the kill by the step.
+const maxRunRecheck = time.Second
+
 // fire kills the alloc if this timer is still the current one and the
-// deadline has really passed (a wall clock step back re-arms instead).
+// deadline has really passed (a wall clock step back re-arms instead,
+// looking again at least every maxRunRecheck).
 func (h *maxRunDurationHook) fire(gen uint64) {
 	h.mu.Lock()
 	if h.stopped || gen != h.gen {
@@ -255,8 +261,8 @@ func (h *maxRunDurationHook) fire(gen uint64) {
 		return
 	}
 	deadline := h.state.deadline
-	if wait := time.Until(deadline); wait > 0 {
-		h.timer = time.AfterFunc(wait, func() { h.fire(gen) })
+	if wait := deadline.Sub(wallNow()); wait > 0 {
+		h.timer = time.AfterFunc(min(wait, maxRunRecheck), func() { h.fire(gen) })
 		h.mu.Unlock()
 		return
 	}
