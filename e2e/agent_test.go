@@ -87,6 +87,7 @@ type agentProc struct {
 	log        strings.Builder
 	exited     chan struct{}
 	env        []string
+	netns      string
 }
 
 // agentSpec describes an agent to start.
@@ -108,11 +109,22 @@ type agentSpec struct {
 	env []string
 	// serverHCL is added inside the server block.
 	serverHCL string
+	// addr is the address the agent binds and is reached on (empty:
+	// 127.0.0.1); netns, when set, is the network namespace it runs in.
+	addr  string
+	netns string
+}
+
+func (s agentSpec) bindAddr() string {
+	if s.addr == "" {
+		return "127.0.0.1"
+	}
+	return s.addr
 }
 
 func (s agentSpec) hcl() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "name = %q\ndata_dir = %q\nbind_addr = \"127.0.0.1\"\nlog_level = \"INFO\"\n", s.name, s.dataDir)
+	fmt.Fprintf(&b, "name = %q\ndata_dir = %q\nbind_addr = %q\nlog_level = \"INFO\"\n", s.name, s.dataDir, s.bindAddr())
 	fmt.Fprintf(&b, "ports {\n  http = %d\n  rpc = %d\n  serf = %d\n}\n", s.http, s.rpc, s.serf)
 	if s.server {
 		fmt.Fprintf(&b, "server {\n  enabled = true\n  bootstrap_expect = %d\n", s.expect)
@@ -154,14 +166,15 @@ func startAgent(t *testing.T, spec agentSpec) *agentProc {
 		name:    spec.name,
 		config:  cfgPath,
 		dataDir: spec.dataDir,
-		http:    fmt.Sprintf("http://127.0.0.1:%d", spec.http),
-		rpc:     fmt.Sprintf("127.0.0.1:%d", spec.rpc),
+		http:    fmt.Sprintf("http://%s:%d", spec.bindAddr(), spec.http),
+		rpc:     fmt.Sprintf("%s:%d", spec.bindAddr(), spec.rpc),
 		serf:    spec.serf,
 		apiTLS:  spec.apiTLS,
 		env:     spec.env,
+		netns:   spec.netns,
 	}
 	if spec.tls != nil && spec.tls.EnableHTTP {
-		a.http = fmt.Sprintf("https://127.0.0.1:%d", spec.http)
+		a.http = fmt.Sprintf("https://%s:%d", spec.bindAddr(), spec.http)
 	}
 	a.start(t)
 	return a
@@ -169,7 +182,13 @@ func startAgent(t *testing.T, spec agentSpec) *agentProc {
 
 func (a *agentProc) start(t *testing.T) {
 	t.Helper()
-	cmd := exec.Command(nomadBin, append([]string{"agent", "-config", a.config}, a.flags...)...)
+	args := append([]string{"agent", "-config", a.config}, a.flags...)
+	cmd := exec.Command(nomadBin, args...)
+	if a.netns != "" {
+		// ip execs the agent in place: its PID and process group are
+		// the agent's.
+		cmd = exec.Command("ip", append([]string{"netns", "exec", a.netns, nomadBin}, args...)...)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if len(a.env) > 0 {
 		cmd.Env = append(os.Environ(), a.env...)
