@@ -163,6 +163,22 @@ func TestUI_Browser(t *testing.T) {
 		return err == nil && j.Stop != nil && *j.Stop
 	}), wait.Timeout(10*time.Second), wait.Gap(50*time.Millisecond)))
 
+	// `nomad ui -authenticate`: a one-time token in the URL is exchanged
+	// for the caller's token, kept in session storage, and leaves the
+	// address bar; the pages then read with it.
+	acl, ac, root := aclAgent(t)
+	qRegister(t, ac, rawJob("ui-secret", 50, "60", 32))
+	ott, _, err := ac.ACLTokens().UpsertOneTimeToken(nil)
+	must.NoError(t, err)
+	step(chromedp.Navigate(acl.HTTPAddr()+"/ui/jobs?ott="+url.QueryEscape(ott.OneTimeSecretID)),
+		chromedp.WaitVisible(chromedp.CSS(`a[href="/ui/jobs/ui-secret"]`)))
+	stored, err := chromedp.Run(ctx, chromedp.Evaluate[string](`sessionStorage.getItem("nomadq.token")`))
+	must.NoError(t, err)
+	must.Eq(t, root.SecretID, stored)
+	loc, err := chromedp.Run(ctx, chromedp.Location())
+	must.NoError(t, err)
+	must.StrNotContains(t, loc, "ott")
+
 	// An unknown ID is a 404 page with a way back.
 	step(chromedp.Navigate(base + "/ui/allocations/no-such-alloc"))
 	heading := get(chromedp.Text(chromedp.CSS("main h1")))
