@@ -98,6 +98,7 @@ func TestDocs(t *testing.T) {
 	// one run shows everything a page change broke.
 	all := readBlocks(t)
 	bin := buildNomad(t)
+	curlShim(t, filepath.Dir(bin))
 	addr := startAgent(t, bin)
 	examples, err := filepath.Abs(filepath.Join(repoRoot, "examples"))
 	if err != nil {
@@ -312,6 +313,22 @@ func commandEnv(bin, addr, home string) []string {
 		}
 	}
 	return env
+}
+
+// curlShim puts a curl beside the built nomad that fails (exit 22) on an
+// HTTP error status, as `curl -s` alone would not: a documented request
+// that the agent refuses is a broken example unless the page marks the
+// exit code it expects.
+func curlShim(t *testing.T, dir string) {
+	t.Helper()
+	real, err := exec.LookPath("curl")
+	if err != nil {
+		t.Fatalf("the docs' curl examples need curl on PATH: %v", err)
+	}
+	shim := "#!/bin/sh\nexec " + real + " --fail-with-body \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "curl"), []byte(shim), 0o755); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // buildNomad builds the nomad binary into a temporary directory.

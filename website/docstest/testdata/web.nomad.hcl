@@ -19,7 +19,7 @@ job "web" {
 
       config {
         command = "/bin/sh"
-        args    = ["-c", "echo rendered > local/out.txt; echo rendered; trap 'echo got USR1' USR1; while true; do sleep 1; done"]
+        args    = ["-c", "echo rendered > local/out.txt; echo rendered; trap 'echo got USR1' USR1; trap 'echo got HUP' HUP; while true; do sleep 1; done"]
       }
 
       resources {
