@@ -108,7 +108,7 @@ func (h *httpHandler) jobRegister(w http.ResponseWriter, r *http.Request, pathJo
 		return nil, err
 	}
 	if err := applyMaxRunWarnings(raw.Bytes(), job); err != nil {
-		return nil, err
+		return nil, codedErr(http.StatusBadRequest, "Job validation failed: %v", err)
 	}
 	args := structs.JobRegisterRequest{
 		Job:               job,
@@ -344,7 +344,7 @@ func (h *httpHandler) jobPlan(w http.ResponseWriter, r *http.Request, jobID stri
 		return nil, err
 	}
 	if err := applyMaxRunWarnings(raw.Bytes(), job); err != nil {
-		return nil, err
+		return nil, codedErr(http.StatusBadRequest, "Job validation failed: %v", err)
 	}
 	args := structs.JobPlanRequest{Job: job, Diff: body.Diff, PolicyOverride: body.PolicyOverride}
 	h.parseWrite(r, &args.WriteRequest)
@@ -456,6 +456,7 @@ func (h *httpHandler) validateJobRequest(w http.ResponseWriter, r *http.Request)
 		return nil, methodNotAllowed()
 	}
 	var body api.JobValidateRequest
+	raw := teeBody(r)
 	if err := decodeBody(r, &body); err != nil {
 		return nil, err
 	}
@@ -469,6 +470,7 @@ func (h *httpHandler) validateJobRequest(w http.ResponseWriter, r *http.Request)
 	body.Job.Canonicalize()
 	sj := apiconv.Job(body.Job)
 	sj.Canonicalize()
+	errs.Add(applyMaxRunWarnings(raw.Bytes(), sj))
 	errs.Add(sj.Validate())
 	errs.Add(h.agent.checkJobMaxCount(sj))
 	if err := errs.ErrorOrNil(); err != nil {

@@ -3,6 +3,7 @@ package agent
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"time"
@@ -43,8 +44,8 @@ func teeBody(r *http.Request) *bytes.Buffer {
 }
 
 // applyMaxRunWarnings copies the groups' max_run_duration_warning from
-// the raw job request body onto job. A malformed warning is a 400 naming
-// the group and the field.
+// the raw job request body onto job. The error names the group and the
+// field of a malformed warning; the handlers answer it with a 400.
 func applyMaxRunWarnings(raw []byte, job *structs.Job) error {
 	// JSON field names match in any case, as api.Job's do.
 	if job == nil || !bytes.Contains(bytes.ToLower(raw), []byte("maxrundurationwarning")) {
@@ -52,7 +53,7 @@ func applyMaxRunWarnings(raw []byte, job *structs.Job) error {
 	}
 	var body warningBody
 	if err := json.Unmarshal(raw, &body); err != nil {
-		return codedErr(http.StatusBadRequest, "Failed to decode request body: TaskGroups[].MaxRunDurationWarning must be an object {\"Before\": nanoseconds, \"Signal\": \"SIGUSR1\"}: %v", err)
+		return fmt.Errorf("TaskGroups[].MaxRunDurationWarning must be an object {\"Before\": nanoseconds, \"Signal\": \"SIGUSR1\"}: %v", err)
 	}
 	if body.Job == nil {
 		return nil
@@ -74,7 +75,7 @@ func applyMaxRunWarnings(raw []byte, job *structs.Job) error {
 			out.Signal = *w.Signal
 		}
 		if err := structs.ValidateMaxRunDurationWarning(out, tg.MaxRunDuration); err != nil {
-			return codedErr(http.StatusBadRequest, "Job validation failed: Task group %q: %v", tg.Name, err)
+			return fmt.Errorf("Task group %q: %v", tg.Name, err)
 		}
 		tg.MaxRunDurationWarning = out
 	}

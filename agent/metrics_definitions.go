@@ -34,6 +34,7 @@ var serverTimings = []promsink.SummaryDefinition{
 // serverCounters are the counters the server emits through go-metrics.
 var serverCounters = []promsink.CounterDefinition{
 	{Name: []string{"nomad", "client", "introduction_violation_num"}, Help: "Registrations of new nodes without a valid client introduction token, under client_introduction enforcement warn or strict."},
+	{Name: []string{"client", "allocs", "max_run_duration", "warnings_total"}, Help: "max_run_duration_warning signals sent, one per allocation and deadline, by namespace, job and task group."},
 }
 
 // summaryWindow is how far back the batch queue's quantiles look. The
