@@ -60,7 +60,7 @@ func TestHTTP_BadInputChangesNothing(t *testing.T) {
 		{"unknown summary", "GET", "/v1/job/missing/summary", "", 404, "job not found"},
 		{"oversized body", "PUT", "/v1/jobs", `{"Job": {"ID": "big", "Meta": {"k": "` + strings.Repeat("x", 2<<20) + `"}}}`, 413, "Request body too large"},
 		{"bad scheduler config", "PUT", "/v1/operator/scheduler/configuration", `{"SchedulerAlgorithm": "random"}`, 400, `SchedulerAlgorithm "random" is not allowed`},
-		{"bad batch queue order", "PUT", "/v1/operator/scheduler/configuration", `{"BatchQueue": {"Order": "lifo"}}`, 400, `BatchQueue.Order "lifo" is not allowed: must be "fifo", "priority" or "fair"`},
+		{"bad batch queue order", "PUT", "/v1/operator/scheduler/configuration", `{"BatchQueue": {"Order": "lifo"}}`, 400, `BatchQueue.Order "lifo" is not allowed: must be "fifo", "priority", "fair" or "multifactor"`},
 		{"bad batch queue backfill", "PUT", "/v1/operator/scheduler/configuration", `{"BatchQueue": {"Order": "fair", "Backfill": "yes"}}`, 400, `BatchQueue.Backfill`},
 		{"bad batch queue timeout", "PUT", "/v1/operator/scheduler/configuration", `{"BatchQueue": {"WorkloadTimeout": "soon"}}`, 400, `BatchQueue.WorkloadTimeout "soon" is not a duration`},
 		{"bad batch queue type", "PUT", "/v1/operator/scheduler/configuration", `{"BatchQueue": {"ConcurrentPlacements": "two"}}`, 400, `field "BatchQueue.ConcurrentPlacements" must be int`},

@@ -34,6 +34,63 @@ type batchQueueBody struct {
 	WorkloadTimeout json.RawMessage
 	// Backfill absent takes the order's default.
 	Backfill *bool
+	// Multifactor absent takes the default weights; a weight absent
+	// inside it is 0, a duration absent the default.
+	Multifactor *multifactorBody
+}
+
+type multifactorBody struct {
+	PriorityWeight  *float64
+	AgeWeight       *float64
+	FairShareWeight *float64
+	SizeWeight      *float64
+	// MaxAge and UsageHalfLife are nanoseconds or duration strings.
+	MaxAge        json.RawMessage
+	UsageHalfLife json.RawMessage
+}
+
+func (m *multifactorBody) toConfig() (structs.BatchQueueMultifactor, error) {
+	c := structs.DefaultBatchQueueMultifactor()
+	for _, w := range []struct {
+		from *float64
+		into *float64
+	}{
+		{m.PriorityWeight, &c.PriorityWeight}, {m.AgeWeight, &c.AgeWeight},
+		{m.FairShareWeight, &c.FairShareWeight}, {m.SizeWeight, &c.SizeWeight},
+	} {
+		*w.into = 0
+		if w.from != nil {
+			*w.into = *w.from
+		}
+	}
+	if err := durationField("BatchQueue.Multifactor.MaxAge", m.MaxAge, &c.MaxAge); err != nil {
+		return c, err
+	}
+	return c, durationField("BatchQueue.Multifactor.UsageHalfLife", m.UsageHalfLife, &c.UsageHalfLife)
+}
+
+// durationField reads a duration sent as nanoseconds or as a duration
+// string into dst; absent or null leaves dst as it is.
+func durationField(name string, raw json.RawMessage, dst *time.Duration) error {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	var ns int64
+	if err := json.Unmarshal(raw, &ns); err == nil {
+		*dst = time.Duration(ns)
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return fmt.Errorf("%s must be a number of nanoseconds or a duration string, got %s", name, raw)
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("%s %q is not a duration", name, s)
+	}
+	*dst = d
+	return nil
 }
 
 // toConfig builds the batch queue settings: the defaults for the fields
@@ -51,21 +108,16 @@ func (b *batchQueueBody) toConfig() (structs.BatchQueueConfig, error) {
 	if b.ConcurrentPlacements != nil {
 		c.ConcurrentPlacements = *b.ConcurrentPlacements
 	}
-	if raw := bytes.TrimSpace(b.WorkloadTimeout); len(raw) > 0 && string(raw) != "null" {
-		var ns int64
-		if err := json.Unmarshal(raw, &ns); err == nil {
-			c.WorkloadTimeout = time.Duration(ns)
-		} else {
-			var s string
-			if err := json.Unmarshal(raw, &s); err != nil {
-				return c, fmt.Errorf("BatchQueue.WorkloadTimeout must be a number of nanoseconds or a duration string, got %s", raw)
-			}
-			d, err := time.ParseDuration(s)
-			if err != nil {
-				return c, fmt.Errorf("BatchQueue.WorkloadTimeout %q is not a duration", s)
-			}
-			c.WorkloadTimeout = d
+	if err := durationField("BatchQueue.WorkloadTimeout", b.WorkloadTimeout, &c.WorkloadTimeout); err != nil {
+		return c, err
+	}
+	c.Multifactor = structs.DefaultBatchQueueMultifactor()
+	if b.Multifactor != nil {
+		m, err := b.Multifactor.toConfig()
+		if err != nil {
+			return c, err
 		}
+		c.Multifactor = m
 	}
 	c.Backfill = structs.DefaultBatchQueueBackfill(c.Order)
 	if b.Backfill != nil {

@@ -49,8 +49,8 @@ func TestOperatorScheduler_SetConfigRefusesInsteadOfCoercing(t *testing.T) {
 		{"zero timeout", `{"BatchQueue": {"WorkloadTimeout": 0}}`, "BatchQueue.WorkloadTimeout 0s is not allowed: must be more than 0"},
 		{"zero timeout string", `{"BatchQueue": {"WorkloadTimeout": "0s"}}`, "BatchQueue.WorkloadTimeout 0s is not allowed: must be more than 0"},
 		{"negative timeout", `{"BatchQueue": {"WorkloadTimeout": -1000000000}}`, "BatchQueue.WorkloadTimeout -1s is not allowed: must be more than 0"},
-		{"empty order", `{"BatchQueue": {"Order": ""}}`, `BatchQueue.Order "" is not allowed: must be "fifo", "priority" or "fair"`},
-		{"unknown order", `{"BatchQueue": {"Order": "lifo"}}`, `BatchQueue.Order "lifo" is not allowed: must be "fifo", "priority" or "fair"`},
+		{"empty order", `{"BatchQueue": {"Order": ""}}`, `BatchQueue.Order "" is not allowed: must be "fifo", "priority", "fair" or "multifactor"`},
+		{"unknown order", `{"BatchQueue": {"Order": "lifo"}}`, `BatchQueue.Order "lifo" is not allowed: must be "fifo", "priority", "fair" or "multifactor"`},
 		{"unknown algorithm", `{"SchedulerAlgorithm": "random"}`, `SchedulerAlgorithm "random" is not allowed: must be "binpack" or "spread"`},
 		{"valid beside invalid", `{"SchedulerAlgorithm": "spread", "BatchQueue": {"Enabled": false, "ConcurrentPlacements": 0}}`, "BatchQueue.ConcurrentPlacements 0 is not allowed"},
 	} {
@@ -95,5 +95,8 @@ func TestOperatorScheduler_SetConfigRefusesInsteadOfCoercing(t *testing.T) {
 	code, body = aclCall(t, a, http.MethodPut, path, "", `{"BatchQueue": {"Enabled": true, "Order": null, "ConcurrentPlacements": null, "WorkloadTimeout": null}}`)
 	must.Eq(t, http.StatusOK, code, must.Sprint(body))
 	must.Eq[any](t, map[string]any{"Enabled": true, "Order": "fifo", "ConcurrentPlacements": float64(1),
-		"WorkloadTimeout": float64(5 * time.Minute), "Backfill": false}, storedSchedulerConfig(t, a)["BatchQueue"])
+		"WorkloadTimeout": float64(5 * time.Minute), "Backfill": false, "Multifactor": map[string]any{
+			"PriorityWeight": float64(1000), "AgeWeight": float64(1000), "FairShareWeight": float64(1000), "SizeWeight": float64(0),
+			"MaxAge": float64(structs.DefaultBatchQueueMaxAge), "UsageHalfLife": float64(structs.DefaultBatchQueueUsageHalfLife)}},
+		storedSchedulerConfig(t, a)["BatchQueue"])
 }

@@ -32,6 +32,15 @@ type batchQueueConfig struct {
 	ConcurrentPlacements int
 	WorkloadTimeout      time.Duration
 	Backfill             bool
+	// Multifactor is carried so that set-config keeps the stored weights.
+	Multifactor struct {
+		PriorityWeight  float64
+		AgeWeight       float64
+		FairShareWeight float64
+		SizeWeight      float64
+		MaxAge          time.Duration
+		UsageHalfLife   time.Duration
+	}
 }
 
 type schedulerConfigResponse struct {
@@ -105,6 +114,17 @@ func runSchedulerGetConfig(args []string, s Streams) int {
 		"Workload Timeout|" + c.BatchQueue.WorkloadTimeout.String(),
 		fmt.Sprintf("Backfill|%v", c.BatchQueue.Backfill),
 	}))
+	if m := c.BatchQueue.Multifactor; c.BatchQueue.Order == "multifactor" {
+		fmt.Fprintln(s.Stdout, "\nBatch Queue Multifactor")
+		fmt.Fprintln(s.Stdout, formatKV([]string{
+			fmt.Sprintf("Priority Weight|%g", m.PriorityWeight),
+			fmt.Sprintf("Age Weight|%g", m.AgeWeight),
+			fmt.Sprintf("Fair Share Weight|%g", m.FairShareWeight),
+			fmt.Sprintf("Size Weight|%g", m.SizeWeight),
+			"Max Age|" + m.MaxAge.String(),
+			"Usage Half-Life|" + m.UsageHalfLife.String(),
+		}))
+	}
 	return 0
 }
 
@@ -153,7 +173,7 @@ func runSchedulerSetConfig(args []string, s Streams) int {
 	fs.Var(&prBatch, "preempt-batch-scheduler", "Whether batch jobs may preempt")
 	fs.Var(&prS, "preempt-service-scheduler", "Whether service jobs may preempt")
 	fs.Var(&bqEnabled, "batch-queue-enabled", "Whether the batch job queue is enabled")
-	fs.StringVar(&bqOrder, "batch-queue-order", "", `The batch queue order: "fifo", "priority" or "fair"`)
+	fs.StringVar(&bqOrder, "batch-queue-order", "", `The batch queue order: "fifo", "priority", "fair" or "multifactor"`)
 	fs.Var(&bqBackfill, "batch-queue-backfill", "Whether jobs with a max_run_duration may run ahead of a job waiting for capacity (default: on for the priority and fair orders)")
 	fs.IntVar(&bqConcurrent, "batch-queue-concurrent-placements", 0, "How many queued batch jobs may be placing at once (at least 1)")
 	fs.StringVar(&bqTimeout, "batch-queue-workload-timeout", "", `How long the queue waits for a released job to be placed (for example "5m")`)
@@ -187,7 +207,7 @@ func runSchedulerSetConfig(args []string, s Streams) int {
 	if bqOrder != "" {
 		c.BatchQueue.Order = bqOrder
 		// A new order brings its backfill default unless the flag says.
-		c.BatchQueue.Backfill = bqOrder == "fair" || bqOrder == "priority"
+		c.BatchQueue.Backfill = bqOrder == "fair" || bqOrder == "priority" || bqOrder == "multifactor"
 	}
 	if bqBackfill.set {
 		c.BatchQueue.Backfill = bqBackfill.value
