@@ -6,6 +6,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	metrics "github.com/hashicorp/go-metrics"
 	"github.com/shoenig/test/must"
 
 	"github.com/nomadq/nomadq/structs"
@@ -139,4 +140,35 @@ func TestMaxRunDurationHook_WarningFollowsInPlaceUpdates(t *testing.T) {
 			must.SliceEmpty(t, r.sent())
 		})
 	})
+}
+
+// Each warning sent counts once in warnings_total, labelled with the
+// alloc's namespace, job and group; a restored client that finds it sent
+// counts nothing.
+func TestMaxRunDurationHook_WarningCounted(t *testing.T) {
+	inm := metrics.NewInmemSink(time.Hour, time.Hour)
+	cfg := metrics.DefaultConfig("nomad")
+	cfg.EnableHostname = false
+	_, err := metrics.NewGlobal(cfg, inm)
+	must.NoError(t, err)
+	t.Cleanup(func() { _, _ = metrics.NewGlobal(metrics.DefaultConfig(""), &metrics.BlackholeSink{}) })
+
+	a := warnAlloc(10*time.Second, 4*time.Second)
+	a.CreateTime = time.Now().Add(-7 * time.Second).UnixNano()
+	h1, r1 := startHook(t, a)
+	must.SliceLen(t, 1, r1.sent(), must.Sprint("overdue warning sent at Prerun"))
+	h1.Shutdown()
+	r2 := &fakeRunner{alloc: a, states: r1.TaskStates()}
+	h2 := newMaxRunDurationHook(r2).(*maxRunDurationHook)
+	must.NoError(t, h2.Prerun())
+	h2.Shutdown()
+
+	key := "nomad.client.allocs.max_run_duration.warnings_total;namespace=" + a.Namespace + ";job=" + a.JobID + ";task_group=" + a.TaskGroup
+	var got float64
+	for _, iv := range inm.Data() {
+		if c, ok := iv.Counters[key]; ok {
+			got += c.Sum
+		}
+	}
+	must.Eq(t, 1.0, got)
 }
