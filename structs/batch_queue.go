@@ -127,7 +127,25 @@ type BatchQueueListEntry struct {
 	// (unix nanoseconds), from the max_run_duration deadlines of the
 	// running allocs; 0 when unknown.
 	EstimatedStart int64
+
+	// EffectivePriority is a queued entry's rank in the multifactor
+	// order, the sum of Factors; 0 and nil in the other orders.
+	EffectivePriority float64
+	Factors           *BatchQueueFactors
 }
+
+// BatchQueueFactors are the weighted factors of a queued entry's
+// effective priority in the multifactor order: each factor, in [0, 1],
+// times its weight.
+type BatchQueueFactors struct {
+	Priority  float64
+	Age       float64
+	FairShare float64
+	JobSize   float64
+}
+
+// Sum is the effective priority the factors make.
+func (f BatchQueueFactors) Sum() float64 { return f.Priority + f.Age + f.FairShare + f.JobSize }
 
 // BatchQueueListRequest reads the queue listing. With JobID set it reads
 // that one job's entry (in QueryOptions.Namespace), which the leader finds

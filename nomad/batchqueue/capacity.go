@@ -90,6 +90,9 @@ func ReadCluster(snap *state.StateSnapshot) (Cluster, map[string]structs.BatchQu
 		return c, nil, err
 	}
 	for _, a := range allocs {
+		if a.Job != nil && a.Job.Type == structs.JobTypeBatch {
+			c.addSpan(a)
+		}
 		if a.TerminalStatus() {
 			continue
 		}

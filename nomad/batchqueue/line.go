@@ -141,6 +141,15 @@ func (l *line) queued(namespace, jobID string) *structs.BatchQueueEntry {
 // priority orders, Lines (one per namespace with rows) for the fair order.
 func (l *line) feed(in *Input) {
 	r := l.r
+	if r.settings.Order == structs.BatchQueueOrderMultifactor {
+		// The multifactor order ranks the line by the cluster's usage and
+		// sizes whether or not backfill reads them.
+		in.Topped = r.controls.Topped
+		if err := r.capacity.read(r.st); err != nil {
+			l.err = err
+		}
+		in.Cluster, in.Shares = r.capacity.cluster, r.capacity.shares
+	}
 	if r.settings.Order != structs.BatchQueueOrderFair {
 		in.Line = l.from(r.lines.one)
 		return

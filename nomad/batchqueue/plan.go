@@ -39,6 +39,14 @@ type Input struct {
 	// Cluster is the capacity and its use, read from Raft state.
 	Cluster Cluster
 
+	// Topped reports whether an operator topped a queued entry, for the
+	// multifactor order, which ranks the line itself. Nil: none is.
+	Topped func(*structs.BatchQueueEntry) bool
+
+	// Resets are the namespaces' usage reset times, for the multifactor
+	// order: usage before them does not count.
+	Resets map[string]time.Time
+
 	// Demand tells what a queued entry's job asks for. Plan calls it only
 	// for the entries it considers. Nil: every job asks for nothing and
 	// has no max_run_duration.
@@ -69,6 +77,9 @@ type Cluster struct {
 	Timed []TimedAlloc
 	// Usage is what each namespace's live batch allocs hold, on any node.
 	Usage map[string]Usage
+	// Spans are each namespace's batch alloc runs, for the multifactor
+	// order's decayed usage.
+	Spans map[string][]Span
 }
 
 // TimedAlloc is a live alloc whose max_run_duration deadline is known.
@@ -156,7 +167,8 @@ const backfillDepth = 256
 // each, stalled and constrained ones none; the slots left of
 // ConcurrentPlacements go to the head of the line, in order (fifo,
 // priority) or to the head of the namespace with the smallest weighted
-// share (fair). With backfill on, the earliest released workload the
+// share (fair), or to the entries of highest effective priority
+// (multifactor). With backfill on, the earliest released workload the
 // scheduler could not place for want of capacity holds a reservation
 // instead of a slot, and only entries whose max_run_duration ends before
 // its start (or that fit beside it) are released ahead of it.
@@ -203,6 +215,8 @@ func Plan(in Input) Decision {
 	}
 	if in.Config.Order == structs.BatchQueueOrderFair {
 		p.fair(in, demand, res, placing, free)
+	} else if in.Config.Order == structs.BatchQueueOrderMultifactor && in.Line != nil {
+		p.multifactor(in, demand, res, placing, free)
 	} else if in.Line != nil {
 		p.inOrder(in, demand, res, free)
 	}

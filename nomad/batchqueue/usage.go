@@ -1,0 +1,146 @@
+package batchqueue
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/nomadq/nomadq/structs"
+)
+
+// Span is one batch alloc's run as the multifactor order's decayed usage
+// counts it: its dominant share of the cluster from Start to End. A zero
+// End means it still runs.
+//
+// Spans are derived from the allocs in Raft state alone (their tasks'
+// start and finish times and their resources), so every server computes
+// the same usage at the same instant and a new leader orders the line as
+// the old one did; no usage record needs writing as allocs run. An alloc
+// garbage-collected from state stops counting.
+type Span struct {
+	Share      float64
+	Start, End time.Time
+}
+
+// spanOf is a batch alloc's run, false when no task of it started.
+func spanOf(a *structs.Allocation, total structs.ComparableResources) (Span, bool) {
+	var s Span
+	for _, ts := range a.TaskStates {
+		if ts == nil || ts.StartedAt.IsZero() {
+			continue
+		}
+		if s.Start.IsZero() || ts.StartedAt.Before(s.Start) {
+			s.Start = ts.StartedAt
+		}
+		if ts.FinishedAt.After(s.End) {
+			s.End = ts.FinishedAt
+		}
+	}
+	if s.Start.IsZero() {
+		return s, false
+	}
+	if !a.ClientTerminalStatus() {
+		s.End = time.Time{} // still running: a task that restarted has an old FinishedAt
+	} else if s.End.IsZero() || s.End.Before(s.Start) {
+		s.End = time.Unix(0, a.ModifyTime) // lost, or ended without a finish time
+	}
+	s.Share = Share(a.Usage(), total, 1)
+	return s, true
+}
+
+// DecayedUsage is the usage of spans at now, in share-seconds: each
+// second a span ran counts 2^(-age/halfLife), age being how long ago the
+// second was. A span's part from since on counts, the rest does not (an
+// operator's reset); the zero since counts all. halfLife must be above 0.
+func DecayedUsage(spans []Span, now, since time.Time, halfLife time.Duration) float64 {
+	h := halfLife.Seconds()
+	var u float64
+	for _, s := range spans {
+		start, end := s.Start, s.End
+		if end.IsZero() || end.After(now) {
+			end = now
+		}
+		if start.Before(since) {
+			start = since
+		}
+		if !end.After(start) || s.Share <= 0 {
+			continue
+		}
+		// The integral of 2^(-(now-t)/h) from start to end.
+		ageStart, ageEnd := now.Sub(start).Seconds(), now.Sub(end).Seconds()
+		u += s.Share * h / math.Ln2 * (math.Exp2(-ageEnd/h) - math.Exp2(-ageStart/h))
+	}
+	return u
+}
+
+// NamespaceUsage is one namespace's row of the usage listing.
+type NamespaceUsage struct {
+	Namespace string
+	// Weight is the namespace's batch_queue_weight.
+	Weight float64
+	// Usage is its decayed usage in share-seconds.
+	Usage float64
+	// Normalized is its part of all namespaces' decayed usage, 0 to 1.
+	Normalized float64
+	// Share is its part of all namespaces' weights, 0 to 1.
+	Share float64
+	// FairShare is 2^(-Normalized/Share), the multifactor fair-share
+	// factor.
+	FairShare float64
+}
+
+// Usages computes every namespace's decayed usage and fair-share factor
+// at now: namespaces in shares (every namespace in state), any with
+// spans, and extra (those with queued entries), sorted by name. resets
+// are the namespaces' usage reset times.
+func Usages(spans map[string][]Span, shares map[string]structs.BatchQueueShare, resets map[string]time.Time,
+	extra []string, now time.Time, halfLife time.Duration) []NamespaceUsage {
+	names := map[string]bool{}
+	for ns := range shares {
+		names[ns] = true
+	}
+	for ns := range spans {
+		names[ns] = true
+	}
+	for _, ns := range extra {
+		names[ns] = true
+	}
+	out := make([]NamespaceUsage, 0, len(names))
+	var totalU, totalW float64
+	for ns := range names {
+		u := NamespaceUsage{Namespace: ns, Weight: shareOf(shares, ns).Weight}
+		if halfLife > 0 {
+			u.Usage = DecayedUsage(spans[ns], now, resets[ns], halfLife)
+		}
+		totalU += u.Usage
+		totalW += u.Weight
+		out = append(out, u)
+	}
+	for i := range out {
+		u := &out[i]
+		if totalU > 0 {
+			u.Normalized = u.Usage / totalU
+		}
+		u.Share = u.Weight / totalW
+		u.FairShare = math.Exp2(-u.Normalized / u.Share)
+	}
+	sortUsages(out)
+	return out
+}
+
+func sortUsages(us []NamespaceUsage) {
+	slices.SortFunc(us, func(a, b NamespaceUsage) int { return cmp.Compare(a.Namespace, b.Namespace) })
+}
+
+// addSpan counts a batch alloc's run in c's spans.
+func (c *Cluster) addSpan(a *structs.Allocation) {
+	s, ok := spanOf(a, c.Total)
+	if !ok {
+		return
+	}
+	if c.Spans == nil {
+		c.Spans = map[string][]Span{}
+	}
+	c.Spans[a.Namespace] = append(c.Spans[a.Namespace], s)
+}
