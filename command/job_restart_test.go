@@ -88,10 +88,14 @@ func TestJobRestart(t *testing.T) {
 		must.Eq(t, 0, code, must.Sprint(errOut))
 		must.StrContains(t, out, "Restarting 1st batch of 2 allocations")
 		must.StrContains(t, out, `Restarting task "t" in allocation`)
-		waitFor(t, "each alloc restarted twice", 20*time.Second, func() error {
-			for id, a := range running() {
-				if a.TaskStates["t"].Restarts != 2 {
-					return fmt.Errorf("alloc %s: %d restarts", id, a.TaskStates["t"].Restarts)
+		waitFor(t, "each alloc restarted twice and running", 20*time.Second, func() error {
+			now := running()
+			if len(now) != 2 {
+				return fmt.Errorf("%d running allocs", len(now))
+			}
+			for id, a := range now {
+				if a.TaskStates["t"].Restarts != 2 || a.TaskStates["t"].State != "running" {
+					return fmt.Errorf("alloc %s: %d restarts, %s", id, a.TaskStates["t"].Restarts, a.TaskStates["t"].State)
 				}
 			}
 			return nil
