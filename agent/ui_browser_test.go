@@ -154,6 +154,17 @@ func TestUI_Browser(t *testing.T) {
 	must.NoError(t, err)
 	must.Eq(t, "dead", *done.Status)
 
+	// The timeline draws each batch alloc of the last hour as a bar, the
+	// timed ones with their deadline.
+	step(chromedp.Navigate(base+"/ui/timeline"), chromedp.WaitVisible(chromedp.ID("timeline")))
+	bars, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#timeline g.bar').length`))
+	must.NoError(t, err)
+	must.GreaterEq(t, 3, bars)
+	timeline, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById('timeline').textContent`))
+	must.NoError(t, err)
+	must.StrContains(t, timeline, "ui-first/g")
+	shot("timeline.png")
+
 	// Stop a job with the UI's button; the API agrees.
 	step(chromedp.Navigate(base+"/ui/jobs/ui-third"),
 		chromedp.Click(chromedp.CSS(`button[data-action="stop-job"]`)),

@@ -76,6 +76,7 @@ func New(api http.Handler) *Server {
 	mux.HandleFunc("GET /ui/jobs", s.jobsPage)
 	mux.HandleFunc("GET /ui/jobs/{id}", s.jobPage)
 	mux.HandleFunc("GET /ui/queue", s.queuePage)
+	mux.HandleFunc("GET /ui/timeline", s.timelinePage)
 	mux.HandleFunc("GET /ui/allocations/{id}", s.allocPage)
 	mux.HandleFunc("GET /ui/clients", s.clientsPage)
 	mux.HandleFunc("GET /ui/clients/{id}", s.clientPage)
