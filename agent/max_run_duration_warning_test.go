@@ -16,6 +16,7 @@ import (
 	"github.com/shoenig/test/must"
 
 	"github.com/nomadq/nomadq/agent/config"
+	"github.com/nomadq/nomadq/client/drivers/docker/dockertest"
 )
 
 // warnScript traps SIGUSR1, prints when it got it (unix nanoseconds) and
@@ -267,4 +268,30 @@ func eventTypes(ts *api.TaskState) string {
 		out = append(out, e.Type+"("+e.DisplayMessage+")")
 	}
 	return strings.Join(out, ", ")
+}
+
+// The warning reaches a docker task through the engine's signal path.
+func TestMaxRunDurationWarning_Docker(t *testing.T) {
+	e := dockertest.StartT(t)
+	t.Setenv("DOCKER_HOST", e.Host)
+	a := NewTestAgent(t, nil)
+	c := apiClient(t, a)
+	waitFor(t, 30*time.Second, func() error {
+		nodes, _, err := c.Nodes().List(nil)
+		if err != nil {
+			return err
+		}
+		if len(nodes) != 1 || nodes[0].Drivers["docker"] == nil || !nodes[0].Drivers["docker"].Healthy {
+			return fmt.Errorf("no node with a healthy docker driver yet")
+		}
+		return nil
+	})
+	const limit, before = 8 * time.Second, 4 * time.Second
+	job := maxRunJob("warned-docker", "batch", limit, "")
+	job.TaskGroups[0].Tasks[0] = dockerTask("main", `trap 'echo warned' USR1
+while true; do sleep 1; done`, 32)
+	registerWarned(t, a, c, withWarning(t, job, before, "SIGUSR1"))
+	alloc := onlyAlloc(t, c, "warned-docker", isTerminal)
+	checkWarned(t, alloc, limit, before)
+	must.Eq(t, "warned\n", taskLog(t, a, alloc.ID, "main"))
 }
