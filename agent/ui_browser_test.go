@@ -174,6 +174,26 @@ func TestUI_Browser(t *testing.T) {
 		return err == nil && j.Stop != nil && *j.Stop
 	}), wait.Timeout(10*time.Second), wait.Gap(50*time.Millisecond)))
 
+	// The queue settings change from the page, as set-config would.
+	step(chromedp.Navigate(base+"/ui/queue"),
+		chromedp.SetValue(chromedp.ID("qc-slots"), "3"),
+		chromedp.SetValue(chromedp.ID("qc-timeout"), "90s"),
+		chromedp.Click(chromedp.CSS(`#queue-config button[type="submit"]`)),
+		chromedp.Poll[chromedp.Void](`document.getElementById("flash").textContent === "Queue settings applied."`, chromedp.WithPollingTimeout(20*time.Second)))
+	sc, _, err := c.Operator().SchedulerGetConfiguration(nil)
+	must.NoError(t, err)
+	var raw struct {
+		SchedulerConfig struct {
+			BatchQueue structs.BatchQueueConfig
+		}
+	}
+	_, err = c.Raw().Query("/v1/operator/scheduler/configuration", &raw, nil)
+	must.NoError(t, err)
+	must.Eq(t, 3, raw.SchedulerConfig.BatchQueue.ConcurrentPlacements)
+	must.Eq(t, 90*time.Second, raw.SchedulerConfig.BatchQueue.WorkloadTimeout)
+	must.Eq(t, "fifo", raw.SchedulerConfig.BatchQueue.Order)
+	must.Eq(t, "binpack", sc.SchedulerConfig.SchedulerAlgorithm)
+
 	// `nomad ui -authenticate`: a one-time token in the URL is exchanged
 	// for the caller's token, kept in session storage, and leaves the
 	// address bar; the pages then read with it.

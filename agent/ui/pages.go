@@ -347,6 +347,7 @@ func (s *Server) queuePage(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, http.StatusOK, "queue", "Queue", map[string]any{
 		"Status": status, "Line": line, "Placing": placing, "Shares": list,
 		"Reserved": reserved, "Backfill": backfill,
+		"Orders": []string{"fifo", "priority", "fair", "multifactor"},
 	})
 }
 

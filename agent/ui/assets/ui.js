@@ -32,13 +32,19 @@
   function flash(msg) { document.getElementById("flash").textContent = msg; }
 
   // refresh redraws the page's content from the server, without a reload.
+  // On a live page only the live part is redrawn, so a form being filled
+  // in beside it keeps its input.
   function refresh() {
     var u = new URL(location.href);
     u.searchParams.set("fragment", "1");
     var headers = {};
     if (token()) headers["X-Nomad-Token"] = token();
     return fetch(u, { headers: headers }).then(function (r) { return r.text(); }).then(function (html) {
-      document.getElementById("content").innerHTML = html;
+      var live = document.querySelector("[data-live]");
+      var doc = new DOMParser().parseFromString("<div>" + html + "</div>", "text/html");
+      var fresh = doc.querySelector("[data-live]");
+      if (live && fresh) live.innerHTML = fresh.innerHTML;
+      else document.getElementById("content").innerHTML = html;
       tick();
     });
   }
@@ -110,6 +116,29 @@
       var spec = d.enable === "true" ? { DrainSpec: { Deadline: 3600e9 } } : { DrainSpec: null, MarkEligible: true };
       api("PUT", "/v1/node/" + encodeURIComponent(d.node) + "/drain", spec).then(done("Drain updated")).catch(failed);
     }
+  });
+
+  // The queue settings are written whole, as the API takes them, over
+  // the configuration just read (cas), so a concurrent change is refused
+  // rather than overwritten.
+  document.addEventListener("submit", function (ev) {
+    if (ev.target.id !== "queue-config") return;
+    ev.preventDefault();
+    var f = ev.target.elements;
+    api("GET", "/v1/operator/scheduler/configuration").then(function (r) { return r.json(); }).then(function (j) {
+      var cfg = j.SchedulerConfig, bq = cfg.BatchQueue || {};
+      bq.Enabled = f.enabled.checked;
+      bq.Order = f.order.value;
+      bq.ConcurrentPlacements = Number(f.concurrent.value);
+      bq.WorkloadTimeout = f.timeout.value.trim();
+      bq.Backfill = f.backfill.checked;
+      cfg.BatchQueue = bq;
+      return api("PUT", "/v1/operator/scheduler/configuration?cas=" + cfg.ModifyIndex, cfg);
+    }).then(function (r) { return r.json(); }).then(function (j) {
+      if (j.Updated === false) throw new Error("the configuration changed meanwhile: reload and try again");
+      flash("Queue settings applied.");
+      return refresh();
+    }).catch(failed);
   });
 
   // Logs stream from the client through the agent, plain text.
