@@ -172,3 +172,44 @@ func TestMaxRunDurationHook_WarningCounted(t *testing.T) {
 	}
 	must.Eq(t, 1.0, got)
 }
+
+func TestDecideMaxRunWarning(t *testing.T) {
+	now := time.Unix(1_000_000, 0)
+	deadline := now.Add(10 * time.Second)
+	plan := func(warnIn time.Duration, remaining time.Duration) MaxRunPlan {
+		return MaxRunPlan{Armed: true, Configured: time.Minute, Deadline: deadline, Remaining: remaining, WarnAt: now.Add(warnIn), WarnSignal: "SIGUSR1"}
+	}
+	armedAt := func(warnIn time.Duration, sent bool) MaxRunState {
+		return MaxRunState{warnAt: now.Add(warnIn), warnSignal: "SIGUSR1", warnSent: sent}
+	}
+	never := func(time.Time) bool { return false }
+	always := func(time.Time) bool { return true }
+	cases := []struct {
+		name   string
+		cur    MaxRunState
+		plan   MaxRunPlan
+		sent   func(time.Time) bool
+		next   MaxRunState
+		action MaxRunWarnAction
+	}{
+		{"ahead arms", MaxRunState{}, plan(4*time.Second, 10*time.Second), never, armedAt(4*time.Second, false), MaxRunWarnArm},
+		{"due now sends", MaxRunState{}, plan(0, 10*time.Second), never, armedAt(0, true), MaxRunWarnSend},
+		{"past sends late", MaxRunState{}, plan(-time.Second, 10*time.Second), never, armedAt(-time.Second, true), MaxRunWarnSend},
+		{"sent before a restart settles", MaxRunState{}, plan(-time.Second, 10*time.Second), always, armedAt(-time.Second, true), MaxRunWarnSettle},
+		{"deadline passed settles", MaxRunState{}, plan(-5*time.Second, -time.Second), never, armedAt(-5*time.Second, false), MaxRunWarnSettle},
+		{"same warning keeps", armedAt(4*time.Second, false), plan(4*time.Second, 10*time.Second), never, armedAt(4*time.Second, false), MaxRunWarnKeep},
+		{"moved later re-arms", armedAt(-time.Second, true), plan(4*time.Second, 10*time.Second), never, armedAt(4*time.Second, false), MaxRunWarnArm},
+		{"new signal, same time, stays sent", armedAt(-time.Second, true), MaxRunPlan{Armed: true, Deadline: deadline, Remaining: 10 * time.Second, WarnAt: now.Add(-time.Second), WarnSignal: "SIGUSR2"}, never,
+			MaxRunState{warnAt: now.Add(-time.Second), warnSignal: "SIGUSR2", warnSent: true}, MaxRunWarnSettle},
+		{"no warning disarms", armedAt(4*time.Second, false), MaxRunPlan{Armed: true, Deadline: deadline, Remaining: 10 * time.Second}, never, MaxRunState{}, MaxRunWarnDisarm},
+		{"no deadline disarms", armedAt(4*time.Second, false), MaxRunPlan{}, never, MaxRunState{}, MaxRunWarnDisarm},
+		{"nothing keeps", MaxRunState{}, MaxRunPlan{}, never, MaxRunState{}, MaxRunWarnKeep},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			next, action := DecideMaxRunWarning(c.cur, c.plan, now, c.sent)
+			must.Eq(t, c.action, action)
+			must.EqOp(t, c.next, next)
+		})
+	}
+}
