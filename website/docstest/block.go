@@ -61,6 +61,9 @@ type Block struct {
 	// Setup are commands run, unshown, before the block: what its
 	// commands need to exist (a job to inspect, a file to read).
 	Setup []string
+	// After are commands run, unshown, after the block: to undo what its
+	// setup made, so later pages start from an ordinary agent.
+	After []string
 	// Subs replace a placeholder the page shows (an ID such as 3f1c, or
 	// "<new key>" quoted) in this and the page's later commands with what
 	// a command prints.
@@ -149,6 +152,10 @@ func (b *Block) applyMarkers(markers []string) {
 			b.Setup = append(b.Setup, strings.TrimSpace(rest))
 			continue
 		}
+		if rest, ok := strings.CutPrefix(m, "after "); ok {
+			b.After = append(b.After, strings.TrimSpace(rest))
+			continue
+		}
 		if rest, ok := strings.CutPrefix(m, "sub "); ok {
 			// A placeholder with blanks is quoted: sub "<new key>" ...
 			rest = strings.TrimSpace(rest)
@@ -203,7 +210,7 @@ func (b *Block) applyMarkers(markers []string) {
 				}
 				b.Exit = code
 			default:
-				b.markErr = fmt.Errorf("marker %q: unknown directive (skip (why), file NAME, output, exit N, exits N N..., usage, setup CMD, sub WORD CMD)", d)
+				b.markErr = fmt.Errorf("marker %q: unknown directive (skip (why), file NAME, output, exit N, exits N N..., usage, setup CMD, after CMD, sub WORD CMD)", d)
 			}
 		}
 	}

@@ -52,6 +52,7 @@ func TestParseBlocks_MarkerErrors(t *testing.T) {
 
 func TestParseBlocks_Directives(t *testing.T) {
 	text := "<!-- docs-test: setup echo a; echo b -->\n" +
+		"<!-- docs-test: after echo c -->\n" +
 		"<!-- docs-test: sub \"<new key>\" nomad operator gossip keyring generate -->\n" +
 		"<!-- docs-test: skip (a; b); exit 2 -->\n" +
 		"   ```\n   $ nomad x \\\n     -y\n   out\n   $ nomad z\n   ```\n"
@@ -60,6 +61,7 @@ func TestParseBlocks_Directives(t *testing.T) {
 	b := blocks[0]
 	must.NoError(t, b.MarkerError())
 	must.Eq(t, []string{"echo a; echo b"}, b.Setup)
+	must.Eq(t, []string{"echo c"}, b.After)
 	must.Eq(t, []Sub{{Word: "<new key>", Command: "nomad operator gossip keyring generate"}}, b.Subs)
 	must.Eq(t, "a; b", b.Skip)
 	must.Eq(t, 2, b.Exit)

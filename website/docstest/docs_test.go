@@ -158,6 +158,13 @@ func (r *runner) run(b Block) {
 		}
 		r.subs = append(r.subs, Sub{Word: s.Word, Command: val})
 	}
+	defer func() {
+		for _, a := range b.After {
+			if out, code := r.shell(r.expand(a)); code != 0 {
+				t.Errorf("%s: after %s exited %d; output:\n%s", b.Where(), a, code, out)
+			}
+		}
+	}()
 	switch b.Classify() {
 	case KindSkip:
 		t.Logf("%s: skipped: %s", b.Where(), b.Skip)
