@@ -53,7 +53,7 @@ func TestUI_Browser(t *testing.T) {
 	// behind it at position 1.
 	gateFile := filepath.Join(t.TempDir(), "finish")
 	mem := nodeMemory(t, c) * 6 / 10
-	first := maxRunJob("ui-first", "batch", 5*time.Minute, "while [ ! -e "+gateFile+" ]; do sleep 0.2; done")
+	first := maxRunJob("ui-first", "batch", 5*time.Minute, "echo hello from ui-first; while [ ! -e "+gateFile+" ]; do sleep 0.2; done")
 	first.TaskGroups[0].Tasks[0].Resources.MemoryMB = new(mem)
 	qRegister(t, c, first)
 	firstAlloc := allocOf(t, c, "ui-first", 20*time.Second)
@@ -115,6 +115,9 @@ func TestUI_Browser(t *testing.T) {
 	step(chromedp.Sleep(2100 * time.Millisecond))
 	after := get(chromedp.Text(chromedp.ID("alloc-countdown")))
 	shot("alloc.png")
+	// Its stdout, streamed through the agent.
+	step(chromedp.Click(chromedp.CSS(`.logs button[data-log="stdout"]`)),
+		chromedp.Poll[chromedp.Void](`document.querySelector("pre.log").textContent.includes("hello from ui-first")`, chromedp.WithPollingTimeout(20*time.Second)))
 	b, aft := seconds(t, before), seconds(t, after)
 	must.Less(t, b, aft, must.Sprintf("countdown went from %q to %q", before, after))
 	must.Greater(t, 4*60, aft, must.Sprintf("countdown %q: the deadline is 5m after the alloc was created", after))
@@ -138,6 +141,16 @@ func TestUI_Browser(t *testing.T) {
 	shot("queue.png")
 	must.Eq(t, "1", strings.TrimSpace(pos))
 	must.StrContains(t, placing, "ui-second")
+
+	// Hold and release ui-third from the line; the page redraws itself.
+	for _, op := range []struct{ name, reason string }{{"hold", "Held"}, {"release", "Line"}} {
+		step(chromedp.Click(chromedp.CSS(`#queue-line tr[data-job="ui-third"] button[data-op="`+op.name+`"]`)),
+			chromedp.Poll[chromedp.Void](`document.getElementById("flash").textContent === "`+op.name+`: ui-third"`, chromedp.WithPollingTimeout(20*time.Second)))
+		e := queueEntry(t, c, "ui-third")
+		must.NotNil(t, e)
+		must.StrHasPrefix(t, op.reason, e.Reason)
+		step(chromedp.Poll[chromedp.Void](`(document.querySelector('#queue-line tr[data-job="ui-third"]') || {textContent: ""}).textContent.includes("`+op.reason+`")`, chromedp.WithPollingTimeout(20*time.Second)))
+	}
 
 	// ui-first finishes: ui-second places, ui-third is released, and the
 	// page shows it without a reload.
@@ -173,6 +186,18 @@ func TestUI_Browser(t *testing.T) {
 		j, _, err := c.Jobs().Info("ui-third", nil)
 		return err == nil && j.Stop != nil && *j.Stop
 	}), wait.Timeout(10*time.Second), wait.Gap(50*time.Millisecond)))
+
+	// Drain the node from its page, and stop draining.
+	nodes, _, err := c.Nodes().List(nil)
+	must.NoError(t, err)
+	for _, enable := range []string{"true", "false"} {
+		step(chromedp.Navigate(base+"/ui/clients/"+nodes[0].ID),
+			chromedp.Click(chromedp.CSS(`button[data-action="drain"][data-enable="`+enable+`"]`)),
+			chromedp.Poll[chromedp.Void](`document.getElementById("flash").textContent === "Drain updated"`, chromedp.WithPollingTimeout(20*time.Second)))
+		n, _, err := c.Nodes().Info(nodes[0].ID, nil)
+		must.NoError(t, err)
+		must.Eq(t, enable == "true", n.DrainStrategy != nil)
+	}
 
 	// The queue settings change from the page, as set-config would.
 	step(chromedp.Navigate(base+"/ui/queue"),
