@@ -295,6 +295,14 @@ func TestUI_ACL(t *testing.T) {
 	code, _ = get("/ui/jobs/ui-secret", "not-a-token")
 	must.Eq(t, http.StatusForbidden, code)
 
+	// Unknown IDs answer the 404 page with a link back, never a blank
+	// page or the API's text.
+	for _, path := range []string{"/ui/jobs/nope", "/ui/jobs/ui-secret@other", "/ui/allocations/nope", "/ui/clients/nope", "/ui/nowhere"} {
+		code, body = get(path, root.SecretID)
+		must.Eq(t, http.StatusNotFound, code, must.Sprint(path))
+		must.StrContains(t, body, `<a href="/ui/jobs">Back to jobs</a>`, must.Sprint(path))
+	}
+
 	// The cookie is for the pages' reads: the API takes the token only
 	// from its headers, so a cross-site form cannot stop a job with it.
 	req, err := http.NewRequest(http.MethodDelete, a.HTTPAddr()+"/v1/job/ui-secret", nil)
