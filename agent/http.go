@@ -129,6 +129,8 @@ func newHTTPHandler(a *Agent) *httpHandler {
 	add("/v1/queue", h.queueStatusRequest)
 	add("/v1/queue/jobs", h.queueJobsRequest)
 	add("/v1/queue/job/", h.queueJobControlRequest)
+	add("/v1/queue/usage", h.queueUsageRequest)
+	add("/v1/queue/usage/reset", h.queueUsageResetRequest)
 	add("/v1/client/allocation/", h.clientAllocRequest)
 	add("/v1/client/stats", h.clientStatsRequest)
 	add("/v1/client/metadata", h.clientMetadataRequest)

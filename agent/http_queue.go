@@ -99,3 +99,38 @@ func (h *httpHandler) queueJobControlRequest(w http.ResponseWriter, r *http.Requ
 	}
 	return reply, nil
 }
+
+// queueUsageRequest serves GET /v1/queue/usage: per namespace its
+// weight, decayed usage, normalized usage and share, and fair-share
+// factor, as the multifactor order weighs them (Slurm's sshare).
+func (h *httpHandler) queueUsageRequest(w http.ResponseWriter, r *http.Request) (any, error) {
+	if r.Method != http.MethodGet {
+		return nil, methodNotAllowed()
+	}
+	args := structs.BatchQueueUsageRequest{}
+	var reply structs.BatchQueueUsageResponse
+	if err := h.query(w, r, "Queue.Usage", &args.QueryOptions, &args, &reply, &reply.QueryMeta); err != nil {
+		return nil, err
+	}
+	return reply.Usage, nil
+}
+
+// queueUsageResetRequest serves PUT (or POST)
+// /v1/queue/usage/reset?namespace=NS: an operator's reset of a
+// namespace's decayed usage, through Raft. The namespace must be named:
+// a reset of whichever namespace a token defaults to is too easy to send
+// by mistake.
+func (h *httpHandler) queueUsageResetRequest(w http.ResponseWriter, r *http.Request) (any, error) {
+	if !isWrite(r) {
+		return nil, methodNotAllowed()
+	}
+	if r.URL.Query().Get("namespace") == "" {
+		return nil, codedErr(http.StatusBadRequest, "namespace is required: use /v1/queue/usage/reset?namespace=<namespace>")
+	}
+	args := structs.BatchQueueUsageResetRequest{}
+	var reply structs.BatchQueueUsageResetResponse
+	if err := h.write(w, r, "Queue.ResetUsage", &args.WriteRequest, &args, &reply, &reply.Index); err != nil {
+		return nil, err
+	}
+	return reply, nil
+}

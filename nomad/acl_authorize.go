@@ -221,7 +221,10 @@ var rpcRules = map[string]rule{
 	"Search.PrefixSearch": ruleSelfChecked, "Search.FuzzySearch": ruleSelfChecked,
 	"Queue.List": nsCap(acl.NamespaceCapabilityReadJob), "Queue.Status": nsCap(acl.NamespaceCapabilityReadJob),
 	// Holding, releasing or topping a queued job changes everyone's line.
-	"Queue.Control":         operatorWrite,
+	"Queue.Control": operatorWrite,
+	// Usage shows the namespaces the token may read jobs in; a reset
+	// changes everyone's line.
+	"Queue.Usage": nsCap(acl.NamespaceCapabilityReadJob), "Queue.ResetUsage": operatorWrite,
 	"System.GarbageCollect": management, "System.ReconcileJobSummaries": management,
 	"Keyring.Rotate": management, "Keyring.List": management, "Keyring.Delete": management,
 
@@ -395,6 +398,7 @@ var forwardedRPCs = map[string]bool{
 	"Operator.SchedulerGetConfiguration": true, "Operator.SchedulerSetConfiguration": true,
 	"Operator.ServerHealth": true, "Operator.SnapshotRestore": true, "Operator.SnapshotSave": true,
 	"Queue.Control": true, "Queue.List": true, "Queue.Status": true, "Scaling.GetPolicy": true,
+	"Queue.Usage": true, "Queue.ResetUsage": true,
 	"Scaling.ListPolicies": true, "Search.FuzzySearch": true, "Search.PrefixSearch": true,
 	"System.GarbageCollect": true, "System.ReconcileJobSummaries": true, "Variables.Apply": true,
 	"Variables.List": true, "Variables.Read": true, "Variables.RenewLock": true,

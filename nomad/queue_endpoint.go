@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"time"
 
 	memdb "github.com/hashicorp/go-memdb"
 
@@ -166,4 +167,41 @@ func (q *QueueEndpoint) read(method string, opts *structs.QueryOptions, args, re
 		fill(allow)
 		return index + 1, nil
 	})
+}
+
+// Usage lists the namespaces' decayed usage and fair-share factors, those
+// the token may read jobs in.
+func (q *QueueEndpoint) Usage(args *structs.BatchQueueUsageRequest, reply *structs.BatchQueueUsageResponse) error {
+	return q.read("Queue.Usage", &args.QueryOptions, args, reply, &reply.QueryMeta, func(allow func(string) bool) {
+		reply.Usage = slices.DeleteFunc(q.srv.batchQueue.Usage(), func(u *structs.BatchQueueNamespaceUsage) bool {
+			return !allow(u.Namespace)
+		})
+	})
+}
+
+// ResetUsage forgets the decayed usage of the request's namespace
+// through Raft: its batch allocs' runs before now stop counting. The
+// leader stamps the time, so every server applies the same reset. An
+// unknown namespace is a 404 naming it.
+func (q *QueueEndpoint) ResetUsage(args *structs.BatchQueueUsageResetRequest, reply *structs.BatchQueueUsageResetResponse) error {
+	if done, err := q.srv.forward("Queue.ResetUsage", args.WriteRequest, args, reply); done {
+		return err
+	}
+	if args.Namespace == "" {
+		args.Namespace = structs.DefaultNamespace
+	}
+	ns, err := q.srv.State().NamespaceByName(nil, args.Namespace)
+	if err != nil {
+		return err
+	}
+	if ns == nil {
+		return structs.NewErrRPCCodedf(http.StatusNotFound, "namespace %q not found", args.Namespace)
+	}
+	args.Time = time.Now().UnixNano()
+	_, index, err := q.srv.raftApply(structs.BatchQueueUsageResetRequestType, args)
+	if err != nil {
+		return err
+	}
+	reply.Index = index
+	return nil
 }

@@ -41,6 +41,8 @@ func populateBatchQueue(t testing.TB, s *StateStore) {
 	must.NoError(t, s.UpsertJobWithEval(9, queued, mockEval(queued, structs.EvalStatusPending)))
 	must.NoError(t, s.BatchQueueControl(10, &structs.BatchQueueControlRequest{JobID: queued.ID, Op: structs.BatchQueueHold,
 		WriteRequest: structs.WriteRequest{Namespace: queued.Namespace}}))
+	must.NoError(t, s.BatchQueueUsageReset(10, &structs.BatchQueueUsageResetRequest{Time: 5,
+		WriteRequest: structs.WriteRequest{Namespace: queued.Namespace}}))
 }
 
 // queueOnStore is a store with the batch queue switched on at index 1.

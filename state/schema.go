@@ -42,6 +42,7 @@ func stateSchema() *memdb.DBSchema {
 		autopilotConfigTableSchema(),
 		batchQueueTableSchema(),
 		batchQueueControlsTableSchema(),
+		batchQueueUsageResetsTableSchema(),
 		batchQueueStatsTableSchema(),
 		rootKeyTableSchema(),
 		namespaceTableSchema(),

@@ -16,10 +16,15 @@ const (
 	// separate removal message before the two were merged; it stays
 	// unused.)
 	BatchQueueReleaseRequestType MessageType = 100
+
+	// BatchQueueUsageResetRequestType records an operator's reset of a
+	// namespace's decayed usage.
+	BatchQueueUsageResetRequestType MessageType = 103
 )
 
 func init() {
 	messageTypeNames[BatchQueueReleaseRequestType] = "BatchQueueReleaseRequestType"
+	messageTypeNames[BatchQueueUsageResetRequestType] = "BatchQueueUsageResetRequestType"
 }
 
 // Batch queue entry statuses, as the listing shows them.
@@ -229,4 +234,57 @@ func BatchQueueShareOf(meta map[string]string) (BatchQueueShare, error) {
 	capOf(MetaBatchQueueMaxRunning, &s.MaxRunning)
 	capOf(MetaBatchQueueMaxPlacing, &s.MaxPlacing)
 	return s, errs.ErrorOrNil()
+}
+
+// BatchQueueUsageReset is a row of the Raft-replicated usage reset
+// table: a namespace's batch alloc runs before Time do not count in its
+// decayed usage.
+type BatchQueueUsageReset struct {
+	Namespace   string
+	Time        int64 // unix nanoseconds
+	ModifyIndex uint64
+}
+
+// BatchQueueUsageResetRequest resets the decayed usage of the request's
+// namespace. The leader stamps Time before the entry goes through Raft,
+// so every server applies the same reset.
+type BatchQueueUsageResetRequest struct {
+	Time int64 // unix nanoseconds
+	WriteRequest
+}
+
+// BatchQueueUsageResetResponse answers a usage reset.
+type BatchQueueUsageResetResponse struct {
+	WriteMeta
+}
+
+// BatchQueueUsageRequest reads the namespaces' decayed usage.
+type BatchQueueUsageRequest struct {
+	QueryOptions
+}
+
+// BatchQueueNamespaceUsage is one namespace's row of GET /v1/queue/usage,
+// as the multifactor order's fair-share factor sees it.
+type BatchQueueNamespaceUsage struct {
+	Namespace string
+	// Weight is the namespace's batch_queue_weight.
+	Weight float64
+	// Usage is its batch allocs' dominant share of the cluster times the
+	// seconds they ran, each second decayed by UsageHalfLife.
+	Usage float64
+	// NormalizedUsage is its part of all namespaces' usage, 0 to 1.
+	NormalizedUsage float64
+	// NormalizedShare is its part of all namespaces' weights, 0 to 1.
+	NormalizedShare float64
+	// FairShare is 2^(-NormalizedUsage/NormalizedShare).
+	FairShare float64
+	// ResetTime is when an operator last reset its usage (unix
+	// nanoseconds), 0 when never.
+	ResetTime int64
+}
+
+// BatchQueueUsageResponse lists the namespaces' usage, by name.
+type BatchQueueUsageResponse struct {
+	Usage []*BatchQueueNamespaceUsage
+	QueryMeta
 }

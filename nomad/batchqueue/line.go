@@ -149,6 +149,11 @@ func (l *line) feed(in *Input) {
 			l.err = err
 		}
 		in.Cluster, in.Shares = r.capacity.cluster, r.capacity.shares
+		resets, err := r.st.BatchQueueUsageResets(nil)
+		if err != nil {
+			l.err = err
+		}
+		in.Resets = resets
 	}
 	if r.settings.Order != structs.BatchQueueOrderFair {
 		in.Line = l.from(r.lines.one)

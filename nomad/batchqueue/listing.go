@@ -84,8 +84,12 @@ func (q *Queue) ListWithTokens() ([]*structs.BatchQueueListEntry, []string) {
 	demand := storeDemand(v)
 	cluster, shares := q.readCluster(v)
 	fair := v.settings.Order == structs.BatchQueueOrderFair
+	mf := v.settings.Order == structs.BatchQueueOrderMultifactor
+	var factors []structs.BatchQueueFactors
 	if fair {
 		queued = projectFair(queued, cluster, shares, v.controls, demand)
+	} else if mf {
+		queued, factors = q.rankMultifactor(v, queued, cluster, shares, demand)
 	} else {
 		slices.SortFunc(queued, func(a, b *structs.BatchQueueEntry) int {
 			if Less(v.settings.Order, a, b) {
@@ -105,14 +109,19 @@ func (q *Queue) ListWithTokens() ([]*structs.BatchQueueListEntry, []string) {
 			le.EstimatedStart = starts[i].UnixNano()
 		}
 		le.Reason = queuedReason(v, e, le.Position)
+		if mf {
+			f := factors[i]
+			le.Factors, le.EffectivePriority = &f, f.Sum()
+		}
 		if le.Reason == ReasonPriority && fair && !nsSeen[e.Namespace] && i > 0 {
 			le.Reason = ReasonFairShare
 		}
 		nsSeen[e.Namespace] = true
 		out = append(out, le)
 		switch {
-		case fair:
-			// The projection moves with usage: the position is the token.
+		case fair || mf:
+			// The projection and the ranking move with usage and time:
+			// the position is the token.
 			tokens = append(tokens, fmt.Sprintf("q-%020d-%x-%x", i+1, e.Namespace, e.JobID))
 		default:
 			prio := 0
@@ -182,8 +191,8 @@ func (q *Queue) Lookup(namespace, jobID string) *structs.BatchQueueListEntry {
 	if row.Released() {
 		return listEntry(row, structs.BatchQueueStatusPlacing, reasonNotJudged)
 	}
-	if v.settings.Order == structs.BatchQueueOrderFair || v.controls.Len() > 0 {
-		// The projection, and tops, need every entry's place.
+	if v.settings.Order == structs.BatchQueueOrderFair || v.settings.Order == structs.BatchQueueOrderMultifactor || v.controls.Len() > 0 {
+		// The projection, the ranking and tops need every entry's place.
 		for _, le := range q.List() {
 			if le.Namespace == namespace && le.JobID == jobID {
 				return le

@@ -179,3 +179,32 @@ func (c Controls) Topped(e *structs.BatchQueueEntry) bool {
 	ctl := c.byKey[key(e.Namespace, e.JobID)]
 	return ctl != nil && ctl.Top > 0 && !ctl.Held && ctl.EnqueueIndex == e.EnqueueIndex
 }
+
+// rankMultifactor is the listing's order of the queued entries in the
+// multifactor order, with each one's factors: as the line ranks them now,
+// held entries in their place.
+func (q *Queue) rankMultifactor(v view, queued []*structs.BatchQueueEntry, c Cluster, shares map[string]structs.BatchQueueShare,
+	demand func(*structs.BatchQueueEntry) Demand) ([]*structs.BatchQueueEntry, []structs.BatchQueueFactors) {
+	slices.SortFunc(queued, func(a, b *structs.BatchQueueEntry) int { return cmp.Compare(a.EnqueueIndex, b.EnqueueIndex) })
+	queued = arrange(queued, v.controls)
+	var names []string
+	seen := map[string]bool{}
+	for _, e := range queued {
+		if !seen[e.Namespace] {
+			seen[e.Namespace] = true
+			names = append(names, e.Namespace)
+		}
+	}
+	sc := NewScorer(v.settings.Multifactor, time.Now(), c, shares, q.usageResets(v), names, demand)
+	in := make([]scored, len(queued))
+	for i, e := range queued {
+		in[i] = scored{e: e, f: sc.Factors(e), topped: v.controls.Topped(e)}
+	}
+	ranked := rank(in)
+	entries := make([]*structs.BatchQueueEntry, len(ranked))
+	factors := make([]structs.BatchQueueFactors, len(ranked))
+	for i, s := range ranked {
+		entries[i], factors[i] = s.e, s.f
+	}
+	return entries, factors
+}

@@ -74,28 +74,12 @@ func DecayedUsage(spans []Span, now, since time.Time, halfLife time.Duration) fl
 	return u
 }
 
-// NamespaceUsage is one namespace's row of the usage listing.
-type NamespaceUsage struct {
-	Namespace string
-	// Weight is the namespace's batch_queue_weight.
-	Weight float64
-	// Usage is its decayed usage in share-seconds.
-	Usage float64
-	// Normalized is its part of all namespaces' decayed usage, 0 to 1.
-	Normalized float64
-	// Share is its part of all namespaces' weights, 0 to 1.
-	Share float64
-	// FairShare is 2^(-Normalized/Share), the multifactor fair-share
-	// factor.
-	FairShare float64
-}
-
 // Usages computes every namespace's decayed usage and fair-share factor
 // at now: namespaces in shares (every namespace in state), any with
 // spans, and extra (those with queued entries), sorted by name. resets
 // are the namespaces' usage reset times.
 func Usages(spans map[string][]Span, shares map[string]structs.BatchQueueShare, resets map[string]time.Time,
-	extra []string, now time.Time, halfLife time.Duration) []NamespaceUsage {
+	extra []string, now time.Time, halfLife time.Duration) []*structs.BatchQueueNamespaceUsage {
 	names := map[string]bool{}
 	for ns := range shares {
 		names[ns] = true
@@ -106,10 +90,13 @@ func Usages(spans map[string][]Span, shares map[string]structs.BatchQueueShare, 
 	for _, ns := range extra {
 		names[ns] = true
 	}
-	out := make([]NamespaceUsage, 0, len(names))
+	out := make([]*structs.BatchQueueNamespaceUsage, 0, len(names))
 	var totalU, totalW float64
 	for ns := range names {
-		u := NamespaceUsage{Namespace: ns, Weight: shareOf(shares, ns).Weight}
+		u := &structs.BatchQueueNamespaceUsage{Namespace: ns, Weight: shareOf(shares, ns).Weight}
+		if t, ok := resets[ns]; ok {
+			u.ResetTime = t.UnixNano()
+		}
 		if halfLife > 0 {
 			u.Usage = DecayedUsage(spans[ns], now, resets[ns], halfLife)
 		}
@@ -117,20 +104,15 @@ func Usages(spans map[string][]Span, shares map[string]structs.BatchQueueShare, 
 		totalW += u.Weight
 		out = append(out, u)
 	}
-	for i := range out {
-		u := &out[i]
+	for _, u := range out {
 		if totalU > 0 {
-			u.Normalized = u.Usage / totalU
+			u.NormalizedUsage = u.Usage / totalU
 		}
-		u.Share = u.Weight / totalW
-		u.FairShare = math.Exp2(-u.Normalized / u.Share)
+		u.NormalizedShare = u.Weight / totalW
+		u.FairShare = math.Exp2(-u.NormalizedUsage / u.NormalizedShare)
 	}
-	sortUsages(out)
+	slices.SortFunc(out, func(a, b *structs.BatchQueueNamespaceUsage) int { return cmp.Compare(a.Namespace, b.Namespace) })
 	return out
-}
-
-func sortUsages(us []NamespaceUsage) {
-	slices.SortFunc(us, func(a, b NamespaceUsage) int { return cmp.Compare(a.Namespace, b.Namespace) })
 }
 
 // addSpan counts a batch alloc's run in c's spans.
@@ -143,4 +125,38 @@ func (c *Cluster) addSpan(a *structs.Allocation) {
 		c.Spans = map[string][]Span{}
 	}
 	c.Spans[a.Namespace] = append(c.Spans[a.Namespace], s)
+}
+
+// usageResets reads the namespaces' usage reset times from the view's
+// store; none when the read fails, which the listing logs.
+func (q *Queue) usageResets(v view) map[string]time.Time {
+	resets, err := v.store.BatchQueueUsageResets(nil)
+	if err != nil {
+		q.cfg.Logger.Error("batch queue: reading usage resets failed", "error", err)
+	}
+	return resets
+}
+
+// Usage returns every namespace's decayed usage and fair-share factor
+// now, under the configured UsageHalfLife, as the multifactor order
+// weighs them. It is computed from Raft state alone, so any leader
+// answers the same.
+func (q *Queue) Usage() []*structs.BatchQueueNamespaceUsage {
+	v := q.readerView()
+	if v.store == nil {
+		return []*structs.BatchQueueNamespaceUsage{}
+	}
+	cluster, shares := q.readCluster(v)
+	var queued []string
+	seen := map[string]bool{}
+	err := v.store.BatchQueueEach(func(e *structs.BatchQueueEntry) {
+		if !e.Released() && !seen[e.Namespace] {
+			seen[e.Namespace] = true
+			queued = append(queued, e.Namespace)
+		}
+	})
+	if err != nil {
+		q.cfg.Logger.Error("batch queue usage: reading the queue failed", "error", err)
+	}
+	return Usages(cluster.Spans, shares, q.usageResets(v), queued, time.Now(), v.settings.Multifactor.UsageHalfLife)
 }

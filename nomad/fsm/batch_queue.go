@@ -27,3 +27,13 @@ func (f *FSM) applyBatchQueueControl(buf []byte, index uint64) any {
 	}
 	return f.State().BatchQueueControl(index, req)
 }
+
+// applyBatchQueueUsageReset records an operator's reset of a namespace's
+// decayed usage.
+func (f *FSM) applyBatchQueueUsageReset(buf []byte, index uint64) any {
+	req, err := decode[structs.BatchQueueUsageResetRequest](buf, structs.BatchQueueUsageResetRequestType)
+	if err != nil {
+		return err
+	}
+	return f.State().BatchQueueUsageReset(index, req)
+}

@@ -126,6 +126,8 @@ func (f *FSM) applyEntry(l *raft.Log) any {
 		return f.applyBatchQueueRelease(buf, l.Index)
 	case structs.BatchQueueControlRequestType:
 		return f.applyBatchQueueControl(buf, l.Index)
+	case structs.BatchQueueUsageResetRequestType:
+		return f.applyBatchQueueUsageReset(buf, l.Index)
 	case structs.PeriodicLaunchRequestType:
 		return f.applyPeriodicLaunch(buf, l.Index)
 	case structs.RootKeyUpsertRequestType:

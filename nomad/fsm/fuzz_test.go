@@ -39,6 +39,7 @@ var fuzzRequests = map[structs.MessageType]func() any{
 	structs.SchedulerConfigRequestType:              func() any { return new(structs.SchedulerSetConfigRequest) },
 	structs.BatchQueueReleaseRequestType:            func() any { return new(structs.BatchQueueReleaseRequest) },
 	structs.BatchQueueControlRequestType:            func() any { return new(structs.BatchQueueControlRequest) },
+	structs.BatchQueueUsageResetRequestType:         func() any { return new(structs.BatchQueueUsageResetRequest) },
 	structs.PeriodicLaunchRequestType:               func() any { return new(structs.PeriodicLaunchRequest) },
 	structs.RootKeyUpsertRequestType:                func() any { return new(structs.RootKeyUpsertRequest) },
 	structs.RootKeyDeleteRequestType:                func() any { return new(structs.RootKeyDeleteRequest) },
@@ -175,10 +176,11 @@ func fuzzSeeds() map[structs.MessageType][]any {
 		structs.SchedulerConfigRequestType: {&structs.SchedulerSetConfigRequest{
 			Config: structs.SchedulerConfiguration{SchedulerAlgorithm: structs.SchedulerAlgorithmSpread},
 		}},
-		structs.BatchQueueReleaseRequestType: {&structs.BatchQueueReleaseRequest{Done: []structs.BatchQueueRef{ref}, Release: []structs.BatchQueueRef{ref}, ReleaseTime: 1}},
-		structs.BatchQueueControlRequestType: {&structs.BatchQueueControlRequest{JobID: job.ID, Op: "hold"}},
-		structs.PeriodicLaunchRequestType:    {&structs.PeriodicLaunchRequest{Job: job2, Eval: pending}},
-		structs.JobStabilityRequestType:      {&structs.JobStabilityRequest{JobID: job.ID, Stable: true}},
+		structs.BatchQueueReleaseRequestType:    {&structs.BatchQueueReleaseRequest{Done: []structs.BatchQueueRef{ref}, Release: []structs.BatchQueueRef{ref}, ReleaseTime: 1}},
+		structs.BatchQueueControlRequestType:    {&structs.BatchQueueControlRequest{JobID: job.ID, Op: "hold"}},
+		structs.BatchQueueUsageResetRequestType: {&structs.BatchQueueUsageResetRequest{Time: 1}},
+		structs.PeriodicLaunchRequestType:       {&structs.PeriodicLaunchRequest{Job: job2, Eval: pending}},
+		structs.JobStabilityRequestType:         {&structs.JobStabilityRequest{JobID: job.ID, Stable: true}},
 
 		structs.ServiceRegistrationUpsertRequestType: {&structs.ServiceRegistrationUpsertRequest{Services: []*structs.ServiceRegistration{{
 			ID: "_nomad-task-" + alloc.ID + "-group-web-web-http", ServiceName: "web", Namespace: alloc.Namespace,
