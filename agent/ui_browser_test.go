@@ -186,6 +186,9 @@ func TestUI_Browser(t *testing.T) {
 		j, _, err := c.Jobs().Info("ui-third", nil)
 		return err == nil && j.Stop != nil && *j.Stop
 	}), wait.Timeout(10*time.Second), wait.Gap(50*time.Millisecond)))
+	// The job page follows its allocations: it shows the job dead once
+	// the client has stopped them, without a reload.
+	step(chromedp.Poll[chromedp.Void](`document.getElementById("job-status").textContent === "dead"`, chromedp.WithPollingTimeout(30*time.Second)))
 
 	// Drain the node from its page, and stop draining.
 	nodes, _, err := c.Nodes().List(nil)

@@ -100,11 +100,13 @@ var funcs = template.FuncMap{
 		}
 		return id
 	},
-	"add":  func(a, b int) int { return a + b },
-	"mul":  func(a, b int) int { return a * b },
-	"addf": func(a, b float64) float64 { return a + b },
-	"subf": func(a, b float64) float64 { return a - b },
-	"pct":  func(f float64) string { return strconv.FormatFloat(f*100, 'f', 0, 64) },
+	"pathq":  url.PathEscape,
+	"queryq": url.QueryEscape,
+	"add":    func(a, b int) int { return a + b },
+	"mul":    func(a, b int) int { return a * b },
+	"addf":   func(a, b float64) float64 { return a + b },
+	"subf":   func(a, b float64) float64 { return a - b },
+	"pct":    func(f float64) string { return strconv.FormatFloat(f*100, 'f', 0, 64) },
 }
 
 // nanos reads a unix-nanosecond time given as int64 or *int64.
