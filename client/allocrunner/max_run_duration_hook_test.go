@@ -9,11 +9,12 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/shoenig/test/must"
+
 	"github.com/nomadq/nomadq/client/drivers"
 	"github.com/nomadq/nomadq/client/drivers/mock"
 	"github.com/nomadq/nomadq/client/state"
 	"github.com/nomadq/nomadq/structs"
-	"github.com/shoenig/test/must"
 )
 
 // fakeRunner records what the hook asks of its alloc runner.

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	metrics "github.com/hashicorp/go-metrics"
+
 	"github.com/nomadq/nomadq/structs"
 )
 
