@@ -159,7 +159,10 @@ func (s *serverList) close() { s.pool.Shutdown() }
 // isTransportError tells a failure to reach a server from an answer.
 func isTransportError(err error) bool {
 	msg := err.Error()
-	for _, s := range []string{"dial server", "connection refused", "connection reset", "broken pipe", "EOF", "shut down", "i/o timeout", "No cluster leader", "no leader"} {
+	for _, s := range []string{"dial server", "connection refused", "connection reset", "broken pipe", "EOF", "shut down", "i/o timeout", "No cluster leader", "no leader",
+		// What the multiplexed connection's streams fail with when it
+		// breaks (yamux's errors).
+		"session shutdown", "stream closed", "connection write timeout", "keepalive timeout", "remote end is not accepting connections"} {
 		if strings.Contains(msg, s) {
 			return true
 		}

@@ -102,12 +102,25 @@ func (p *Pool) Call(ctx context.Context, addr, method string, args, reply any) e
 		// An idle connection the server has since closed fails the call
 		// with ErrShutdown before sending anything, so another
 		// connection may carry it.
-		if reused && errors.Is(call.Error, rpc.ErrShutdown) {
+		if reused && idleStreamGone(call.Error) {
 			p.discard(c)
 			continue
 		}
 		return p.release(addr, c, call.Error)
 	}
+}
+
+// idleStreamGone reports whether err is how a call fails on an idle
+// stream that closed, or whose connection closed, before the call was
+// sent: net/rpc's client already saw the stream end, or yamux refuses
+// the write.
+func idleStreamGone(err error) bool {
+	if errors.Is(err, rpc.ErrShutdown) || errors.Is(err, yamux.ErrSessionShutdown) || errors.Is(err, yamux.ErrStreamClosed) {
+		return true
+	}
+	// The codec may hand the write error on as text.
+	msg := fmt.Sprint(err)
+	return msg == yamux.ErrSessionShutdown.Error() || msg == yamux.ErrStreamClosed.Error()
 }
 
 // acquire takes an idle connection to addr or dials a new one. It dials
