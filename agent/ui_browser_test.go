@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"html"
 	"io"
 	"net/http"
 	"net/url"
@@ -16,6 +17,7 @@ import (
 
 	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+	"github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
 	"github.com/shoenig/test/wait"
 
@@ -315,4 +317,26 @@ func TestUI_ACL(t *testing.T) {
 	must.NoError(t, err)
 	resp.Body.Close()
 	must.Eq(t, http.StatusForbidden, resp.StatusCode)
+}
+
+// TestUI_JobPageReasons checks that the job page puts the scheduler's
+// placement failure in words, as `nomad eval status` does.
+func TestUI_JobPageReasons(t *testing.T) {
+	a := NewTestAgent(t, nil)
+	c := apiClient(t, a)
+	job := rawJob("ui-nowhere", 50, "1", 32)
+	job.Constrain(api.NewConstraint("${attr.kernel.name}", "=", "plan9"))
+	qRegister(t, c, job)
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
+		evals, _, err := c.Jobs().Evaluations("ui-nowhere", nil)
+		return err == nil && len(evals) > 0 && len(evals[0].FailedTGAllocs) > 0
+	}), wait.Timeout(10*time.Second), wait.Gap(50*time.Millisecond)))
+	resp, err := http.Get(a.HTTPAddr() + "/ui/jobs/ui-nowhere")
+	must.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	must.NoError(t, err)
+	must.Eq(t, http.StatusOK, resp.StatusCode)
+	page := html.UnescapeString(string(body))
+	must.StrContains(t, page, `group "g": 1 of 1 nodes evaluated were filtered out; constraint "${attr.kernel.name} = plan9": 1 nodes excluded by filter`)
 }

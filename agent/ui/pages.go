@@ -244,18 +244,18 @@ func evalReasons(evals []*api.Evaluation) map[string][]string {
 		sort.Strings(groups)
 		for _, g := range groups {
 			m := e.FailedTGAllocs[g]
-			line := fmt.Sprintf("group %q: %d of %d nodes evaluated", g, m.NodesEvaluated-m.NodesFiltered, m.NodesEvaluated)
+			line := fmt.Sprintf("group %q: %d of %d nodes evaluated were filtered out", g, m.NodesFiltered, m.NodesEvaluated)
 			if m.NodesEvaluated == 0 {
 				line = fmt.Sprintf("group %q: no nodes were eligible for evaluation", g)
 			}
-			for c, n := range m.ConstraintFiltered {
-				line += fmt.Sprintf("; constraint %q filtered %d nodes", c, n)
+			for _, c := range sortedKeys(m.ConstraintFiltered) {
+				line += fmt.Sprintf("; constraint %q: %d nodes excluded by filter", c, m.ConstraintFiltered[c])
 			}
-			for c, n := range m.ClassFiltered {
-				line += fmt.Sprintf("; class %q filtered %d nodes", c, n)
+			for _, c := range sortedKeys(m.ClassFiltered) {
+				line += fmt.Sprintf("; class %q: %d nodes excluded by filter", c, m.ClassFiltered[c])
 			}
-			for d, n := range m.DimensionExhausted {
-				line += fmt.Sprintf("; resources exhausted on %d nodes: %s", n, d)
+			for _, d := range sortedKeys(m.DimensionExhausted) {
+				line += fmt.Sprintf("; resources exhausted: %s on %d nodes", d, m.DimensionExhausted[d])
 			}
 			for _, q := range m.QuotaExhausted {
 				line += "; quota exhausted: " + q
@@ -267,6 +267,17 @@ func evalReasons(evals []*api.Evaluation) map[string][]string {
 		}
 	}
 	return out
+}
+
+// sortedKeys returns m's keys in order, so a reason reads the same on
+// every render.
+func sortedKeys(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // share is a namespace's part of the queue's placing and queued work
