@@ -1,9 +1,11 @@
 package structs
 
 import (
+	"bytes"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-msgpack/v2/codec"
 	"github.com/shoenig/test/must"
 )
 
@@ -91,4 +93,16 @@ func TestValidate_MaxRunDurationWarningAccepted(t *testing.T) {
 		c.TaskGroups[0].MaxRunDurationWarning.Before = time.Second
 		must.Eq(t, 3*time.Second, j.TaskGroups[0].MaxRunDurationWarning.Before, must.Sprint("Copy shares the warning"))
 	}
+}
+
+// The API's JSON of a group without a warning does not name the field, so
+// Nomad's clients see the job as Nomad would send it.
+func TestMaxRunDurationWarning_OmittedWhenUnset(t *testing.T) {
+	var buf bytes.Buffer
+	must.NoError(t, codec.NewEncoder(&buf, JsonHandle).Encode(&TaskGroup{Name: "g"}))
+	must.StrNotContains(t, buf.String(), "MaxRunDurationWarning")
+	buf.Reset()
+	w := &TaskGroup{Name: "g", MaxRunDurationWarning: &MaxRunDurationWarning{Before: time.Minute, Signal: "SIGUSR1"}}
+	must.NoError(t, codec.NewEncoder(&buf, JsonHandle).Encode(w))
+	must.StrContains(t, buf.String(), `"MaxRunDurationWarning":{"Before":60000000000,"Signal":"SIGUSR1"}`)
 }
