@@ -340,3 +340,25 @@ func TestUI_JobPageReasons(t *testing.T) {
 	page := html.UnescapeString(string(body))
 	must.StrContains(t, page, `group "g": 1 of 1 nodes evaluated were filtered out; constraint "${attr.kernel.name} = plan9": 1 nodes excluded by filter`)
 }
+
+// TestUI_AllocTimeout checks that an allocation ended by its
+// max_run_duration says so on its page.
+func TestUI_AllocTimeout(t *testing.T) {
+	a := NewTestAgent(t, nil)
+	c := apiClient(t, a)
+	qRegister(t, c, maxRunJob("ui-timed", "batch", 2*time.Second, "sleep 60"))
+	stub := allocOf(t, c, "ui-timed", 20*time.Second)
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
+		al, _, err := c.Allocations().Info(stub.ID, nil)
+		return err == nil && (al.ClientStatus == "complete" || al.ClientStatus == "failed")
+	}), wait.Timeout(30*time.Second), wait.Gap(100*time.Millisecond)))
+	resp, err := http.Get(a.HTTPAddr() + "/ui/allocations/" + stub.ID)
+	must.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	must.NoError(t, err)
+	must.Eq(t, http.StatusOK, resp.StatusCode)
+	must.StrContains(t, string(body), "allocation exceeded max_run_duration")
+	// A finished alloc has no countdown left.
+	must.StrNotContains(t, string(body), `id="alloc-countdown"`)
+}
