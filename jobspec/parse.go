@@ -203,7 +203,7 @@ func decodeJob(block *hcl.Block, ctx *hcl.EvalContext, file *hcl.File) (*api.Job
 		})
 	}
 	if diags.HasErrors() {
-		return nil, sortDiags(explainUndefined(rewordDuplicates(diags), nil))
+		return nil, sortDiags(explainMaxRunWarning(explainUndefined(rewordDuplicates(diags), nil)))
 	}
 	resolveFreeform(reflect.ValueOf(job))
 
