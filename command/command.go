@@ -66,6 +66,8 @@ var commands = map[string]commandInfo{
 	"queue hold":                    {queueControl("hold", "Keep a queued job's place in the batch queue but skip it until released."), "Hold a queued job in the batch queue"},
 	"queue release":                 {queueControl("release", "Let a held job in the batch queue go again, from the place it kept."), "Release a held job in the batch queue"},
 	"queue top":                     {queueControl("top", "Move a queued job to the head of its namespace in the batch queue."), "Move a queued job to the head of its namespace"},
+	"queue priority":                {runQueuePriority, "Display the effective priority of waiting jobs and its factors"},
+	"queue usage":                   {runQueueUsage, "Display or reset the namespaces' decayed batch usage"},
 	"namespace apply":               {runNamespaceApply, "Create or update a namespace"},
 	"namespace list":                {runNamespaceList, "List namespaces"},
 	"namespace status":              {runNamespaceStatus, "Display a namespace's status"},

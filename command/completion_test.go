@@ -75,7 +75,7 @@ func TestCompleteCommands(t *testing.T) {
 		{"nomad node pool ", []string{"apply", "delete", "info", "jobs", "list", "nodes"}},
 		{"nomad node pool i", []string{"info"}},
 		{"nomad operator gossip keyring u", []string{"use"}},
-		{"nomad queue ", []string{"hold", "jobs", "release", "status", "top"}},
+		{"nomad queue ", []string{"hold", "jobs", "priority", "release", "status", "top", "usage"}},
 		{"nomad alloc s", []string{"signal", "status", "stop"}},
 	}
 	for _, tc := range cases {

@@ -22,6 +22,19 @@ type queueEntry struct {
 	ReleaseTime int64
 	// EstimatedStart is unix nanoseconds, 0 when unknown.
 	EstimatedStart int64
+	// EffectivePriority and Factors are set on waiting entries in the
+	// multifactor order.
+	EffectivePriority float64
+	Factors           *queueFactors
+}
+
+// queueFactors are the weighted factors of a waiting entry's effective
+// priority.
+type queueFactors struct {
+	Priority  float64
+	Age       float64
+	FairShare float64
+	JobSize   float64
 }
 
 // queueStatusBody is the body of GET /v1/queue.
