@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # queue-full.sh: the batch queue scene of website/commands/queue.md. Turns
 # the queue on (fifo, one placement at a time), fills the node's memory
-# with job "big", and submits "wait" (released, placing while it waits for
-# capacity), then "report" and "backup", which wait queued behind it.
+# with job "fill", and submits "big" (released, placing while it waits for
+# capacity), then "backup", "report" and, in namespace etl, "etl", which
+# wait queued behind it.
 # queue-clean.sh undoes it.
 set -euo pipefail
 dir=$(mktemp -d)
@@ -16,9 +17,10 @@ total=$(curl -s "$NOMAD_ADDR/v1/node/$node" | jq '.NodeResources.Memory.MemoryMB
 used=$(curl -s "$NOMAD_ADDR/v1/node/$node/allocations" |
   jq '[.[] | select(.ClientStatus == "running" or .ClientStatus == "pending") | .AllocatedResources.Tasks[].Memory.MemoryMB] | add // 0')
 
-job() { # name seconds memory
+job() { # name seconds memory [namespace]
   cat >"$dir/$1.nomad.hcl" <<HCL
 job "$1" {
+  namespace = "${4:-default}"
   type = "batch"
   group "g" {
     task "t" {
@@ -38,18 +40,20 @@ HCL
   nomad job run -detach "$dir/$1.nomad.hcl" >/dev/null
 }
 
-job big 600 $((total - used - 64))
+job fill 600 $((total - used - 64))
 for _ in $(seq 1 100); do
-  [ "$(nomad job allocs -t '{{range .}}{{.ClientStatus}}{{end}}' big)" = running ] && break
+  [ "$(nomad job allocs -t '{{range .}}{{.ClientStatus}}{{end}}' fill)" = running ] && break
   sleep 0.2
 done
-job wait 1 128
-job report 1 128
+job big 1 128
 job backup 1 128
+job report 1 128
+nomad namespace apply etl >/dev/null
+job etl 1 128 etl
 for _ in $(seq 1 100); do
-  queued=$(curl -s "$NOMAD_ADDR/v1/queue/jobs" | jq '[.[] | select(.Status == "queued")] | length')
-  [ "$queued" = 2 ] && exit 0
+  queued=$(curl -s "$NOMAD_ADDR/v1/queue/jobs?namespace=*" | jq '[.[] | select(.Status == "queued")] | length')
+  [ "$queued" = 3 ] && exit 0
   sleep 0.2
 done
-echo "report and backup are not queued after 20s" >&2
+echo "backup, report and etl are not queued after 20s" >&2
 exit 1
