@@ -58,6 +58,7 @@ type Block struct {
 	Exit   int    // marked exit code of the last command (0 unless marked)
 	Exits  []int  // marked exit codes of each command, in order
 	Usage  bool   // marked usage
+	ACL    bool   // marked acl: run against the agent with ACLs on
 	// Setup are commands run, unshown, before the block: what its
 	// commands need to exist (a job to inspect, a file to read).
 	Setup []string
@@ -192,6 +193,8 @@ func (b *Block) applyMarkers(markers []string) {
 				b.Output = true
 			case d == "usage":
 				b.Usage = true
+			case d == "acl":
+				b.ACL = true
 			case strings.HasPrefix(d, "exits "):
 				b.Exits = nil
 				for _, f := range strings.Fields(strings.TrimPrefix(d, "exits ")) {
@@ -210,7 +213,7 @@ func (b *Block) applyMarkers(markers []string) {
 				}
 				b.Exit = code
 			default:
-				b.markErr = fmt.Errorf("marker %q: unknown directive (skip (why), file NAME, output, exit N, exits N N..., usage, setup CMD, after CMD, sub WORD CMD)", d)
+				b.markErr = fmt.Errorf("marker %q: unknown directive (skip (why), file NAME, output, exit N, exits N N..., usage, acl, setup CMD, after CMD, sub WORD CMD)", d)
 			}
 		}
 	}

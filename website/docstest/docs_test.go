@@ -99,7 +99,8 @@ func TestDocs(t *testing.T) {
 	all := readBlocks(t)
 	bin := buildNomad(t)
 	curlShim(t, filepath.Dir(bin))
-	addr := startAgent(t, bin)
+	addr := startAgent(t, bin, agentConfig)
+	acl := &aclAgent{t: t, bin: bin}
 	examples, err := filepath.Abs(filepath.Join(repoRoot, "examples"))
 	if err != nil {
 		t.Fatal(err)
@@ -117,7 +118,7 @@ func TestDocs(t *testing.T) {
 			if err := os.Symlink(examples, filepath.Join(dir, "examples")); err != nil {
 				t.Fatal(err)
 			}
-			r := &runner{t: t, dir: dir, env: append(commandEnv(bin, addr, dir), "DOCS_FIXTURES="+fixtures)}
+			r := &runner{t: t, dir: dir, env: append(commandEnv(bin, addr, dir), "DOCS_FIXTURES="+fixtures), acl: acl}
 			for _, b := range all[page] {
 				r.run(b)
 			}
@@ -132,6 +133,44 @@ type runner struct {
 	env  []string
 	last string // combined output of the last command run
 	subs []Sub  // placeholders and their values, from sub markers
+	acl  *aclAgent
+}
+
+// aclAgent is a second dev agent, with ACLs on, started for the first
+// block marked acl. Its management token is the Secret ID the first
+// `nomad acl bootstrap` of the pages prints, or, when a page needs one
+// before any page bootstrapped, the test's own bootstrap.
+type aclAgent struct {
+	t     *testing.T // the top-level test, which owns the agent
+	bin   string
+	addr  string
+	token string
+}
+
+var secretIDRE = regexp.MustCompile(`(?m)^Secret ID\s*=\s*([0-9a-f-]{36})\s*$`)
+
+// env returns base with the ACL agent's address and, once known, token.
+func (a *aclAgent) env(base []string) []string {
+	if a.addr == "" {
+		a.addr = startAgent(a.t, a.bin, agentConfig+"acl {\n  enabled = true\n}\n")
+	}
+	env := []string{"NOMAD_ADDR=" + a.addr}
+	if a.token != "" {
+		env = append(env, "NOMAD_TOKEN="+a.token)
+	}
+	for _, kv := range base {
+		if !strings.HasPrefix(kv, "NOMAD_ADDR=") && !strings.HasPrefix(kv, "NOMAD_TOKEN=") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// learn keeps the first management token a command printed.
+func (a *aclAgent) learn(out string) {
+	if m := secretIDRE.FindStringSubmatch(out); m != nil && a.token == "" {
+		a.token = m[1]
+	}
 }
 
 // expand replaces the page's placeholders in a command.
@@ -144,6 +183,23 @@ func (r *runner) expand(line string) string {
 
 func (r *runner) run(b Block) {
 	t := r.t
+	if b.ACL && b.Classify() != KindSkip {
+		base := r.env
+		defer func() { r.env = base }()
+		r.env = r.acl.env(base)
+		bootstraps := strings.Contains(b.Text, "nomad acl bootstrap")
+		if r.acl.token == "" && !bootstraps {
+			out, code := r.shell("nomad acl bootstrap")
+			if code != 0 {
+				t.Fatalf("%s: bootstrap the ACL agent: exit %d: %s", b.Where(), code, out)
+			}
+			r.acl.learn(out)
+			r.env = r.acl.env(base)
+		}
+		if bootstraps {
+			defer func() { r.env = r.acl.env(base) }()
+		}
+	}
 	for _, s := range b.Setup {
 		if out, code := r.shell(r.expand(s)); code != 0 {
 			t.Errorf("%s: setup %s exited %d; output:\n%s", b.Where(), s, code, out)
@@ -203,6 +259,10 @@ func (r *runner) run(b Block) {
 			}
 			out, code := r.shell(r.expand(c.Line))
 			r.last = out
+			if b.ACL && r.acl.token == "" {
+				r.acl.learn(out)
+				r.env = r.acl.env(r.env)
+			}
 			if code != want {
 				t.Errorf("%s: %s\nexited %d, want %d; output:\n%s", b.Where(), c.Line, code, want, out)
 				continue
@@ -372,11 +432,11 @@ var listenRE = regexp.MustCompile(`HTTP API listening on (http://\S+)`)
 
 // startAgent starts `nomad agent -dev` on ports the kernel picks, waits
 // for its node to be ready and stops it (and every job) when t ends.
-func startAgent(t *testing.T, bin string) string {
+func startAgent(t *testing.T, bin, config string) string {
 	t.Helper()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "agent.hcl")
-	if err := os.WriteFile(cfg, []byte(agentConfig), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "agent", "-dev", "-config", cfg, "-http-port", "0", "-rpc-port", "0", "-serf-port", "0")
@@ -427,7 +487,14 @@ func startAgent(t *testing.T, bin string) string {
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		var nodes []struct{ Status string }
-		if getJSON(addr+"/v1/nodes", &nodes) == nil && len(nodes) > 0 && nodes[0].Status == "ready" {
+		err := getJSON(addr+"/v1/nodes", &nodes)
+		if err == nil && len(nodes) > 0 && nodes[0].Status == "ready" {
+			return addr
+		}
+		// With ACLs on, listing nodes needs a token the agent has not
+		// made yet: a leader is enough for the ACL pages.
+		var leader string
+		if err != nil && strings.Contains(err.Error(), "403") && getJSON(addr+"/v1/status/leader", &leader) == nil && leader != "" {
 			return addr
 		}
 		if time.Now().After(deadline) {
