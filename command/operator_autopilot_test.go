@@ -17,6 +17,20 @@ func TestOperatorAutopilotAndMetrics(t *testing.T) {
 		c.Telemetry.PrometheusMetrics = true
 	})
 	addr := a.HTTPAddr()
+	// The leader writes the autopilot configuration when it establishes
+	// leadership, which may come just after the agent answers; until then
+	// the read is refused ("not initialized yet"), as in Nomad.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		code, _, errOut := cli(t, addr, "operator", "autopilot", "get-config")
+		if code == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("autopilot configuration never readable: %s", errOut)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 
 	t.Run("set-config changes only the flags given", func(t *testing.T) {
 		code, out, errOut := cli(t, addr, "operator", "autopilot", "set-config", "-max-trailing-logs", "321", "-last-contact-threshold", "750ms")
