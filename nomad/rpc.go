@@ -27,6 +27,9 @@ var (
 // RPCMaxConnsPerClient connections has the next one closed at once.
 func (s *Server) listenRPC() {
 	limiter := connlimit.NewLimiter(connlimit.Config{MaxConnsPerClientIP: s.config.RPCMaxConnsPerClient})
+	// One warning a second at most: a client over its cap tends to
+	// keep dialing.
+	var lastWarn time.Time
 	for {
 		conn, err := s.rpcListener.Accept()
 		if err != nil {
@@ -38,8 +41,11 @@ func (s *Server) listenRPC() {
 		}
 		free, err := limiter.Accept(conn)
 		if err != nil {
-			s.logger.Warn("rejecting RPC connection: too many connections from this address",
-				"remote", conn.RemoteAddr(), "limit", s.config.RPCMaxConnsPerClient, "key", "limits.rpc_max_conns_per_client")
+			if now := time.Now(); now.Sub(lastWarn) >= time.Second {
+				lastWarn = now
+				s.logger.Warn("rejecting RPC connection: too many connections from this address",
+					"remote", conn.RemoteAddr(), "limit", s.config.RPCMaxConnsPerClient, "key", "limits.rpc_max_conns_per_client")
+			}
 			conn.Close()
 			continue
 		}
