@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/shoenig/test/must"
 
 	"github.com/nomadq/nomadq/msgpackrpc"
@@ -60,10 +61,12 @@ func TestRPC_CallsShareOneConnection(t *testing.T) {
 // a connection that never says what it carries is closed after
 // rpc_handshake_timeout; a freed slot serves calls again.
 func TestRPC_ConnectionCapAndHandshakeTimeout(t *testing.T) {
+	var logs syncBuffer
 	s := testServer(t, func(c *Config) {
 		c.NumSchedulers = 0
 		c.RPCMaxConnsPerClient = 2
 		c.RPCHandshakeTimeout = 300 * time.Millisecond
+		c.Logger = hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Warn})
 	})
 	waitForLeader(t, s)
 	addr := s.RPCAddr().String()
@@ -107,6 +110,8 @@ func TestRPC_ConnectionCapAndHandshakeTimeout(t *testing.T) {
 		defer over.Close()
 		_, _ = over.Write([]byte{msgpackrpc.ConnRPC})
 		must.True(t, closedByServer(over))
+		must.StrContains(t, logs.String(), "rejecting RPC connection: too many connections from this address: remote=127.0.0.1:")
+		must.StrContains(t, logs.String(), "limit=2 key=limits.rpc_max_conns_per_client")
 
 		held[0].Close()
 		var pinged bool
