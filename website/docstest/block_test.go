@@ -74,7 +74,7 @@ func TestParseBlocks_Unclosed(t *testing.T) {
 }
 
 func TestMatchOutput(t *testing.T) {
-	got := "Dispatched Job ID = render/dispatch-1764672999-9f8e7d6c\nEvaluation ID     = 0a1b2c3d\n\n==> 2026-12-07T02:00:00Z: Monitoring evaluation \"0a1b2c3d\"\n    Allocation \"77aa\" created\n"
+	got := "Dispatched Job ID = render/dispatch-1764672999-52907979\nEvaluation ID     = 0a1b2c3d\n\n==> 2026-12-07T02:00:00Z: Monitoring evaluation \"0a1b2c3d\"\n    Allocation \"77aa\" created\n"
 	must.NoError(t, MatchOutput([]string{
 		"Dispatched Job ID = render/dispatch-1764672000-1a2b3c4d",
 		"Evaluation ID = 5e6f7a8b",

@@ -7,12 +7,15 @@ import (
 )
 
 var (
-	uuidRE  = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
-	hexRE   = regexp.MustCompile(`\b[0-9a-f]*[0-9][0-9a-f]*[a-f][0-9a-f]*\b|\b[0-9a-f]*[a-f][0-9a-f]*[0-9][0-9a-f]*\b`)
-	timeRE  = regexp.MustCompile(`\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})?( [A-Z]{3,4})?`)
-	durRE   = regexp.MustCompile(`\b(\d+(\.\d+)?(ns|µs|us|ms|s|m|h|d))+\b`)
-	numRE   = regexp.MustCompile(`\d+(\.\d+)?`)
-	spaceRE = regexp.MustCompile(`\s+`)
+	uuidRE = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+	// shortIDRE is an 8-character ID as the CLI prints it, which may
+	// happen to be all digits.
+	shortIDRE = regexp.MustCompile(`\b[0-9a-f]{8}\b`)
+	hexRE     = regexp.MustCompile(`\b[0-9a-f]*[0-9][0-9a-f]*[a-f][0-9a-f]*\b|\b[0-9a-f]*[a-f][0-9a-f]*[0-9][0-9a-f]*\b`)
+	timeRE    = regexp.MustCompile(`\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})?( [A-Z]{3,4})?`)
+	durRE     = regexp.MustCompile(`\b(\d+(\.\d+)?(ns|µs|us|ms|s|m|h|d))+\b`)
+	numRE     = regexp.MustCompile(`\d+(\.\d+)?`)
+	spaceRE   = regexp.MustCompile(`\s+`)
 )
 
 // normalize makes a line of output comparable across runs: IDs, times,
@@ -21,6 +24,7 @@ var (
 func normalize(line string) string {
 	line = uuidRE.ReplaceAllString(line, "<id>")
 	line = timeRE.ReplaceAllString(line, "<time>")
+	line = shortIDRE.ReplaceAllString(line, "<id>")
 	line = hexRE.ReplaceAllString(line, "<id>")
 	line = durRE.ReplaceAllString(line, "<dur>")
 	line = numRE.ReplaceAllString(line, "<n>")
