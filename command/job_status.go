@@ -154,6 +154,9 @@ func formatJobStatus(c *api.Client, job *api.Job, q *api.QueryOptions, verbose, 
 		// a job released from the queue is still in it until placed.
 		if e := queueEntryOf(c, *job.Namespace, *job.ID); e != nil {
 			rows = append(rows, "Batch Queue|"+queueStateText(e, time.Now(), ""))
+			if e.Factors != nil {
+				rows = append(rows, "Effective Priority|"+num(e.EffectivePriority))
+			}
 		}
 	}
 	b.WriteString(formatKV(rows))

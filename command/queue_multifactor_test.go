@@ -60,6 +60,10 @@ func TestQueueMultifactorCommands(t *testing.T) {
 	must.StrContains(t, out, "Age")
 	must.StrContains(t, out, "FairShare")
 
+	code, out, errOut = cli(t, addr, "job", "status", "waiter")
+	must.Eq(t, 0, code, must.Sprint(errOut))
+	must.RegexMatch(t, regexp.MustCompile(`(?m)^Effective Priority += [0-9]+\.[0-9]{2}$`), out)
+
 	code, _, errOut = cli(t, addr, "queue", "priority", "gate")
 	must.Eq(t, 1, code)
 	must.StrContains(t, errOut, `job "gate" is not waiting in the batch queue`)
