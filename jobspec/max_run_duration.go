@@ -2,7 +2,6 @@ package jobspec
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/nomad/api"
@@ -55,17 +54,4 @@ func findGroup(job *api.Job, name string) *api.TaskGroup {
 		}
 	}
 	return nil
-}
-
-// explainMaxRunWarning says, on the unsupported-block error for a group's
-// max_run_duration_warning, where the warning can be set today: the api
-// module's TaskGroup has no such field, so a job file's block could not
-// reach the servers through `nomad job run` and is refused instead.
-func explainMaxRunWarning(diags hcl.Diagnostics) hcl.Diagnostics {
-	for _, d := range diags {
-		if d.Summary == "Unsupported block type" && strings.Contains(d.Detail, `"max_run_duration_warning"`) {
-			d.Detail = `A max_run_duration_warning block is not read from job files yet: set TaskGroups[].MaxRunDurationWarning {"Before": nanoseconds, "Signal": "SIGUSR1"} in the job's JSON and register it with PUT /v1/jobs.`
-		}
-	}
-	return diags
 }

@@ -71,35 +71,19 @@ func Parse(path string, r io.Reader) (*api.Job, error) {
 // ParseWithConfig parses the job described by cfg. A returned error that
 // comes from the job or variable files is an hcl.Diagnostics.
 func ParseWithConfig(cfg *ParseConfig) (*api.Job, error) {
-	if cfg == nil {
-		return nil, fmt.Errorf("parse job: nil config")
+	res, err := ParseResult(cfg)
+	if err != nil {
+		return nil, err
 	}
-	src := cfg.Body
-	if src == nil {
-		b, err := os.ReadFile(cfg.Path)
-		if err != nil {
-			return nil, fmt.Errorf("read job file: %w", err)
-		}
-		src = b
-	}
-
-	file, diags := parseSource(cfg.Path, src)
-	if diags.HasErrors() {
-		return nil, errorsOnly(diags)
-	}
-
-	p := &parser{cfg: cfg, file: file}
-	job, diags := p.parse()
-	if diags.HasErrors() {
-		return nil, errorsOnly(diags)
-	}
-	return job, nil
+	return res.Job, nil
 }
 
 // parser holds the state of one ParseWithConfig call.
 type parser struct {
 	cfg  *ParseConfig
 	file *hcl.File
+	// warnings receives the groups' max_run_duration_warning blocks.
+	warnings *warningSink
 }
 
 // topSchema is the schema of a job file's outermost body.
@@ -171,7 +155,7 @@ func (p *parser) parse() (*api.Job, hcl.Diagnostics) {
 		Functions:         funcs,
 		UndefinedVariable: keepForClient,
 	}
-	return decodeJob(jobs[0], ctx, p.file)
+	return decodeJob(jobs[0], ctx, p.file, p.warnings)
 }
 
 // baseDir is the directory filesystem functions resolve relative paths in.
@@ -184,8 +168,10 @@ func (p *parser) baseDir() string {
 
 // decodeJob decodes the job block into an api.Job and applies the
 // parser-time normalisations.
-func decodeJob(block *hcl.Block, ctx *hcl.EvalContext, file *hcl.File) (*api.Job, hcl.Diagnostics) {
-	body := jobBody{dynblock.Expand(block.Body, ctx), newDecodeState(ctx, file)}
+func decodeJob(block *hcl.Block, ctx *hcl.EvalContext, file *hcl.File, warnings *warningSink) (*api.Job, hcl.Diagnostics) {
+	st := newDecodeState(ctx, file)
+	warnings.st = st
+	body := jobBody{warningJobBody{dynblock.Expand(block.Body, ctx), warnings, ctx}, st}
 
 	// A task written directly under job stands for a group of one.
 	tasks, rest, diags := body.PartialContent(&hcl.BodySchema{
@@ -203,7 +189,7 @@ func decodeJob(block *hcl.Block, ctx *hcl.EvalContext, file *hcl.File) (*api.Job
 		})
 	}
 	if diags.HasErrors() {
-		return nil, sortDiags(explainMaxRunWarning(explainUndefined(rewordDuplicates(diags), nil)))
+		return nil, sortDiags(explainUndefined(rewordDuplicates(diags), nil))
 	}
 	resolveFreeform(reflect.ValueOf(job))
 
@@ -213,7 +199,8 @@ func decodeJob(block *hcl.Block, ctx *hcl.EvalContext, file *hcl.File) (*api.Job
 		name := id
 		job.Name = &name
 	}
-	if diags := checkMaxRunDuration(block, job); diags.HasErrors() {
+	diags = append(checkMaxRunDuration(block, job), warnings.check(job)...)
+	if diags.HasErrors() {
 		return nil, sortDiags(diags)
 	}
 	normalizeJob(job)
