@@ -63,6 +63,7 @@ func (s *Scorer) Factors(e *structs.BatchQueueEntry) structs.BatchQueueFactors {
 type scored struct {
 	e      *structs.BatchQueueEntry
 	f      structs.BatchQueueFactors
+	sum    float64 // f.Sum(), once
 	topped bool
 }
 
@@ -74,8 +75,11 @@ type scored struct {
 // then by its others.
 func rank(in []scored) []scored {
 	out := slices.Clone(in)
-	slices.SortStableFunc(out, func(a, b scored) int {
-		if c := cmp.Compare(b.f.Sum(), a.f.Sum()); c != 0 {
+	for i := range out {
+		out[i].sum = out[i].f.Sum()
+	}
+	slices.SortFunc(out, func(a, b scored) int {
+		if c := cmp.Compare(b.sum, a.sum); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.e.EnqueueIndex, b.e.EnqueueIndex)
