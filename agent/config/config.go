@@ -8,6 +8,7 @@
 package config
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -97,6 +98,24 @@ type Limits struct {
 	// HTTPMaxLogStreamsPerClient caps the log streams one IP address
 	// holds at once; more are answered 429 (nomadq's own key).
 	HTTPMaxLogStreamsPerClient int
+}
+
+// MarshalJSON shows the limits in /v1/agent/self as Nomad does: the
+// timeouts as duration strings, under Nomad's names, and nomadq's own
+// keys beside them.
+func (l Limits) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		HTTPSHandshakeTimeout           string
+		HTTPMaxConnsPerClient           int
+		RPCHandshakeTimeout             string
+		RPCMaxConnsPerClient            int
+		HTTPMaxBlockingQueriesPerClient int
+		HTTPMaxLogStreamsPerClient      int
+	}{
+		l.HTTPSHandshakeTimeout.String(), l.HTTPMaxConnsPerClient,
+		l.RPCHandshakeTimeout.String(), l.RPCMaxConnsPerClient,
+		l.HTTPMaxBlockingQueriesPerClient, l.HTTPMaxLogStreamsPerClient,
+	})
 }
 
 // DefaultLimits returns Nomad's defaults for the limits block.

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -74,4 +75,12 @@ func TestLimits_Parse(t *testing.T) {
 			must.Eq(t, tc.wantBody, c.MaxRequestBody)
 		})
 	}
+}
+
+// TestLimits_JSON shows the limits as /v1/agent/self does, in Nomad's
+// shape: timeouts as duration strings.
+func TestLimits_JSON(t *testing.T) {
+	buf, err := json.Marshal(DefaultLimits())
+	must.NoError(t, err)
+	must.StrContains(t, string(buf), `"HTTPSHandshakeTimeout":"5s","HTTPMaxConnsPerClient":100,"RPCHandshakeTimeout":"5s","RPCMaxConnsPerClient":100`)
 }
