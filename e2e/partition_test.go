@@ -136,6 +136,8 @@ func TestPartition_LeaderCutOffFromMajority(t *testing.T) {
 	select {
 	case err := <-minority:
 		must.Error(t, err, must.Sprint("the cut-off leader acknowledged a write"))
+		// Raft's default leader lease is 500 ms; 10 s is a generous ceiling.
+		must.Less(t, 10*time.Second, time.Since(cut), must.Sprint("the cut-off leader took too long to refuse"))
 		t.Logf("the cut-off leader refused the write %s after the cut: %v", time.Since(cut).Round(time.Millisecond), err)
 	case <-time.After(30 * time.Second):
 		t.Fatal("the cut-off leader neither acknowledged nor refused a write within 30s")
