@@ -161,6 +161,7 @@ func runSchedulerSetConfig(args []string, s Streams) int {
 		bqEnabled, bqBackfill              boolFlag
 		bqConcurrent                       int
 		checkIndex                         uint64
+		c0                                 schedulerConfig // the multifactor flags' values
 	)
 	fs := newFlagSet("operator scheduler set-config", s.Stderr, schedulerSetConfigUsage)
 	af.register(fs)
@@ -177,6 +178,13 @@ func runSchedulerSetConfig(args []string, s Streams) int {
 	fs.Var(&bqBackfill, "batch-queue-backfill", "Whether jobs with a max_run_duration may run ahead of a job waiting for capacity (default: on for the priority and fair orders)")
 	fs.IntVar(&bqConcurrent, "batch-queue-concurrent-placements", 0, "How many queued batch jobs may be placing at once (at least 1)")
 	fs.StringVar(&bqTimeout, "batch-queue-workload-timeout", "", `How long the queue waits for a released job to be placed (for example "5m")`)
+	mf := &c0.BatchQueue.Multifactor
+	fs.Float64Var(&mf.PriorityWeight, "batch-queue-priority-weight", 0, "The multifactor order's weight of job priority (at least 0)")
+	fs.Float64Var(&mf.AgeWeight, "batch-queue-age-weight", 0, "The multifactor order's weight of time in the queue (at least 0)")
+	fs.Float64Var(&mf.FairShareWeight, "batch-queue-fair-share-weight", 0, "The multifactor order's weight of the namespace's fair share (at least 0)")
+	fs.Float64Var(&mf.SizeWeight, "batch-queue-size-weight", 0, "The multifactor order's weight of small job size (at least 0)")
+	fs.DurationVar(&mf.MaxAge, "batch-queue-max-age", 0, `The wait at which the multifactor age factor reaches 1 (for example "24h")`)
+	fs.DurationVar(&mf.UsageHalfLife, "batch-queue-usage-half-life", 0, `The half-life of the multifactor order's decayed usage (for example "72h")`)
 	fs.Uint64Var(&checkIndex, "check-index", 0, "Only update if the configuration's modify index matches")
 	client, ok := parseNoArgs(fs, &af, args, s)
 	if !ok {
@@ -218,6 +226,26 @@ func runSchedulerSetConfig(args []string, s Streams) int {
 			return 1
 		}
 		c.BatchQueue.ConcurrentPlacements = bqConcurrent
+	}
+	// Only the flags given change; the server checks the values and names
+	// the field it refuses (a negative weight, a zero duration with its
+	// weight set).
+	from, into := &c0.BatchQueue.Multifactor, &c.BatchQueue.Multifactor
+	for name, w := range map[string][2]*float64{
+		"batch-queue-priority-weight":   {&from.PriorityWeight, &into.PriorityWeight},
+		"batch-queue-age-weight":        {&from.AgeWeight, &into.AgeWeight},
+		"batch-queue-fair-share-weight": {&from.FairShareWeight, &into.FairShareWeight},
+		"batch-queue-size-weight":       {&from.SizeWeight, &into.SizeWeight},
+	} {
+		if isSet(fs, name) {
+			*w[1] = *w[0]
+		}
+	}
+	if isSet(fs, "batch-queue-max-age") {
+		into.MaxAge = from.MaxAge
+	}
+	if isSet(fs, "batch-queue-usage-half-life") {
+		into.UsageHalfLife = from.UsageHalfLife
 	}
 	if bqTimeout != "" {
 		d, err := time.ParseDuration(bqTimeout)

@@ -81,4 +81,18 @@ func TestQueueMultifactorCommands(t *testing.T) {
 	code, _, errOut = cli(t, addr, "queue", "usage", "-reset", "nope")
 	must.Eq(t, 1, code)
 	must.StrContains(t, errOut, `namespace "nope" not found`)
+
+	// set-config changes only the weights given; the server refuses a
+	// negative one, naming it, and keeps the stored ones.
+	code, _, errOut = cli(t, addr, "operator", "scheduler", "set-config", "-batch-queue-size-weight", "50", "-batch-queue-max-age", "2h")
+	must.Eq(t, 0, code, must.Sprint(errOut))
+	code, _, errOut = cli(t, addr, "operator", "scheduler", "set-config", "-batch-queue-age-weight", "-1")
+	must.Eq(t, 1, code)
+	must.StrContains(t, errOut, "BatchQueue.Multifactor.AgeWeight -1 is not allowed")
+	code, out, errOut = cli(t, addr, "operator", "scheduler", "get-config")
+	must.Eq(t, 0, code, must.Sprint(errOut))
+	for _, want := range []string{`(?m)^Priority Weight += 1000$`, `(?m)^Age Weight += 2000$`, `(?m)^Fair Share Weight += 500$`,
+		`(?m)^Size Weight += 50$`, `(?m)^Max Age += 2h0m0s$`, `(?m)^Usage Half-Life += 1h0m0s$`} {
+		must.RegexMatch(t, regexp.MustCompile(want), out)
+	}
 }
