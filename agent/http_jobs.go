@@ -1,7 +1,10 @@
 package agent
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"strconv"
@@ -441,14 +444,33 @@ func (h *httpHandler) jobsParseRequest(w http.ResponseWriter, r *http.Request) (
 		}
 		cfg.VarFiles = []string{f.Name()}
 	}
-	job, err := jobspec.ParseWithConfig(cfg)
+	res, err := jobspec.ParseResult(cfg)
 	if err != nil {
 		return nil, codedErr(http.StatusBadRequest, "Failed to parse job: %v", err)
 	}
+	job := res.Job
 	if body.Canonicalize {
 		job.Canonicalize()
 	}
-	return job, nil
+	if len(res.MaxRunWarnings) == 0 {
+		return job, nil
+	}
+	// The api module's TaskGroup has no MaxRunDurationWarning: the
+	// groups' blocks are written into the job's JSON.
+	out, err := json.Marshal(job)
+	if err == nil {
+		out, err = jobspec.InjectMaxRunWarnings(out, job.TaskGroups, res.MaxRunWarnings)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("failed to encode response: %w", err)
+	}
+	if _, ok := r.URL.Query()["pretty"]; ok {
+		var b bytes.Buffer
+		if json.Indent(&b, out, "", "    ") == nil {
+			out = b.Bytes()
+		}
+	}
+	return rawJSON(out), nil
 }
 
 func (h *httpHandler) validateJobRequest(w http.ResponseWriter, r *http.Request) (any, error) {

@@ -20,6 +20,9 @@ type jobFileFlags struct {
 	varFiles stringList
 	strict   bool
 	json     bool
+	// maxRunWarnings are the groups' max_run_duration_warning blocks of
+	// the job parse read last, which the api job cannot carry.
+	maxRunWarnings maxRunWarnings
 }
 
 func (f *jobFileFlags) register(fs *flag.FlagSet) {
@@ -50,13 +53,14 @@ func (f *jobFileFlags) parse(path string, stdin io.Reader) (*api.Job, error) {
 		if len(f.vars) > 0 || len(f.varFiles) > 0 {
 			return nil, fmt.Errorf("error parsing job file %s: -var and -var-file cannot be used with a JSON job: it has no variables", path)
 		}
-		job, err := decodeAPIJob(body)
+		job, warnings, err := decodeAPIJob(body)
 		if err != nil {
 			return nil, fmt.Errorf("error parsing JSON job file %s: %w", path, err)
 		}
+		f.maxRunWarnings = warnings
 		return job, nil
 	}
-	job, err := jobspec.ParseWithConfig(&jobspec.ParseConfig{
+	res, err := jobspec.ParseResult(&jobspec.ParseConfig{
 		Path:     path,
 		Body:     body,
 		ArgVars:  f.vars,
@@ -68,7 +72,8 @@ func (f *jobFileFlags) parse(path string, stdin io.Reader) (*api.Job, error) {
 	if err != nil {
 		return nil, fmt.Errorf("error parsing job file %s:\n%w", path, err)
 	}
-	return job, nil
+	f.maxRunWarnings = res.MaxRunWarnings
+	return res.Job, nil
 }
 
 // isAPIJobJSON reports whether body is a job in the API's JSON shape
@@ -95,24 +100,25 @@ func isAPIJobJSON(body []byte) bool {
 // decodeAPIJob reads a job in the API's JSON shape, wrapped in {"Job":
 // ...} or bare, as Nomad's job run -json does. A key the API's Job does
 // not have is an error naming it: dropping it would run something other
-// than what the file says.
-func decodeAPIJob(body []byte) (*api.Job, error) {
+// than what the file says. A group's MaxRunDurationWarning, which api.Job
+// lacks, is returned beside the job.
+func decodeAPIJob(body []byte) (*api.Job, maxRunWarnings, error) {
 	var either struct {
-		Nested *api.Job `json:"Job"`
-		api.Job
+		Nested *apiJobWithWarnings `json:"Job"`
+		apiJobWithWarnings
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&either); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if dec.More() {
-		return nil, fmt.Errorf("more than one JSON value: a file holds one job")
+		return nil, nil, fmt.Errorf("more than one JSON value: a file holds one job")
 	}
 	if either.Nested != nil {
-		return either.Nested, nil
+		return either.Nested.split()
 	}
-	return &either.Job, nil
+	return either.split()
 }
 
 // validateJob checks a copy of the parsed job as the server would, so
@@ -120,7 +126,7 @@ func decodeAPIJob(body []byte) (*api.Job, error) {
 // does not act on, then the server's defaults and validation run. It
 // returns the warnings the server would answer with, also when it refuses
 // the job.
-func validateJob(job *api.Job) (string, error) {
+func validateJob(job *api.Job, maxRun maxRunWarnings) (string, error) {
 	cp, err := copyAPIJob(job)
 	if err != nil {
 		return "", err
@@ -128,6 +134,13 @@ func validateJob(job *api.Job) (string, error) {
 	sj, warnings, err := apiconv.Convert(cp)
 	if err != nil {
 		return apiconv.Warnings(warnings, nil), err
+	}
+	for name, w := range maxRun {
+		tg := sj.LookupTaskGroup(name)
+		if tg == nil {
+			return "", fmt.Errorf("MaxRunDurationWarning is set for task group %q, which the job does not have", name)
+		}
+		tg.MaxRunDurationWarning = w.Copy()
 	}
 	sj.Canonicalize()
 	if err := sj.Validate(); err != nil {

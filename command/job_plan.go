@@ -3,7 +3,6 @@ package command
 import (
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"reflect"
 	"sort"
 	"strconv"
@@ -52,7 +51,7 @@ func runJobPlan(args []string, s Streams) int {
 		fmt.Fprintln(s.Stderr, err)
 		return 255
 	}
-	if _, err := validateJob(job); err != nil {
+	if _, err := validateJob(job, jf.maxRunWarnings); err != nil {
 		fmt.Fprintf(s.Stderr, "Job validation errors:\n%s\n", err)
 		return 255
 	}
@@ -67,7 +66,7 @@ func runJobPlan(args []string, s Streams) int {
 	if job.Namespace != nil && *job.Namespace != "" {
 		client.SetNamespace(*job.Namespace)
 	}
-	resp, reasons, err := planJob(client, job, diff)
+	resp, reasons, err := planJob(client, job, diff, jf.maxRunWarnings)
 	if err != nil {
 		fmt.Fprintf(s.Stderr, "Error during plan: %s\n", err)
 		return 255
@@ -110,10 +109,13 @@ func planExitCode(resp *api.JobPlanResponse) int {
 // returns the reason nomadq gives for each group no node can take
 // (InfeasibleReason, which api.AllocationMetric does not carry): it names
 // what is missing, such as a driver no node offers.
-func planJob(client *api.Client, job *api.Job, diff bool) (*api.JobPlanResponse, map[string]string, error) {
+func planJob(client *api.Client, job *api.Job, diff bool, warnings maxRunWarnings) (*api.JobPlanResponse, map[string]string, error) {
 	var raw json.RawMessage
-	req := &api.JobPlanRequest{Job: job, Diff: diff}
-	if _, err := client.Raw().Write("/v1/job/"+url.PathEscape(*job.ID)+"/plan", req, &raw, nil); err != nil {
+	req, err := planRequestBody(job, diff, warnings)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := client.Raw().Write(planPath(job), req, &raw, nil); err != nil {
 		return nil, nil, err
 	}
 	var resp api.JobPlanResponse

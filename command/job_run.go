@@ -1,7 +1,6 @@
 package command
 
 import (
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -52,15 +51,15 @@ func runJobRun(args []string, s Streams) int {
 		return 1
 	}
 	if output {
-		buf, err := json.MarshalIndent(struct{ Job *api.Job }{job}, "", "    ")
+		out, err := indentedJobJSON(job, jf.maxRunWarnings)
 		if err != nil {
 			fmt.Fprintf(s.Stderr, "Error converting job: %s\n", err)
 			return 1
 		}
-		fmt.Fprintln(s.Stdout, string(buf))
+		fmt.Fprintln(s.Stdout, out)
 		return 0
 	}
-	if _, err := validateJob(job); err != nil {
+	if _, err := validateJob(job, jf.maxRunWarnings); err != nil {
 		fmt.Fprintf(s.Stderr, "Job validation errors:\n%s\n", err)
 		return 1
 	}
@@ -80,7 +79,7 @@ func runJobRun(args []string, s Streams) int {
 		opts.EnforceIndex = true
 		opts.ModifyIndex = checkIndex
 	}
-	resp, _, err := client.Jobs().RegisterOpts(job, opts, nil)
+	resp, err := registerJob(client, job, opts, jf.maxRunWarnings)
 	if err != nil {
 		fmt.Fprintf(s.Stderr, "Error submitting job: %s\n", err)
 		return 1

@@ -2,7 +2,6 @@ package command
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -155,11 +154,17 @@ func runJobInspect(args []string, s Streams) int {
 		_, code := outputFormat(s.Stdout, s.Stderr, asJSON, tmpl, job)
 		return code
 	}
-	buf, err := json.MarshalIndent(struct{ Job *api.Job }{job}, "", "    ")
+	// api.Job drops the groups' max_run_duration_warning: read it too.
+	warnings, err := storedMaxRunWarnings(client, stub.ID, version, q)
+	if err != nil {
+		fmt.Fprintf(s.Stderr, "Error inspecting job: %s\n", err)
+		return 1
+	}
+	buf, err := indentedJobJSON(job, warnings)
 	if err != nil {
 		fmt.Fprintf(s.Stderr, "Error formatting the data: %s\n", err)
 		return 1
 	}
-	fmt.Fprintln(s.Stdout, string(buf))
+	fmt.Fprintln(s.Stdout, buf)
 	return 0
 }

@@ -31,7 +31,7 @@ func runJobValidate(args []string, s Streams) int {
 		fmt.Fprintln(s.Stderr, err)
 		return 1
 	}
-	warnings, err := validateJob(job)
+	warnings, err := validateJob(job, jf.maxRunWarnings)
 	if warnings != "" {
 		fmt.Fprintf(s.Stdout, "Job Warnings:\n%s\n\n", warnings)
 	}
