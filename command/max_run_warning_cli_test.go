@@ -104,6 +104,16 @@ func TestJobRun_MaxRunDurationWarningBlock(t *testing.T) {
 	must.NoError(t, err)
 	mustWarning(t, []byte(raw))
 
+	// The plan sends the warning: the same file plans no change to it,
+	// another before plans the change.
+	code, out, errOut = cli(t, addr, "job", "plan", file)
+	must.NotEq(t, 255, code, must.Sprint(out, errOut))
+	must.StrNotContains(t, out, "Before")
+	code, out, errOut = cli(t, addr, "job", "plan", warningJobFile(t, "warned", `"2s"`))
+	must.NotEq(t, 255, code, must.Sprint(out, errOut))
+	must.StrContains(t, out, "MaxRunDurationWarning {")
+	must.StrContains(t, out, `Before: "3s" => "2s"`)
+
 	code, inspected, errOut := cli(t, addr, "job", "inspect", "warned")
 	must.Eq(t, 0, code, must.Sprint(errOut))
 	mustWarning(t, []byte(inspected))

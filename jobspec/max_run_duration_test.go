@@ -117,3 +117,32 @@ func TestParse_MaxRunDurationWarningJSONSyntax(t *testing.T) {
 	must.NoError(t, err)
 	must.Eq(t, map[string]*structs.MaxRunDurationWarning{"g": {Before: 2 * time.Second, Signal: "SIGTERM"}}, res.MaxRunWarnings)
 }
+
+// Groups made by a dynamic block carry their own warning.
+func TestParse_MaxRunDurationWarningDynamicGroups(t *testing.T) {
+	src := `job "j" {
+  type = "batch"
+  dynamic "group" {
+    for_each = {a = "2s", b = "4s"}
+    labels   = [group.key]
+    content {
+      max_run_duration = "6s"
+      max_run_duration_warning {
+        before = group.value
+        signal = "SIGUSR1"
+      }
+      task "t" {
+        driver = "raw_exec"
+        config { command = "/bin/true" }
+      }
+    }
+  }
+}
+`
+	res, err := ParseResult(&ParseConfig{Path: "j.nomad.hcl", Body: []byte(src), Strict: true})
+	must.NoError(t, err)
+	must.Eq(t, map[string]*structs.MaxRunDurationWarning{
+		"a": {Before: 2 * time.Second, Signal: "SIGUSR1"},
+		"b": {Before: 4 * time.Second, Signal: "SIGUSR1"},
+	}, res.MaxRunWarnings)
+}
