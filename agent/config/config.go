@@ -193,6 +193,33 @@ type Server struct {
 	// Default sets Nomad's default, 50,000; 0 means no limit.
 	JobMaxCount int
 
+	// NodeGCThreshold, JobGCInterval, JobGCThreshold, EvalGCThreshold
+	// and BatchEvalGCThreshold are Nomad's keys of those names: how old
+	// a down node, a dead job or a terminal eval must be before the
+	// leader's periodic garbage collection removes it, and how often the
+	// job collection runs. 0 means Nomad's default.
+	NodeGCThreshold      time.Duration
+	JobGCInterval        time.Duration
+	JobGCThreshold       time.Duration
+	EvalGCThreshold      time.Duration
+	BatchEvalGCThreshold time.Duration
+
+	// HeartbeatGrace, MinHeartbeatTTL, MaxHeartbeatsPerSecond and
+	// FailoverHeartbeatTTL are Nomad's keys of those names: how nodes'
+	// heartbeat TTLs are sized and how late a heartbeat may be before
+	// the node is marked down. 0 means Nomad's default.
+	HeartbeatGrace         time.Duration
+	MinHeartbeatTTL        time.Duration
+	MaxHeartbeatsPerSecond float64
+	FailoverHeartbeatTTL   time.Duration
+
+	// RaftSnapshotThreshold, RaftSnapshotInterval and RaftTrailingLogs
+	// are Nomad's raft_snapshot_threshold, raft_snapshot_interval and
+	// raft_trailing_logs. 0 means Nomad's default.
+	RaftSnapshotThreshold int
+	RaftSnapshotInterval  time.Duration
+	RaftTrailingLogs      int
+
 	// DefaultSchedulerConfig seeds the cluster's scheduler configuration
 	// at bootstrap, including the batch queue settings.
 	DefaultSchedulerConfig *structs.SchedulerConfiguration

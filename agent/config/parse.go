@@ -147,6 +147,11 @@ func (d *cfgDecoder) server(b *hcl.Block, s *Server) {
 		d.boolean("server.enable_event_broker", &enabled)(v, rng)
 		s.DisableEventBroker = !enabled
 	}
+	// Nomad refuses a job_gc_interval of 0 or less and raft values
+	// below 1 (an interval below 5ms); a threshold of 0 or less could
+	// only mean "collect at once", so it is refused too. The heartbeat
+	// keys keep Nomad's meaning of 0, the default.
+	d.serverTuning(attrs, s)
 	d.decode(b.Body, section{
 		path:  "server",
 		attrs: attrs,
@@ -174,19 +179,81 @@ func (d *cfgDecoder) server(b *hcl.Block, s *Server) {
 			}),
 		},
 		ignored: []string{
-			"raft_protocol", "raft_multiplier", "node_gc_threshold", "job_gc_interval", "job_gc_threshold",
-			"eval_gc_threshold", "batch_eval_gc_threshold", "deployment_gc_threshold", "csi_volume_claim_gc_interval",
+			"raft_protocol", "raft_multiplier", "deployment_gc_threshold", "csi_volume_claim_gc_interval",
 			"csi_volume_claim_gc_threshold", "csi_plugin_gc_threshold", "acl_token_gc_threshold", "root_key_gc_interval",
-			"root_key_gc_threshold", "root_key_rotation_threshold", "heartbeat_grace", "min_heartbeat_ttl",
-			"max_heartbeats_per_second", "failover_heartbeat_ttl", "rejoin_after_leave", "enabled_schedulers",
+			"root_key_gc_threshold", "root_key_rotation_threshold", "rejoin_after_leave", "enabled_schedulers",
 			"data_dir", "start_join", "authoritative_region", "non_voting_server", "redundancy_zone",
 			"upgrade_version", "license_path", "plan_rejection_tracker", "raft_boltdb", "raft_logstore", "search",
 			"job_max_priority", "job_default_priority", "job_max_source_size", "job_tracked_versions",
 			"deployment_query_rate_limit", "license_env",
-			"node_threshold", "oidc_issuer", "raft_snapshot_threshold", "raft_snapshot_interval",
-			"raft_trailing_logs",
+			"node_threshold", "oidc_issuer",
 		},
 	})
+}
+
+// serverTuning adds the server's garbage collection, heartbeat and Raft
+// snapshot keys to attrs.
+func (d *cfgDecoder) serverTuning(attrs map[string]setter, s *Server) {
+	// atLeast reads a duration and refuses one below least (or, when
+	// zeroOK, a negative one; 0 then keeps the default).
+	atLeast := func(name string, into *time.Duration, least time.Duration, zeroOK bool) setter {
+		key := "server." + name
+		return func(v cty.Value, rng hcl.Range) {
+			before := len(d.diags)
+			dur := *into
+			if d.duration(key, &dur)(v, rng); len(d.diags) > before {
+				return
+			}
+			switch {
+			case zeroOK && dur < 0:
+				d.errorf(rng, "%s = %s: must be 0 (the default) or more", key, dur)
+			case !zeroOK && dur < least:
+				d.errorf(rng, "%s = %s: must be at least %s", key, dur, least)
+			default:
+				*into = dur
+			}
+		}
+	}
+	count := func(name string, into *int) setter {
+		key := "server." + name
+		return func(v cty.Value, rng hcl.Range) {
+			before := len(d.diags)
+			n := *into
+			if d.integer(key, &n)(v, rng); len(d.diags) > before {
+				return
+			}
+			if n < 1 {
+				d.errorf(rng, "%s = %d: must be 1 or more", key, n)
+				return
+			}
+			*into = n
+		}
+	}
+	const tick = time.Nanosecond
+	attrs["node_gc_threshold"] = atLeast("node_gc_threshold", &s.NodeGCThreshold, tick, false)
+	attrs["job_gc_interval"] = atLeast("job_gc_interval", &s.JobGCInterval, tick, false)
+	attrs["job_gc_threshold"] = atLeast("job_gc_threshold", &s.JobGCThreshold, tick, false)
+	attrs["eval_gc_threshold"] = atLeast("eval_gc_threshold", &s.EvalGCThreshold, tick, false)
+	attrs["batch_eval_gc_threshold"] = atLeast("batch_eval_gc_threshold", &s.BatchEvalGCThreshold, tick, false)
+	attrs["heartbeat_grace"] = atLeast("heartbeat_grace", &s.HeartbeatGrace, 0, true)
+	attrs["min_heartbeat_ttl"] = atLeast("min_heartbeat_ttl", &s.MinHeartbeatTTL, 0, true)
+	attrs["failover_heartbeat_ttl"] = atLeast("failover_heartbeat_ttl", &s.FailoverHeartbeatTTL, 0, true)
+	attrs["max_heartbeats_per_second"] = func(v cty.Value, rng hcl.Range) {
+		const key = "server.max_heartbeats_per_second"
+		if v.IsNull() || v.Type() != cty.Number {
+			d.errorf(rng, "%s must be a number, got %s", key, friendly(v))
+			return
+		}
+		f, _ := v.AsBigFloat().Float64()
+		if f < 0 {
+			d.errorf(rng, "%s = %g: must be 0 (the default) or more", key, f)
+			return
+		}
+		s.MaxHeartbeatsPerSecond = f
+	}
+	attrs["raft_snapshot_threshold"] = count("raft_snapshot_threshold", &s.RaftSnapshotThreshold)
+	attrs["raft_snapshot_interval"] = atLeast("raft_snapshot_interval", &s.RaftSnapshotInterval, 5*time.Millisecond, false)
+	attrs["raft_trailing_logs"] = count("raft_trailing_logs", &s.RaftTrailingLogs)
 }
 
 func (d *cfgDecoder) schedulerConfig(b *hcl.Block, sc *structs.SchedulerConfiguration) {
