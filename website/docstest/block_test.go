@@ -83,4 +83,5 @@ func TestMatchOutput(t *testing.T) {
 	}, got))
 	must.ErrorContains(t, MatchOutput([]string{"Evaluation ID = 5e6f7a8b", "Dispatched Job ID = x"}, got), `"Dispatched Job ID = x"`)
 	must.Error(t, MatchOutput([]string{"Job validation successful"}, got))
+	must.NoError(t, MatchOutput([]string{`Allocation "1a2b" created ...`, `Allocation "1a2b" ...`}, "Allocation \"77aa\" created\nAllocation \"77aa\""))
 }

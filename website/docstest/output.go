@@ -33,7 +33,7 @@ func normalize(line string) string {
 
 // MatchOutput checks that every non-blank line of want appears in got, in
 // order, after both are normalized; "..." in a wanted line matches
-// anything. It returns nil or an error naming the first line not found.
+// anything, nothing included. It returns nil or an error naming the first line not found.
 func MatchOutput(want []string, got string) error {
 	gotLines := strings.Split(got, "\n")
 	for i := range gotLines {
@@ -45,7 +45,10 @@ func MatchOutput(want []string, got string) error {
 		if nw == "" {
 			continue
 		}
-		re := regexp.MustCompile("^" + strings.ReplaceAll(regexp.QuoteMeta(nw), `\.\.\.`, ".*") + "$")
+		// "..." (with the blank before it) stands for anything, nothing
+		// included.
+		pattern := strings.ReplaceAll(regexp.QuoteMeta(nw), ` \.\.\.`, ".*")
+		re := regexp.MustCompile("^" + strings.ReplaceAll(pattern, `\.\.\.`, ".*") + "$")
 		found := false
 		for at < len(gotLines) {
 			ok := re.MatchString(gotLines[at])
