@@ -21,7 +21,9 @@ type Keyring struct {
 // keyring, inactive, so identities it signed still verify. With a publish
 // time the new key is prepublished instead: listed in the JWKS at once so
 // that verifiers can fetch it before it signs anything, and made active by
-// the leader at that time (publishRootKeys).
+// the leader at that time (publishRootKeys). With Full the old active key
+// becomes rekeying: the leader re-encrypts its variables with the new key
+// and then makes it inactive (rekeyVariables); the answer does not wait.
 func (k *Keyring) Rotate(args *structs.KeyringRotateRequest, reply *structs.KeyringRotateResponse) error {
 	if done, err := k.srv.forward("Keyring.Rotate", args.WriteRequest, args, reply); done {
 		return err
@@ -37,7 +39,7 @@ func (k *Keyring) Rotate(args *structs.KeyringRotateRequest, reply *structs.Keyr
 		key.State = structs.RootKeyStatePrepublished
 		key.PublishTime = args.PublishTime
 	}
-	req := &structs.RootKeyUpsertRequest{RootKey: key, WriteRequest: args.WriteRequest}
+	req := &structs.RootKeyUpsertRequest{RootKey: key, Rekey: args.Full, WriteRequest: args.WriteRequest}
 	_, index, err := k.srv.raftApply(structs.RootKeyUpsertRequestType, req)
 	if err != nil {
 		return structs.WrapRPCCodedf(err, "rotate root key")
@@ -53,17 +55,17 @@ func (k *Keyring) Rotate(args *structs.KeyringRotateRequest, reply *structs.Keyr
 	return nil
 }
 
-// checkRotateRequest refuses, by name, the rotation options of Nomad that
-// nomadq does not implement.
+// checkRotateRequest refuses, by name, rotation options that are out of
+// range or cannot go together.
 func checkRotateRequest(args *structs.KeyringRotateRequest) error {
 	if args.Algorithm != "" && args.Algorithm != structs.EncryptionAlgorithmAES256GCM {
 		return structs.NewErrRPCCodedf(http.StatusBadRequest, "invalid algo %q: the only algorithm is %q", args.Algorithm, structs.EncryptionAlgorithmAES256GCM)
 	}
-	if args.Full {
-		return structs.NewErrRPCCoded(http.StatusBadRequest, "full rotation is not supported: it re-encrypts Variables, which nomadq does not store; rotate without full")
-	}
 	if args.PublishTime < 0 {
 		return structs.NewErrRPCCodedf(http.StatusBadRequest, "invalid publish_time %d: must be a Unix time in nanoseconds", args.PublishTime)
+	}
+	if args.Full && args.PublishTime != 0 {
+		return structs.NewErrRPCCoded(http.StatusBadRequest, "full and publish_time cannot be used together: a full rotation re-encrypts variables with a key that is active now")
 	}
 	return nil
 }

@@ -169,9 +169,9 @@ func TestKeyring_RefusedRequestsWriteNothing(t *testing.T) {
 		call func() error
 		want string
 	}{
-		{"full rotation", func() error {
-			return s.RPC("Keyring.Rotate", &structs.KeyringRotateRequest{Full: true}, &structs.KeyringRotateResponse{})
-		}, "full rotation is not supported"},
+		{"full rotation with a publish time", func() error {
+			return s.RPC("Keyring.Rotate", &structs.KeyringRotateRequest{Full: true, PublishTime: time.Now().Add(time.Hour).UnixNano()}, &structs.KeyringRotateResponse{})
+		}, "full and publish_time cannot be used together"},
 		{"negative publish time", func() error {
 			return s.RPC("Keyring.Rotate", &structs.KeyringRotateRequest{PublishTime: -1}, &structs.KeyringRotateResponse{})
 		}, "invalid publish_time -1"},

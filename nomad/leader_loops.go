@@ -20,6 +20,7 @@ func (s *Server) leaderLoops() []func(context.Context) {
 		s.runBatchQueue,
 		s.runPeriodicDispatcher,
 		s.publishRootKeys,
+		s.rekeyVariables,
 		s.workerPool.run,
 		s.autopilotLoop,
 		s.runNodeDrainer,

@@ -69,6 +69,17 @@ func (r *reader) ActiveRootKey(ws memdb.WatchSet) (*structs.RootKey, error) {
 // key inactive in the same transaction, so that exactly one key signs.
 // Re-writing a stored key keeps its CreateIndex.
 func (s *StateStore) UpsertRootKey(index uint64, key *structs.RootKey) error {
+	return s.upsertRootKey(index, key, structs.RootKeyStateInactive)
+}
+
+// UpsertRootKeyRekey stores a root key as UpsertRootKey does, but the key
+// it replaces as the active one becomes rekeying, not inactive: a full
+// rotation, after which the leader re-encrypts that key's variables.
+func (s *StateStore) UpsertRootKeyRekey(index uint64, key *structs.RootKey) error {
+	return s.upsertRootKey(index, key, structs.RootKeyStateRekeying)
+}
+
+func (s *StateStore) upsertRootKey(index uint64, key *structs.RootKey, demoteTo structs.RootKeyState) error {
 	if key == nil || key.KeyID == "" {
 		return errors.New("upsert root key: key ID is required")
 	}
@@ -95,10 +106,10 @@ func (s *StateStore) UpsertRootKey(index uint64, key *structs.RootKey) error {
 			}
 			for _, k := range demote {
 				c := k.Copy()
-				c.State = structs.RootKeyStateInactive
+				c.State = demoteTo
 				c.ModifyIndex = index
 				if err := tx.Insert(TableRootKeys, c); err != nil {
-					return fmt.Errorf("upsert root key: make %q inactive: %w", k.KeyID, err)
+					return fmt.Errorf("upsert root key: make %q %s: %w", k.KeyID, demoteTo, err)
 				}
 			}
 		}

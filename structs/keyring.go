@@ -21,12 +21,14 @@ type RootKeyState string
 // Root key states. A rotation makes the new key active and the old one
 // inactive; a rotation with a publish time makes the new key prepublished
 // (in the JWKS, signing nothing) until the leader activates it at that
-// time. Nomad's rekeying and deprecated states belong to full rotation,
-// which is refused.
+// time. A full rotation makes the old active key rekeying instead: the
+// leader re-encrypts every variable it sealed with the new active key,
+// then makes it inactive. Nomad's deprecated state is not used.
 const (
 	RootKeyStateInactive     RootKeyState = "inactive"
 	RootKeyStateActive       RootKeyState = "active"
 	RootKeyStatePrepublished RootKeyState = "prepublished"
+	RootKeyStateRekeying     RootKeyState = "rekeying"
 )
 
 // EncryptionAlgorithmAES256GCM is the only encryption algorithm of a root
@@ -104,9 +106,11 @@ type RootKeyMeta struct {
 
 // RootKeyUpsertRequest stores a root key. When the key is active, every
 // other active key becomes inactive in the same transaction, so the
-// keyring always has at most one active key.
+// keyring always has at most one active key. With Rekey (a full
+// rotation) those keys become rekeying instead.
 type RootKeyUpsertRequest struct {
 	RootKey *RootKey
+	Rekey   bool
 	WriteRequest
 }
 
@@ -119,7 +123,7 @@ type RootKeyDeleteRequest struct {
 
 // KeyringRotateRequest asks the leader for a new root key: active now, or
 // prepublished until PublishTime (Unix nanoseconds) when that is set. Full
-// is Nomad's parameter for re-encrypting Variables; it is refused.
+// also re-encrypts every variable with the new key (not with PublishTime).
 type KeyringRotateRequest struct {
 	Algorithm   string
 	Full        bool

@@ -7,6 +7,9 @@ func (f *FSM) applyRootKeyUpsert(buf []byte, index uint64) any {
 	if err != nil {
 		return err
 	}
+	if req.Rekey {
+		return f.State().UpsertRootKeyRekey(index, req.RootKey)
+	}
 	return f.State().UpsertRootKey(index, req.RootKey)
 }
 
