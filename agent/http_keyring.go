@@ -87,8 +87,8 @@ func (h *httpHandler) keyringList(w http.ResponseWriter, r *http.Request) (any, 
 }
 
 // keyringRotate takes Nomad's parameters: algo (only aes256-gcm), full
-// (refused by name: nomadq stores no Variables to re-encrypt) and
-// publish_time (the new key is prepublished until then).
+// (variables are re-encrypted with the new key) and publish_time (the new
+// key is prepublished until then).
 func (h *httpHandler) keyringRotate(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.KeyringRotateRequest{}
 	q := r.URL.Query()

@@ -81,7 +81,7 @@ func TestKeyringHTTP_ListRotateDeleteAndJWKS(t *testing.T) {
 		code               int
 		want               string
 	}{
-		{"full rotation", http.MethodPut, "rotate?full", 400, "full rotation is not supported"},
+		{"full rotation with a publish time", http.MethodPut, "rotate?full&publish_time=4102444800000000000", 400, "full and publish_time cannot be used together"},
 		{"negative publish_time", http.MethodPut, "rotate?publish_time=-5", 400, "invalid publish_time -5"},
 		{"bad publish_time", http.MethodPut, "rotate?publish_time=soon", 400, `invalid publish_time "soon"`},
 		{"other algorithm", http.MethodPut, "rotate?algo=xchacha20", 400, `invalid algo "xchacha20"`},

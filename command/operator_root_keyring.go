@@ -41,8 +41,10 @@ Keyring Options:
     "1h"). One of -now or -prepublish must be set.
 
   -full
-    Not supported: a full rotation re-encrypts Variables, which nomadq
-    does not store.
+    Also re-encrypt every variable with the new key. The command returns at
+    once; the leader re-encrypts the variables in the background, the old
+    key is listed as "rekeying" meanwhile and as "inactive" when it is done.
+    Cannot be used with -prepublish.
 
   -verbose
     Show full key IDs.
@@ -108,7 +110,7 @@ func runRootKeyringRotate(args []string, s Streams) int {
 	fs := newFlagSet("operator root keyring rotate", s.Stderr, rootKeyringRotateUsage)
 	af.register(fs)
 	fs.BoolVar(&now, "now", false, "Make the new key active immediately")
-	fs.BoolVar(&full, "full", false, "Not supported")
+	fs.BoolVar(&full, "full", false, "Re-encrypt every variable with the new key")
 	fs.DurationVar(&prepublish, "prepublish", 0, "Make the new key active after this duration")
 	fs.BoolVar(&verbose, "verbose", false, "Show full key IDs")
 	if err := fs.Parse(args); err != nil {

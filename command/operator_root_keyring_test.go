@@ -1,16 +1,19 @@
 package command
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shoenig/test/must"
+	"github.com/shoenig/test/wait"
 
 	"github.com/nomadq/nomadq/agent/agenttest"
 )
 
-var rootKeyRow = regexp.MustCompile(`^([0-9a-f-]+)\s+(active|inactive|prepublished)\s+\S+(\s+\S+)?\s*$`)
+var rootKeyRow = regexp.MustCompile(`^([0-9a-f-]+)\s+(active|inactive|prepublished|rekeying)\s+\S+(\s+\S+)?\s*$`)
 
 // rootKeyRows parses the list output into key ID -> state.
 func rootKeyRows(t *testing.T, out string) map[string]string {
@@ -49,7 +52,7 @@ func TestRootKeyringCommands(t *testing.T) {
 		{"neither -now nor -prepublish", []string{"operator", "root", "keyring", "rotate"}, `One of "-now" or "-prepublish" must be used`},
 		{"both -now and -prepublish", []string{"operator", "root", "keyring", "rotate", "-now", "-prepublish", "1h"}, `One of "-now" or "-prepublish" must be used`},
 		{"negative -prepublish", []string{"operator", "root", "keyring", "rotate", "-prepublish", "-1h"}, "Invalid -prepublish -1h0m0s"},
-		{"full", []string{"operator", "root", "keyring", "rotate", "-now", "-full"}, "full rotation is not supported"},
+		{"full with -prepublish", []string{"operator", "root", "keyring", "rotate", "-prepublish", "1h", "-full"}, "full and publish_time cannot be used together"},
 		{"remove the active key", []string{"operator", "root", "keyring", "remove", first}, "is active and cannot be deleted"},
 		{"remove an unknown key", []string{"operator", "root", "keyring", "remove", "ffffffff"}, `No encryption key(s) with prefix or ID "ffffffff" found`},
 		{"remove without an ID", []string{"operator", "root", "keyring", "remove"}, "requires one argument"},
@@ -106,4 +109,53 @@ func TestRootKeyringCommands(t *testing.T) {
 		states[st]++
 	}
 	must.Eq(t, map[string]int{"active": 1, "prepublished": 1}, states)
+}
+
+// rotate -full answers at once with the new active key; the old key is
+// rekeying until the leader has re-encrypted the variable, inactive then,
+// and the variable reads back the same.
+func TestRootKeyringRotateFull(t *testing.T) {
+	a := agenttest.New(t, nil)
+	addr := a.HTTPAddr()
+
+	code, _, errOut := cli(t, addr, "var", "put", "app/rekeyed", "answer=42")
+	must.Eq(t, 0, code, must.Sprint(errOut))
+	code, out, errOut := cli(t, addr, "operator", "root", "keyring", "list", "-verbose")
+	must.Eq(t, 0, code, must.Sprint(errOut))
+	before := rootKeyRows(t, out)
+	must.MapLen(t, 1, before)
+
+	code, out, errOut = cli(t, addr, "operator", "root", "keyring", "rotate", "-now", "-full", "-verbose")
+	must.Eq(t, 0, code, must.Sprint(errOut))
+	rotated := rootKeyRows(t, out)
+	must.MapLen(t, 1, rotated)
+	for id, st := range rotated {
+		_, old := before[id]
+		must.False(t, old)
+		must.Eq(t, "active", st)
+	}
+
+	must.Wait(t, wait.InitialSuccess(
+		wait.ErrorFunc(func() error {
+			code, out, errOut := cli(t, addr, "operator", "root", "keyring", "list", "-verbose")
+			if code != 0 {
+				return fmt.Errorf("list: %s", errOut)
+			}
+			for id, st := range rootKeyRows(t, out) {
+				if _, old := before[id]; old && st != "inactive" {
+					return fmt.Errorf("old key %s is %s", id, st)
+				}
+			}
+			return nil
+		}),
+		wait.Timeout(60*time.Second),
+		wait.Gap(100*time.Millisecond),
+	))
+	code, out, errOut = cli(t, addr, "var", "get", "-item", "answer", "app/rekeyed")
+	must.Eq(t, 0, code, must.Sprint(errOut))
+	must.Eq(t, "42", strings.TrimSpace(out))
+	for id := range before {
+		code, _, errOut = cli(t, addr, "operator", "root", "keyring", "remove", id)
+		must.Eq(t, 0, code, must.Sprint(errOut))
+	}
 }
