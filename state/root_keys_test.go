@@ -87,3 +87,36 @@ func TestDeleteRootKey(t *testing.T) {
 	must.SliceLen(t, 1, keys)
 	must.Eq(t, cur.KeyID, keys[0].KeyID)
 }
+
+// A full rotation's upsert makes the active key rekeying, not inactive; a
+// later rotation leaves a rekeying key as it is; the FSM's delete check
+// keeps a rekeying key that variables are still sealed with.
+func TestUpsertRootKeyRekey(t *testing.T) {
+	s := testStore(t)
+	first := mockRootKey(structs.RootKeyStateActive)
+	must.NoError(t, s.UpsertRootKey(1, first))
+	_, err := s.ApplyVariable(2, structs.VarOpSet, &structs.VariableEncrypted{
+		VariableMetadata: structs.VariableMetadata{Namespace: "default", Path: "app/db"},
+		Data:             []byte("sealed"),
+		KeyID:            first.KeyID,
+	})
+	must.NoError(t, err)
+
+	second := mockRootKey(structs.RootKeyStateActive)
+	must.NoError(t, s.UpsertRootKeyRekey(3, second))
+	third := mockRootKey(structs.RootKeyStateActive)
+	must.NoError(t, s.UpsertRootKey(4, third))
+
+	keys, err := s.RootKeys(nil)
+	must.NoError(t, err)
+	states := map[string]structs.RootKeyState{}
+	for _, k := range keys {
+		states[k.KeyID] = k.State
+	}
+	must.Eq(t, map[string]structs.RootKeyState{
+		first.KeyID:  structs.RootKeyStateRekeying,
+		second.KeyID: structs.RootKeyStateInactive,
+		third.KeyID:  structs.RootKeyStateActive,
+	}, states)
+	must.ErrorIs(t, s.DeleteRootKey(5, first.KeyID), ErrRootKeyKept)
+}
