@@ -92,6 +92,9 @@ func (v *Variables) Apply(args *structs.VariablesApplyRequest, reply *structs.Va
 		sealEmpty = existing == nil
 	}
 	if len(in.Items) > 0 || sealEmpty {
+		if st, err = v.srv.waitActiveRootKey(); err != nil {
+			return fmt.Errorf("variable %q: %w", in.Path, err)
+		}
 		if enc, err = keyring.EncryptVariable(st, in); err != nil {
 			return err
 		}
@@ -211,4 +214,31 @@ func (v *Variables) List(args *structs.VariablesListRequest, reply *structs.Vari
 		}
 		return maxIndex(st, state.TableVariables)
 	})
+}
+
+// rootKeyWait bounds how long a variable write waits for the leader's
+// first root key, which a new cluster's leader writes just after it is
+// elected: a write that arrives in between waits for it instead of
+// failing.
+const rootKeyWait = 10 * time.Second
+
+// waitActiveRootKey returns a state store that holds an active root key,
+// waiting on the root keys table (up to rootKeyWait) while there is none.
+func (s *Server) waitActiveRootKey() (*state.StateStore, error) {
+	deadline := time.NewTimer(rootKeyWait)
+	defer deadline.Stop()
+	for {
+		st := s.State()
+		ws := memdb.NewWatchSet()
+		key, err := st.ActiveRootKey(ws)
+		if err != nil {
+			return nil, err
+		}
+		if key != nil {
+			return st, nil
+		}
+		if ws.Watch(deadline.C) {
+			return nil, fmt.Errorf("%w (waited %s for the leader to write it)", keyring.ErrNoActiveRootKey, rootKeyWait)
+		}
+	}
 }
