@@ -88,6 +88,8 @@ func declareMetrics(opts *promsink.PrometheusOpts, reg prometheus.Registerer) (m
 		switch m.Kind {
 		case batchqueue.MetricCounter:
 			opts.CounterDefinitions = append(opts.CounterDefinitions, promsink.CounterDefinition{Name: name, Help: m.Help, ConstLabels: m.Labels})
+		case batchqueue.MetricGauge:
+			opts.GaugeDefinitions = append(opts.GaugeDefinitions, promsink.GaugeDefinition{Name: name, Help: m.Help, ConstLabels: m.Labels})
 		case batchqueue.MetricSummary:
 			w := &windowedSummary{}
 			values := make([]string, len(m.Labels))

@@ -183,6 +183,7 @@ func (l *line) keep(released []*structs.BatchQueueEntry) {
 // once it applied, tracks the released workloads and forgets the done
 // ones.
 func (r *runner) commit(d Decision, now time.Time) error {
+	r.q.lineGauges(d.Line)
 	if len(d.Done) == 0 && len(d.Release) == 0 {
 		return nil
 	}

@@ -17,6 +17,7 @@ type MetricKind string
 const (
 	MetricCounter MetricKind = "counter"
 	MetricSummary MetricKind = "summary"
+	MetricGauge   MetricKind = "gauge"
 )
 
 // Metric is one series the queue emits through go-metrics. The agent
@@ -57,6 +58,16 @@ var (
 		"Seconds an entry waited in the batch queue, from enqueue to release, by namespace. Time spent placing after the release is placement_time_seconds.",
 		metrics.Label{Name: "namespace", Value: structs.DefaultNamespace})
 	metricPlacementTime = newMetric(MetricSummary, "placement_time_seconds", "Seconds from an entry's release to the placement of its allocations.")
+
+	// The multifactor order's gauges, set by each round that ranks the
+	// line (a round with a free placement slot).
+	metricPriorityP50 = newMetric(MetricGauge, "effective_priority_p50", "Median effective priority of the queued entries at the last multifactor round; 0 when none is queued.")
+	metricPriorityP90 = newMetric(MetricGauge, "effective_priority_p90", "90th percentile of the queued entries' effective priorities at the last multifactor round; 0 when none is queued.")
+	metricPriorityMax = newMetric(MetricGauge, "effective_priority_max", "Highest effective priority of the queued entries (the head of the line) at the last multifactor round; 0 when none is queued.")
+	metricUsage       = newMetric(MetricGauge, "usage", "A namespace's decayed usage in share-seconds (dominant share of the cluster times seconds run, decayed with UsageHalfLife) at the last multifactor round, when FairShareWeight is set.",
+		metrics.Label{Name: "namespace", Value: structs.DefaultNamespace})
+	metricFairShare = newMetric(MetricGauge, "fair_share_factor", "A namespace's fair-share factor 2^(-U/S), 0 to 1, at the last multifactor round, when FairShareWeight is set.",
+		metrics.Label{Name: "namespace", Value: structs.DefaultNamespace})
 )
 
 // verdictCounters count the entries that reach a verdict status.
@@ -94,5 +105,28 @@ func (q *Queue) sample(m *Metric, seconds float64) {
 func (q *Queue) sampleNS(m *Metric, namespace string, seconds float64) {
 	if q.cfg.Metrics != nil {
 		q.cfg.Metrics.AddSampleWithLabels(m.Key, float32(seconds), []metrics.Label{{Name: "namespace", Value: namespace}})
+	}
+}
+
+// gauge sets a gauge, with labels when given.
+func (q *Queue) gauge(m *Metric, val float64, labels ...metrics.Label) {
+	if q.cfg.Metrics != nil {
+		q.cfg.Metrics.SetGaugeWithLabels(m.Key, float32(val), labels)
+	}
+}
+
+// lineGauges sets the multifactor gauges from what a round saw of the
+// line; nothing when the round did not rank it.
+func (q *Queue) lineGauges(s *LineStats) {
+	if s == nil {
+		return
+	}
+	q.gauge(metricPriorityP50, s.P50)
+	q.gauge(metricPriorityP90, s.P90)
+	q.gauge(metricPriorityMax, s.Max)
+	for _, u := range s.Usage {
+		ns := metrics.Label{Name: "namespace", Value: u.Namespace}
+		q.gauge(metricUsage, u.Usage, ns)
+		q.gauge(metricFairShare, u.FairShare, ns)
 	}
 }

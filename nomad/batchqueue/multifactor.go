@@ -2,6 +2,7 @@ package batchqueue
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"time"
 
@@ -17,7 +18,9 @@ type Scorer struct {
 	now   time.Time
 	total structs.ComparableResources
 	// fair is each namespace's fair-share factor.
-	fair   map[string]float64
+	fair map[string]float64
+	// usage is every namespace's usage, when FairShareWeight is set.
+	usage  []*structs.BatchQueueNamespaceUsage
 	demand func(*structs.BatchQueueEntry) Demand
 }
 
@@ -28,7 +31,8 @@ func NewScorer(m structs.BatchQueueMultifactor, now time.Time, c Cluster, shares
 	resets map[string]time.Time, queuedNS []string, demand func(*structs.BatchQueueEntry) Demand) *Scorer {
 	s := &Scorer{m: m, now: now, total: c.Total, fair: map[string]float64{}, demand: demand}
 	if m.FairShareWeight > 0 {
-		for _, u := range Usages(c.Spans, shares, resets, queuedNS, now, m.UsageHalfLife) {
+		s.usage = Usages(c.Spans, shares, resets, queuedNS, now, m.UsageHalfLife)
+		for _, u := range s.usage {
 			s.fair[u.Namespace] = u.FairShare
 		}
 	}
@@ -110,6 +114,32 @@ func rank(in []scored) []scored {
 	return out
 }
 
+// LineStats is what a multifactor round saw of the line: its effective
+// priorities' median, 90th percentile and highest (0 for an empty line),
+// and, when FairShareWeight is set, every namespace's usage.
+type LineStats struct {
+	P50, P90, Max float64
+	Usage         []*structs.BatchQueueNamespaceUsage
+}
+
+// lineStats summarises the ranked entries, highest sum first.
+func lineStats(ranked []scored, usage []*structs.BatchQueueNamespaceUsage) *LineStats {
+	s := &LineStats{Usage: usage}
+	n := len(ranked)
+	if n == 0 {
+		return s
+	}
+	sums := make([]float64, n)
+	for i, r := range ranked {
+		sums[i] = r.sum
+	}
+	slices.Sort(sums) // tops put some entries ahead of higher sums
+	// The nearest-rank quantile: the smallest sum at or above q of them.
+	at := func(q float64) float64 { return sums[max(0, int(math.Ceil(q*float64(n)))-1)] }
+	s.P50, s.P90, s.Max = at(0.5), at(0.9), sums[n-1]
+	return s
+}
+
 // multifactor releases up to free entries by effective priority. It
 // reads the whole line, since an entry's rank moves with time and usage
 // and no heap keeps it: a round costs O(n log n) for n queued entries,
@@ -131,10 +161,12 @@ func (p *Decision) multifactor(in Input, demand func(*structs.BatchQueueEntry) D
 	for i := range entries {
 		entries[i].f = sc.Factors(entries[i].e)
 	}
+	ranked := rank(entries)
+	p.Line = lineStats(ranked, sc.usage)
 	usage := map[string]Usage{}
 	limited := map[string]bool{}
 	tried := 0
-	for _, s := range rank(entries) {
+	for _, s := range ranked {
 		if free == 0 {
 			return
 		}

@@ -133,6 +133,10 @@ type Decision struct {
 	// the plan must be made again even if state does not change; zero
 	// when none.
 	Wake time.Time
+
+	// Line is what a multifactor round saw of the line, for the metrics;
+	// nil when the round did not rank it.
+	Line *LineStats
 }
 
 // Reservation is capacity the line keeps for a released workload that
