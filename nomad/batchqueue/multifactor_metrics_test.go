@@ -8,6 +8,8 @@ import (
 	"time"
 
 	metrics "github.com/hashicorp/go-metrics"
+	promsink "github.com/hashicorp/go-metrics/prometheus"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/shoenig/test/must"
 
 	"github.com/nomadq/nomadq/structs"
@@ -88,4 +90,57 @@ func labelsOf(ls []metrics.Label) string {
 		s += ";" + l.Name + "=" + l.Value
 	}
 	return s
+}
+
+// Through go-metrics' Prometheus sink, declared as the agent declares
+// them, the gauges are served before any round (at 0, the namespace
+// ones for default) and carry each namespace's values after one.
+func TestQueue_MultifactorGaugesInPrometheus(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	opts := promsink.PrometheusOpts{Expiration: time.Minute, Registerer: reg}
+	for _, m := range Metrics() {
+		if m.Kind == MetricGauge {
+			opts.GaugeDefinitions = append(opts.GaugeDefinitions, promsink.GaugeDefinition{Name: m.Key, Help: m.Help, ConstLabels: m.Labels})
+		}
+	}
+	sink, err := promsink.NewPrometheusSinkFrom(opts)
+	must.NoError(t, err)
+	conf := metrics.DefaultConfig("")
+	conf.EnableHostname, conf.EnableRuntimeMetrics = false, false
+	m, err := metrics.New(conf, sink)
+	must.NoError(t, err)
+	q := &Queue{cfg: Config{Metrics: m}}
+
+	read := func() map[string]float64 {
+		mfs, err := reg.Gather()
+		must.NoError(t, err)
+		got := map[string]float64{}
+		for _, mf := range mfs {
+			for _, s := range mf.GetMetric() {
+				name := mf.GetName()
+				for _, l := range s.GetLabel() {
+					name += ";" + l.GetName() + "=" + l.GetValue()
+				}
+				got[name] = s.GetGauge().GetValue()
+			}
+		}
+		return got
+	}
+	before := read()
+	for _, name := range []string{"nomad_batch_queue_effective_priority_p50", "nomad_batch_queue_effective_priority_p90",
+		"nomad_batch_queue_effective_priority_max", "nomad_batch_queue_usage;namespace=default", "nomad_batch_queue_fair_share_factor;namespace=default"} {
+		must.MapContainsKey(t, before, name)
+	}
+
+	spans := map[string][]Span{"qa": {{Share: 0.5, Start: mfNow.Add(-time.Hour), End: mfNow.Add(-time.Hour / 2)}}}
+	c := mfConfig(1, structs.BatchQueueMultifactor{FairShareWeight: 1, UsageHalfLife: time.Hour})
+	d := Plan(Input{Config: c, Now: mfNow, Line: slices.Values([]*structs.BatchQueueEntry{mfe("qa", "a", 50, 1, 0), mfe("qb", "b", 50, 2, 0)}),
+		Cluster: Cluster{Total: structs.ComparableResources{CPU: 100, MemoryMB: 100}, Spans: spans}})
+	must.Eq(t, []string{"b"}, releasedIDs(d))
+	q.lineGauges(d.Line)
+	got := read()
+	must.Greater(t, 0, got["nomad_batch_queue_usage;namespace=qa"])
+	must.Between(t, 0.249, got["nomad_batch_queue_fair_share_factor;namespace=qa"], 0.251)
+	must.Eq(t, 1, got["nomad_batch_queue_fair_share_factor;namespace=qb"])
+	must.Eq(t, 1, got["nomad_batch_queue_effective_priority_max"])
 }
