@@ -82,7 +82,12 @@ func (d *Driver) followLogs(ctx context.Context, t *task, since time.Time) error
 		return err
 	}
 	defer stderr.Close()
-	opts := client.ContainerLogsOptions{ShowStdout: true, ShowStderr: true, Follow: true}
+	mark, err := openSinceMark(stdoutPrefix)
+	if err != nil {
+		return err
+	}
+	defer mark.Close()
+	opts := client.ContainerLogsOptions{ShowStdout: true, ShowStderr: true, Follow: true, Timestamps: true}
 	if !since.IsZero() {
 		opts.Since = strconv.FormatInt(since.Unix(), 10) + "." + fmt.Sprintf("%09d", since.Nanosecond())
 	}
@@ -93,17 +98,21 @@ func (d *Driver) followLogs(ctx context.Context, t *task, since time.Time) error
 	defer rc.Close()
 	if t.tty {
 		// A terminal merges the streams; the engine sends them raw.
-		_, err = io.Copy(stdout, rc)
+		_, err = io.Copy(newStampStripper(stdout, mark, true), rc)
 		return err
 	}
-	_, err = stdcopy.StdCopy(stdout, stderr, rc)
+	_, err = stdcopy.StdCopy(newStampStripper(stdout, mark, false), newStampStripper(stderr, mark, false), rc)
 	return err
 }
 
-// logsSince is where a recovered task's output is followed from: the
-// last write to its log files, so lines written before the restart are
-// not written twice.
+// logsSince is where a recovered task's output is followed from: just
+// after the newest message copied before (the mark, see log_since.go), or
+// for a task without one the last write to its log files, so lines
+// written before the restart are not written twice.
 func logsSince(tc *drivers.TaskConfig) time.Time {
+	if mark := readSinceMark(tc.StdoutPrefix()); !mark.IsZero() {
+		return mark
+	}
 	var last time.Time
 	for _, prefix := range []string{tc.StdoutPrefix(), tc.StderrPrefix()} {
 		live := prefix + "." + strconv.Itoa(fsutil.LatestLogIndex(prefix))
