@@ -308,6 +308,13 @@ func TestBatchQueue_PrometheusNames(t *testing.T) {
 	optional := map[string]string{
 		"nomad_nomad_batch_queue_share":  "gauge",
 		"nomad_nomad_batch_queue_queued": "gauge",
+		// The multifactor order's gauges, declared up front (at 0 until a
+		// multifactor round sets them).
+		"nomad_nomad_batch_queue_effective_priority_p50": "gauge",
+		"nomad_nomad_batch_queue_effective_priority_p90": "gauge",
+		"nomad_nomad_batch_queue_effective_priority_max": "gauge",
+		"nomad_nomad_batch_queue_usage":                  "gauge",
+		"nomad_nomad_batch_queue_fair_share_factor":      "gauge",
 	}
 	for name, typ := range want {
 		must.Eq(t, typ, types[name], must.Sprintf("%s in the scrape", name))
