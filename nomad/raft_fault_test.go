@@ -199,6 +199,7 @@ func TestServer_CorruptSnapshot(t *testing.T) {
 				c.NodeName = "restarted"
 				c.RPCAddr = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)}
 				c.SerfBindAddr = "127.0.0.1"
+				c.SerfPort = 0 // not Nomad's 4648, which another agent may hold
 				c.Logger = hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Info})
 				cfg(c)
 				return c
