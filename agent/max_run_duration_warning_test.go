@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -140,6 +141,7 @@ func TestMaxRunDurationWarning_RawExec(t *testing.T) {
 }
 
 func TestMaxRunDurationWarning_Exec(t *testing.T) {
+	longTest(t) // make test keeps the raw_exec case as the warning's smoke test
 	a, c := execAgent(t)
 	const limit, before = 6 * time.Second, 3 * time.Second
 	job := maxRunJob("warned-exec", "batch", limit, "")
@@ -153,6 +155,7 @@ while true; do sleep 0.05; done`, 128)
 
 // A client restarted after the warning went out does not send it again.
 func TestMaxRunDurationWarning_ClientRestart(t *testing.T) {
+	longTest(t) // make test keeps the raw_exec case as the warning's smoke test
 	srv := NewTestAgent(t, func(c *config.Config) { c.Client.Enabled = false })
 	c := apiClient(t, srv)
 	dataDir := t.TempDir()
@@ -272,6 +275,7 @@ func eventTypes(ts *api.TaskState) string {
 
 // The warning reaches a docker task through the engine's signal path.
 func TestMaxRunDurationWarning_Docker(t *testing.T) {
+	longTest(t) // make test keeps the raw_exec case as the warning's smoke test
 	e := dockertest.StartT(t)
 	t.Setenv("DOCKER_HOST", e.Host)
 	a := NewTestAgent(t, nil)
@@ -294,4 +298,13 @@ while true; do sleep 1; done`, 32)
 	alloc := onlyAlloc(t, c, "warned-docker", isTerminal)
 	checkWarned(t, alloc, limit, before)
 	must.Eq(t, "warned\n", taskLog(t, a, alloc.ID, "main"))
+}
+
+// longTest skips t unless NOMADQ_E2E_LONG=1 (make e2e-long): the
+// warning's variants beyond the raw_exec smoke test run there.
+func longTest(t *testing.T) {
+	t.Helper()
+	if os.Getenv("NOMADQ_E2E_LONG") != "1" {
+		t.Skip("long: set NOMADQ_E2E_LONG=1 (make e2e-long)")
+	}
 }
