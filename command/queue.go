@@ -181,30 +181,3 @@ func estimatedStart(ns int64, now time.Time) string {
 	}
 	return "in " + d.String()
 }
-
-// queuePosition returns the job's position in the batch queue, 0 when it
-// does not wait there (or the queue cannot be read).
-func queuePosition(client *api.Client, namespace, jobID string) int {
-	pos, _ := queueWait(client, namespace, jobID)
-	return pos
-}
-
-// queueWait returns the job's position in the batch queue and its
-// estimated start (unix nanoseconds, 0 when unknown); position 0 when it
-// does not wait there (or the queue cannot be read).
-func queueWait(client *api.Client, namespace, jobID string) (int, int64) {
-	if namespace == "" {
-		namespace = "default"
-	}
-	var entries []queueEntry
-	_, err := client.Raw().Query("/v1/queue/jobs", &entries, &api.QueryOptions{Namespace: namespace, Params: map[string]string{"job_id": jobID}})
-	if err != nil {
-		return 0, 0
-	}
-	for _, e := range entries {
-		if e.JobID == jobID && e.Namespace == namespace {
-			return e.Position, e.EstimatedStart
-		}
-	}
-	return 0, 0
-}
