@@ -50,7 +50,13 @@ func (a *ACL) CreateClientIntroductionToken(args *structs.ACLCreateClientIntrodu
 			"requested_ttl", ttl, "max_identity_ttl", cfg.MaxIdentityTTL)
 		ttl = cfg.MaxIdentityTTL
 	}
-	snap, err := a.srv.State().Snapshot()
+	// A new cluster's leader writes its first root key just after it is
+	// elected; a request that arrives in between waits for it.
+	st, err := a.srv.waitActiveRootKey()
+	if err != nil {
+		return err
+	}
+	snap, err := st.Snapshot()
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/shoenig/test/must"
 
+	"github.com/nomadq/nomadq/nomad/keyring"
 	"github.com/nomadq/nomadq/structs"
 )
 
@@ -77,4 +78,29 @@ func TestClientIntroductionRequest_TTLJSON(t *testing.T) {
 	var r structs.ACLCreateClientIntroductionTokenRequest
 	must.ErrorContains(t, json.Unmarshal([]byte(`{"TTL": "soon"}`), &r), `TTL "soon"`)
 	must.ErrorContains(t, json.Unmarshal([]byte(`{"TTL": true}`), &r), "TTL true")
+}
+
+// A client introduction token asked for before the leader has a root key
+// (a new cluster's leader writes it just after its election) waits for the
+// key instead of failing with a 500; the docs test hit that window in CI.
+func TestClientIntroductionToken_WaitsForFirstRootKey(t *testing.T) {
+	s := testServer(t, nil)
+	key := waitForKeyring(t, s)
+	old := key.Copy()
+	old.State = structs.RootKeyStateInactive
+	must.NoError(t, s.State().UpsertRootKey(key.ModifyIndex+1000, old))
+
+	next, err := keyring.NewRootKey(time.Now())
+	must.NoError(t, err)
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		_ = s.State().UpsertRootKey(key.ModifyIndex+1001, next)
+	}()
+	var reply structs.ACLCreateClientIntroductionTokenResponse
+	must.NoError(t, s.RPC("ACL.CreateClientIntroductionToken", &structs.ACLCreateClientIntroductionTokenRequest{}, &reply))
+	tok, err := jwt.ParseSigned(reply.JWT, []jose.SignatureAlgorithm{jose.RS256})
+	must.NoError(t, err)
+	// Signed by a key that became active after the wait: the test's, or
+	// one the leader wrote itself on seeing none active.
+	must.NotEq(t, key.KeyID, tok.Headers[0].KeyID)
 }
