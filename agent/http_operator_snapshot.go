@@ -54,5 +54,30 @@ func (h *httpHandler) snapshotRestore(w http.ResponseWriter, r *http.Request) (a
 	if err := h.write(w, r, "Operator.SnapshotRestore", &args.WriteRequest, &args, &reply, &reply.Index); err != nil {
 		return nil, err
 	}
-	return nil, nil
+	return snapshotRestoreAnswer{
+		Index:          reply.Index,
+		Restored:       nonNil(reply.Restored),
+		Skipped:        nonNil(reply.Skipped),
+		SkippedSummary: reply.SkippedSummary,
+	}, nil
+}
+
+// snapshotRestoreAnswer is the body of a restore's answer: the state
+// index after it and, for an archive in Nomad's format, the records it
+// restored and the ones of types nomadq does not model that it skipped,
+// per type. Nomad answers with an empty body, which its Go client and
+// CLI ignore, as they ignore this one.
+type snapshotRestoreAnswer struct {
+	Index          uint64
+	Restored       []structs.SnapshotRecordCount
+	Skipped        []structs.SnapshotRecordCount
+	SkippedSummary string
+}
+
+// nonNil makes a nil list an empty one, so the JSON says [] not null.
+func nonNil(l []structs.SnapshotRecordCount) []structs.SnapshotRecordCount {
+	if l == nil {
+		return []structs.SnapshotRecordCount{}
+	}
+	return l
 }

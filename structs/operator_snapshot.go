@@ -22,7 +22,23 @@ type SnapshotRestoreRequest struct {
 	WriteRequest
 }
 
-// SnapshotRestoreResponse is the state index after a restore.
+// SnapshotRecordCount is how many records of one type a restore read
+// or left out; Type is Nomad's name of the record type ("Job",
+// "CSIVolume").
+type SnapshotRecordCount struct {
+	Type  string
+	Count int
+}
+
+// SnapshotRestoreResponse is the state index after a restore and, for an
+// archive in Nomad's format, what it held: the records restored and the
+// ones of types nomadq does not model, which were skipped. Both are empty
+// for an archive in nomadq's older internal format.
 type SnapshotRestoreResponse struct {
+	Restored []SnapshotRecordCount
+	Skipped  []SnapshotRecordCount
+	// SkippedSummary says what was skipped in a sentence ("skipped 3
+	// CSIVolume records"), "" when nothing was.
+	SkippedSummary string
 	QueryMeta
 }
