@@ -99,8 +99,8 @@ var typeNames = map[SnapshotType]string{
 	ACLBindingRuleSnapshot:               "ACLBindingRule",
 	NodePoolSnapshot:                     "NodePool",
 	JobSubmissionSnapshot:                "JobSubmission",
-	RootKeySnapshot:                      "RootKey",
-	HostVolumeSnapshot:                   "HostVolume",
+	RootKeySnapshot:                      "WrappedRootKeys",
+	HostVolumeSnapshot:                   "HostVolumeSnapshot",
 	NamespaceSnapshot:                    "Namespace",
 }
 
