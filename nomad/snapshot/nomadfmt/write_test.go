@@ -1,0 +1,300 @@
+package nomadfmt
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-msgpack/v2/codec"
+	"github.com/shoenig/test/must"
+
+	wrapping "github.com/hashicorp/go-kms-wrapping/v2"
+
+	"github.com/nomadq/nomadq/internal/mock"
+	"github.com/nomadq/nomadq/nomad/keyring"
+	"github.com/nomadq/nomadq/state"
+	"github.com/nomadq/nomadq/structs"
+)
+
+// writeFixture is the state the write tests snapshot: what a migration
+// carries.
+type writeFixture struct {
+	store    *state.StateStore
+	rootKey  *structs.RootKey
+	items    structs.VariableItems
+	varPath  string
+	batchJob *structs.Job
+}
+
+func newWriteFixture(t *testing.T) *writeFixture {
+	t.Helper()
+	st, err := state.NewStateStore()
+	must.NoError(t, err)
+	f := &writeFixture{store: st, varPath: "nomad/jobs/batch", items: structs.VariableItems{"user": "alice", "pass": "s3cret"}}
+	idx := uint64(100)
+	next := func() uint64 { idx++; return idx }
+
+	must.NoError(t, st.UpsertNamespaces(next(), []*structs.Namespace{{Name: "team", Description: "the team", Meta: map[string]string{"owner": "ops"}}}))
+	must.NoError(t, st.UpsertNodePools(next(), []*structs.NodePool{{Name: "gpu", Description: "GPU nodes", Meta: map[string]string{"kind": "a100"}}}))
+	node := mock.Node("7b1a7f3c-0000-4000-8000-000000000001")
+	must.NoError(t, st.UpsertNode(next(), node))
+
+	batch := mock.Job("batch")
+	batch.Namespace = "team"
+	must.NoError(t, st.UpsertJob(next(), batch))
+	batch2 := mock.Job("batch")
+	batch2.Namespace = "team"
+	batch2.Meta = map[string]string{"v": "2"}
+	must.NoError(t, st.UpsertJob(next(), batch2))
+	f.batchJob, err = st.JobByID(nil, "team", "batch")
+	must.NoError(t, err)
+
+	periodic := mock.Job("nightly")
+	periodic.Periodic = &structs.PeriodicConfig{Enabled: true, Spec: "0 3 * * *", SpecType: structs.PeriodicSpecCron, ProhibitOverlap: true, TimeZone: "UTC"}
+	must.NoError(t, st.UpsertJob(next(), periodic))
+	child := mock.Job("nightly/periodic-1700000000")
+	child.ParentID = "nightly"
+	launch := &structs.PeriodicLaunch{ID: "nightly", Namespace: structs.DefaultNamespace, Launch: time.Date(2026, 12, 6, 3, 0, 0, 0, time.UTC).UnixNano()}
+	must.NoError(t, st.UpsertPeriodicLaunch(next(), child, mock.JobEval(child), launch))
+
+	param := mock.Job("render")
+	param.ParameterizedJob = &structs.ParameterizedJobConfig{Payload: structs.DispatchPayloadRequired, MetaRequired: []string{"frame"}}
+	must.NoError(t, st.UpsertJob(next(), param))
+
+	eval := mock.JobEval(f.batchJob)
+	must.NoError(t, st.UpsertEvals(next(), []*structs.Evaluation{eval}))
+	must.NoError(t, st.UpsertAllocs(next(), []*structs.Allocation{mock.Alloc(f.batchJob, node, eval.ID)}))
+
+	must.NoError(t, st.UpsertACLPolicies(next(), []*structs.ACLPolicy{{Name: "readonly", Description: "read", Rules: `namespace "default" { policy = "read" }`}}))
+	must.NoError(t, st.UpsertACLTokens(next(), []*structs.ACLToken{{
+		AccessorID: "0b9f4e0a-0000-4000-8000-000000000002", SecretID: "0b9f4e0a-0000-4000-8000-000000000003",
+		Name: "reader", Type: structs.ACLClientToken, Policies: []string{"readonly"}, CreateTime: time.Now().UTC(),
+	}}))
+
+	f.rootKey, err = keyring.NewRootKey(time.Now())
+	must.NoError(t, err)
+	must.NoError(t, st.UpsertRootKey(next(), f.rootKey))
+	enc, err := keyring.EncryptVariable(st, &structs.VariableDecrypted{
+		VariableMetadata: structs.VariableMetadata{Namespace: "team", Path: f.varPath},
+		Items:            f.items,
+	})
+	must.NoError(t, err)
+	_, err = st.ApplyVariable(next(), structs.VarOpSet, enc)
+	must.NoError(t, err)
+
+	cfg := structs.DefaultSchedulerConfiguration()
+	cfg.BatchQueue.Enabled = true
+	cfg.BatchQueue.Order = "fifo"
+	_, err = st.SchedulerSetConfig(next(), cfg)
+	must.NoError(t, err)
+	_, err = st.AutopilotSetConfig(next(), &structs.AutopilotConfig{CleanupDeadServers: true, MaxTrailingLogs: 321, LastContactThreshold: 300 * time.Millisecond}, false, 0)
+	must.NoError(t, err)
+	must.NoError(t, st.BatchQueueUsageReset(next(), &structs.BatchQueueUsageResetRequest{Time: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC).UnixNano(), WriteRequest: structs.WriteRequest{Namespace: "team"}}))
+	return f
+}
+
+// decodedRecord is one record of a stream, decoded without a schema.
+type decodedRecord struct {
+	Type SnapshotType
+	Raw  []byte // the msgpack object
+	Obj  map[string]any
+}
+
+// decodeStream splits a Nomad stream into its records the way Nomad's
+// restore reads it: the header, then a type byte and one object at a
+// time, to the end of the stream.
+func decodeStream(t *testing.T, stream []byte) []decodedRecord {
+	t.Helper()
+	r := bufio.NewReader(bytes.NewReader(stream))
+	var header map[string]any
+	must.NoError(t, codec.NewDecoder(r, Handle).Decode(&header))
+	must.MapEmpty(t, header)
+	var out []decodedRecord
+	for {
+		b, err := r.ReadByte()
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		must.NoError(t, err)
+		var raw codec.Raw
+		must.NoError(t, codec.NewDecoder(r, Handle).Decode(&raw))
+		rec := decodedRecord{Type: SnapshotType(b), Raw: raw}
+		must.NoError(t, codec.NewDecoderBytes(raw, Handle).Decode(&rec.Obj))
+		out = append(out, rec)
+	}
+}
+
+func writeStream(t *testing.T, st *state.StateStore) []byte {
+	t.Helper()
+	snap, err := st.Snapshot()
+	must.NoError(t, err)
+	var buf bytes.Buffer
+	n, err := Write(&buf, snap)
+	must.NoError(t, err)
+	must.Eq(t, int64(buf.Len()), n)
+	return buf.Bytes()
+}
+
+func TestWrite_RecordsNomadKnows(t *testing.T) {
+	f := newWriteFixture(t)
+	recs := decodeStream(t, writeStream(t, f.store))
+
+	counts := map[SnapshotType]int{}
+	order := []SnapshotType{}
+	for _, r := range recs {
+		must.True(t, r.Type.Known(), must.Sprintf("record type %d is not one Nomad 2.0 restores", r.Type))
+		if counts[r.Type] == 0 {
+			order = append(order, r.Type)
+		}
+		counts[r.Type]++
+	}
+	// Jobs: batch, nightly, its child, render; versions: batch twice.
+	must.Eq(t, 4, counts[JobSnapshot])
+	must.Eq(t, 5, counts[JobVersionSnapshot])
+	must.Eq(t, 1, counts[NodeSnapshot])
+	must.Eq(t, 1, counts[AllocSnapshot])
+	must.Eq(t, 2, counts[EvalSnapshot])
+	must.Eq(t, 1, counts[PeriodicLaunchSnapshot])
+	must.Eq(t, 1, counts[ACLPolicySnapshot])
+	must.Eq(t, 1, counts[ACLTokenSnapshot])
+	must.Eq(t, 1, counts[VariablesSnapshot])
+	must.Eq(t, 1, counts[RootKeySnapshot])
+	must.Eq(t, 1, counts[SchedulerConfigSnapshot])
+	must.Eq(t, 2, counts[NamespaceSnapshot]) // default and team
+	must.Eq(t, 3, counts[NodePoolSnapshot])  // all, default and gpu
+	must.Positive(t, counts[IndexSnapshot])
+
+	// Nomad's Persist order, for the types present.
+	persistOrder := []SnapshotType{IndexSnapshot, NodeSnapshot, NodePoolSnapshot, JobSnapshot, EvalSnapshot,
+		AllocSnapshot, PeriodicLaunchSnapshot, JobSummarySnapshot, JobVersionSnapshot, ScalingEventsSnapshot,
+		ACLPolicySnapshot, ACLTokenSnapshot, NamespaceSnapshot, SchedulerConfigSnapshot, ServiceRegistrationSnapshot,
+		VariablesSnapshot, RootKeySnapshot, ACLRoleSnapshot, ACLAuthMethodSnapshot, ACLBindingRuleSnapshot,
+		JobSubmissionSnapshot}
+	var want []SnapshotType
+	for _, typ := range persistOrder {
+		if counts[typ] > 0 {
+			want = append(want, typ)
+		}
+	}
+	must.Eq(t, want, order)
+
+	for _, r := range recs {
+		switch r.Type {
+		case JobSnapshot:
+			if r.Obj["ID"] == "render" {
+				pj := r.Obj["ParameterizedJob"].(map[string]any)
+				must.Eq(t, "required", pj["Payload"])
+			}
+			if r.Obj["ID"] == "nightly" {
+				p := r.Obj["Periodic"].(map[string]any)
+				must.Eq(t, "0 3 * * *", p["Spec"])
+			}
+			if r.Obj["ID"] == "batch" {
+				tg := r.Obj["TaskGroups"].([]any)[0].(map[string]any)
+				must.Eq(t, int64(10*time.Minute), tg["MaxRunDuration"].(int64))
+			}
+		case PeriodicLaunchSnapshot:
+			// Nomad's Launch is a time.Time: its binary form, not a number.
+			var l struct {
+				ID     string
+				Launch time.Time
+			}
+			must.NoError(t, codec.NewDecoderBytes(r.Raw, Handle).Decode(&l))
+			must.Eq(t, "nightly", l.ID)
+			must.True(t, l.Launch.Equal(time.Date(2026, 12, 6, 3, 0, 0, 0, time.UTC)))
+		case SchedulerConfigSnapshot:
+			must.Eq(t, "binpack", r.Obj["SchedulerAlgorithm"])
+			bq := r.Obj["BatchQueue"].(map[string]any)
+			must.Eq(t, true, bq["Enabled"])
+			x := r.Obj[NomadqExtrasField].(map[string]any)
+			ap := x["AutopilotConfig"].(map[string]any)
+			must.Eq(t, int64(321), ap["MaxTrailingLogs"].(int64))
+			must.Len(t, 1, x["BatchQueueUsageResets"].([]any))
+		}
+	}
+}
+
+// nomadWrappedKey and nomadRootKey are the fields of Nomad's RootKey
+// record a Nomad server reads to unwrap a key.
+type nomadWrappedKey struct {
+	Provider                 string
+	KeyEncryptionKey         []byte
+	WrappedDataEncryptionKey *wrapping.BlobInfo
+	WrappedRSAKey            *wrapping.BlobInfo
+}
+
+type nomadRootKey struct {
+	KeyID       string
+	Algorithm   string
+	State       string
+	CreateTime  int64
+	WrappedKeys []*nomadWrappedKey
+}
+
+type nomadVariable struct {
+	Namespace string
+	Path      string
+	Data      []byte
+	KeyID     string
+}
+
+func TestWrite_RootKeyAndVariableInNomadsScheme(t *testing.T) {
+	f := newWriteFixture(t)
+	recs := decodeStream(t, writeStream(t, f.store))
+
+	var key nomadRootKey
+	var variable nomadVariable
+	for _, r := range recs {
+		switch r.Type {
+		case RootKeySnapshot:
+			must.NoError(t, codec.NewDecoderBytes(r.Raw, Handle).Decode(&key))
+		case VariablesSnapshot:
+			must.NoError(t, codec.NewDecoderBytes(r.Raw, Handle).Decode(&variable))
+		}
+	}
+	must.Eq(t, f.rootKey.KeyID, key.KeyID)
+	must.Eq(t, "aes256-gcm", key.Algorithm)
+	must.Eq(t, "active", key.State)
+	must.Len(t, 1, key.WrappedKeys)
+	wk := key.WrappedKeys[0]
+	must.Eq(t, "aead", wk.Provider)
+	must.Len(t, 32, wk.KeyEncryptionKey)
+
+	// Unwrap as a Nomad server does: the aead wrapper keyed with the KEK.
+	kw, err := newAEADWrapper(key.KeyID, wk.KeyEncryptionKey)
+	must.NoError(t, err)
+	dek, err := kw.Decrypt(context.Background(), wk.WrappedDataEncryptionKey)
+	must.NoError(t, err)
+	must.Eq(t, f.rootKey.Key, dek)
+	rsaDER, err := kw.Decrypt(context.Background(), wk.WrappedRSAKey)
+	must.NoError(t, err)
+	_, err = x509.ParsePKCS1PrivateKey(rsaDER)
+	must.NoError(t, err)
+
+	// Decrypt the variable as Nomad does: the DEK, the key ID as AAD.
+	must.Eq(t, "team", variable.Namespace)
+	must.Eq(t, f.varPath, variable.Path)
+	must.Eq(t, key.KeyID, variable.KeyID)
+	vw, err := newAEADWrapper(key.KeyID, dek)
+	must.NoError(t, err)
+	plain, err := vw.Decrypt(context.Background(), &wrapping.BlobInfo{Ciphertext: variable.Data}, wrapping.WithAad([]byte(key.KeyID)))
+	must.NoError(t, err)
+	var items structs.VariableItems
+	must.NoError(t, json.Unmarshal(plain, &items))
+	must.Eq(t, f.items, items)
+}
+
+func TestWrite_EmptyState(t *testing.T) {
+	st, err := state.NewStateStore()
+	must.NoError(t, err)
+	recs := decodeStream(t, writeStream(t, st))
+	for _, r := range recs {
+		must.True(t, r.Type.Known())
+	}
+}
