@@ -193,6 +193,7 @@ func (a *Agent) serverConfig() (*nomad.Config, error) {
 	sc.DisableEventBroker = cfg.Server.DisableEventBroker
 	sc.EventBufferSize = cfg.Server.EventBufferSize
 	sc.JobMaxCount = cfg.Server.JobMaxCount
+	sc.JobMaxPriority, sc.JobDefaultPriority = cfg.Server.JobPriorities()
 	applyServerTuning(sc, cfg.Server)
 	if cfg.Server.DefaultSchedulerConfig != nil {
 		c := *cfg.Server.DefaultSchedulerConfig

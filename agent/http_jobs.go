@@ -78,9 +78,15 @@ func apiJobToStruct(job *api.Job) (*structs.Job, []string, error) {
 	if job.ID == nil || *job.ID == "" {
 		return nil, nil, codedErr(http.StatusBadRequest, "Job ID hasn't been provided")
 	}
+	// A job without a priority gets the server's job_default_priority,
+	// not api.Job.Canonicalize's 50: the server fills in a 0.
+	noPriority := job.Priority == nil || *job.Priority == 0
 	sj, warnings, err := apiconv.Convert(job)
 	if err != nil {
 		return nil, nil, codedErr(http.StatusBadRequest, "Job validation failed: %v", err)
+	}
+	if noPriority {
+		sj.Priority = 0
 	}
 	check := sj.Copy()
 	check.Canonicalize()
@@ -495,6 +501,7 @@ func (h *httpHandler) validateJobRequest(w http.ResponseWriter, r *http.Request)
 	errs.Add(applyMaxRunWarnings(raw.Bytes(), sj))
 	errs.Add(sj.Validate())
 	errs.Add(h.agent.checkJobMaxCount(sj))
+	errs.Add(h.agent.checkJobPriority(sj))
 	if err := errs.ErrorOrNil(); err != nil {
 		resp.Error = err.Error()
 		for _, e := range errs.Errors {

@@ -141,6 +141,13 @@ type Config struct {
 	// refuse more. 0 means no limit.
 	JobMaxCount int
 
+	// JobMaxPriority is job_max_priority: the highest priority register,
+	// plan and revert accept (structs.Job.CheckPriority).
+	// JobDefaultPriority is job_default_priority: the priority of a job
+	// submitted without one (or with 0).
+	JobMaxPriority     int
+	JobDefaultPriority int
+
 	// DefaultSchedulerConfig seeds the scheduler configuration when the
 	// cluster first bootstraps.
 	DefaultSchedulerConfig *structs.SchedulerConfiguration
@@ -188,6 +195,8 @@ func DefaultConfig() *Config {
 		EvalNackInitialReenqueue: 1 * time.Second,
 		EvalNackSubsequentDelay:  20 * time.Second,
 		JobMaxCount:              structs.JobDefaultMaxCount,
+		JobMaxPriority:           structs.JobMaxPriority,
+		JobDefaultPriority:       structs.JobDefaultPriority,
 		DefaultSchedulerConfig:   structs.DefaultSchedulerConfiguration(),
 	}
 }

@@ -112,8 +112,8 @@ func (j *Job) commit(job *structs.Job, args *structs.JobRegisterRequest, reply *
 }
 
 // admit is what Register and Plan do to a submitted job before using it:
-// copy it, fill in the namespace, Nomad's defaults and this server's
-// region, and validate it.
+// copy it, fill in the namespace, this server's job_default_priority,
+// Nomad's defaults and this server's region, and validate it.
 func (j *Job) admit(submitted *structs.Job, namespace string) (*structs.Job, error) {
 	if submitted == nil {
 		return nil, structs.NewBadRequest("Job must be specified")
@@ -125,12 +125,18 @@ func (j *Job) admit(submitted *structs.Job, namespace string) (*structs.Job, err
 	if namespace != "" && job.Namespace == "" {
 		job.Namespace = namespace
 	}
+	if job.Priority == 0 {
+		job.Priority = j.srv.config.JobDefaultPriority
+	}
 	job.Canonicalize()
 	if job.Region == "" || job.Region == structs.DefaultRegion {
 		job.Region = j.srv.config.Region
 	}
 	if err := job.Validate(); err != nil {
 		return nil, structs.NewBadRequest(err.Error())
+	}
+	if err := j.checkPriority(job); err != nil {
+		return nil, err
 	}
 	if err := j.checkMaxCount(job); err != nil {
 		return nil, err
@@ -139,6 +145,15 @@ func (j *Job) admit(submitted *structs.Job, namespace string) (*structs.Job, err
 		return nil, err
 	}
 	return job, nil
+}
+
+// checkPriority refuses, with a 400, a job whose priority is above this
+// server's job_max_priority.
+func (j *Job) checkPriority(job *structs.Job) error {
+	if err := job.CheckPriority(j.srv.config.JobMaxPriority); err != nil {
+		return structs.NewBadRequest(err.Error())
+	}
+	return nil
 }
 
 // checkMaxCount refuses, with a 400, a job that asks for more

@@ -73,8 +73,12 @@ func (j *Job) Revert(args *structs.JobRevertRequest, reply *structs.JobRegisterR
 	}
 	job := old.Copy()
 	// A revert is a new registration: the new version has not proven
-	// itself yet, and job_max_count may have been lowered since.
+	// itself yet, and job_max_count or job_max_priority may have been
+	// lowered since.
 	job.Stable = false
+	if err := j.checkPriority(job); err != nil {
+		return err
+	}
 	if err := j.checkMaxCount(job); err != nil {
 		return err
 	}

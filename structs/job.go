@@ -18,12 +18,20 @@ const (
 	JobStatusDead    = "dead"
 )
 
-// Job priority bounds and defaults.
+// Job priority bounds and defaults. A server's job_max_priority and
+// job_default_priority move the upper bound and the default of a job's
+// priority (Job.CheckPriority); an eval priority override stays within
+// JobMinPriority and JobMaxPriority whatever they are, as in Nomad.
 const (
 	JobMinPriority     = 1
 	JobDefaultPriority = 50
-	JobMaxPriority     = 100
-	CoreJobPriority    = 32767
+	// JobMaxPriority is the default of job_max_priority and the most an
+	// eval priority override may ask for.
+	JobMaxPriority = 100
+	// JobMaxPriorityLimit is the largest job_max_priority a server
+	// accepts (Nomad's structs.JobMaxPriority), below CoreJobPriority.
+	JobMaxPriorityLimit = CoreJobPriority - 1
+	CoreJobPriority     = 32767
 )
 
 // Defaults applied by canonicalization.

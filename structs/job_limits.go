@@ -98,6 +98,18 @@ func (j *Job) CheckMaxCount(limit int) error {
 	return errs.ErrorOrNil()
 }
 
+// CheckPriority refuses a job whose priority is outside 1 and max, the
+// server's job_max_priority, in Nomad's words with the value added.
+// Validate only bounds a priority by JobMaxPriorityLimit, so that a job
+// checked before it reaches a server (by the CLI, or an agent without
+// one) is not refused for a priority its servers allow.
+func (j *Job) CheckPriority(max int) error {
+	if j.Type == JobTypeCore || (j.Priority >= JobMinPriority && j.Priority <= max) {
+		return nil
+	}
+	return fmt.Errorf("job priority must be between [%d, %d], got %d (the server's job_max_priority is %d)", JobMinPriority, max, j.Priority, max)
+}
+
 // MaxValueDepth bounds how deep a free-form value of a job (a task's
 // driver config, a group's scaling policy) may nest maps and lists. The
 // Raft codec refuses to decode anything nested deeper than 1,024 levels

@@ -186,6 +186,38 @@ func TestJob_CheckMaxCount(t *testing.T) {
 	}
 }
 
+func TestJob_CheckPriority(t *testing.T) {
+	cases := []struct {
+		name     string
+		typ      string
+		priority int
+		max      int
+		want     string // "" means accepted
+	}{
+		{"the default limit", JobTypeService, 100, JobMaxPriority, ""},
+		{"above the default limit", JobTypeBatch, 101, JobMaxPriority,
+			"job priority must be between [1, 100], got 101 (the server's job_max_priority is 100)"},
+		{"a raised limit", JobTypeBatch, 250, 500, ""},
+		{"above a raised limit", JobTypeService, 501, 500,
+			"job priority must be between [1, 500], got 501 (the server's job_max_priority is 500)"},
+		{"below 1", JobTypeService, -3, 500,
+			"job priority must be between [1, 500], got -3 (the server's job_max_priority is 500)"},
+		{"core jobs are the server's own", JobTypeCore, CoreJobPriority, JobMaxPriority, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			j := validJob(tc.typ)
+			j.Priority = tc.priority
+			err := j.CheckPriority(tc.max)
+			if tc.want == "" {
+				must.NoError(t, err)
+				return
+			}
+			must.EqError(t, err, tc.want)
+		})
+	}
+}
+
 // nested returns a value that nests depth levels of maps and lists,
 // alternating, as decoded JSON or HCL does.
 func nested(depth int) any {

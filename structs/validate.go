@@ -62,8 +62,8 @@ func (j *Job) Validate() error {
 	default:
 		add("Job type %q is not allowed: must be one of %s", j.Type, allowedJobTypes)
 	}
-	if j.Type != JobTypeCore && (j.Priority < JobMinPriority || j.Priority > JobMaxPriority) {
-		add("Job priority %d is not allowed: must be between %d and %d", j.Priority, JobMinPriority, JobMaxPriority)
+	if j.Type != JobTypeCore && (j.Priority < JobMinPriority || j.Priority > JobMaxPriorityLimit) {
+		add("Job priority %d is not allowed: must be between %d and %d", j.Priority, JobMinPriority, JobMaxPriorityLimit)
 	}
 	if len(j.Datacenters) == 0 {
 		add("Job datacenters must list at least one datacenter, got none")

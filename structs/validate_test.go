@@ -49,12 +49,14 @@ func TestValidate_SingleErrors(t *testing.T) {
 		{
 			name:   "priority too low",
 			mutate: func(j *Job) { j.Priority = 0 },
-			err:    `Job priority 0 is not allowed: must be between 1 and 100`,
+			err:    `Job priority 0 is not allowed: must be between 1 and 32766`,
 		},
 		{
+			// Above job_max_priority is the server's to refuse
+			// (CheckPriority); this is above any job_max_priority.
 			name:   "priority too high",
-			mutate: func(j *Job) { j.Priority = 101 },
-			err:    `Job priority 101 is not allowed: must be between 1 and 100`,
+			mutate: func(j *Job) { j.Priority = 32767 },
+			err:    `Job priority 32767 is not allowed: must be between 1 and 32766`,
 		},
 		{
 			name:   "no datacenters",
@@ -481,7 +483,7 @@ func TestValidate_SingleErrors(t *testing.T) {
 func TestValidate_MultiError(t *testing.T) {
 	j := validJob(JobTypeService)
 	j.ID = "bad id"
-	j.Priority = 500
+	j.Priority = 50000
 	tg := j.TaskGroups[0]
 	tg.MaxRunDuration = new(time.Minute)
 	tg.Tasks[0].Driver = ""
@@ -490,7 +492,7 @@ func TestValidate_MultiError(t *testing.T) {
 	err := j.Validate()
 	must.EqError(t, err, `5 errors occurred:
 	* Job id "bad id" is not allowed: must not contain spaces
-	* Job priority 500 is not allowed: must be between 1 and 100
+	* Job priority 50000 is not allowed: must be between 1 and 32766
 	* Task group "g": max_run_duration is only allowed for batch and sysbatch jobs, not service jobs
 	* Task group "g", task "t": driver must not be empty
 	* Task group "g", task "t": resources memory 1 is not allowed: must be at least 10 MB`)

@@ -193,6 +193,14 @@ type Server struct {
 	// Default sets Nomad's default, 50,000; 0 means no limit.
 	JobMaxCount int
 
+	// JobMaxPriority is job_max_priority: the highest priority a job may
+	// have, between 100 (Nomad's default) and 32766. JobDefaultPriority
+	// is job_default_priority: the priority of a job submitted without
+	// one, from 50 (Nomad's default) to below JobMaxPriority. Default
+	// sets Nomad's defaults; 0 means them too.
+	JobMaxPriority     int
+	JobDefaultPriority int
+
 	// NodeGCThreshold, JobGCInterval, JobGCThreshold, EvalGCThreshold
 	// and BatchEvalGCThreshold are Nomad's keys of those names: how old
 	// a down node, a dead job or a terminal eval must be before the
@@ -267,6 +275,10 @@ type Client struct {
 	BridgeNetworkName        string
 	BridgeNetworkSubnet      string
 	BridgeNetworkHairpinMode bool
+	// BridgeNetworkSubnetIPv6 is bridge_network_subnet_ipv6: an IPv6
+	// CIDR the bridge network also gives allocs an address from; ""
+	// means IPv4 only.
+	BridgeNetworkSubnetIPv6 string
 
 	// SimNodes, when above 0, replaces the client by that many simulated
 	// nodes (nomadq only: sim_nodes, -sim-nodes), each with SimNodeCPU
@@ -335,6 +347,8 @@ func Default() *Config {
 		Server: &Server{
 			RetryInterval:          30 * time.Second,
 			JobMaxCount:            structs.JobDefaultMaxCount,
+			JobMaxPriority:         structs.JobMaxPriority,
+			JobDefaultPriority:     structs.JobDefaultPriority,
 			DefaultSchedulerConfig: structs.DefaultSchedulerConfiguration(),
 		},
 		Client:         &Client{NodePool: structs.DefaultNodePool, Meta: map[string]string{}, Options: map[string]string{}, ChrootEnv: map[string]string{}},
@@ -412,6 +426,7 @@ func (c *Config) Validate() error {
 	if c.Server.JobMaxCount < 0 {
 		errs.Add(fmt.Errorf("server.job_max_count %d is not allowed: must be 0 (no limit) or more", c.Server.JobMaxCount))
 	}
+	c.Server.validatePriorities(&errs)
 	if ci := c.Server.ClientIntroduction; ci != nil {
 		if err := ci.Validate(); err != nil {
 			for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
@@ -442,6 +457,35 @@ func (c *Config) Validate() error {
 	}
 	c.validateLimits(&errs)
 	return errs.ErrorOrNil()
+}
+
+// JobPriorities returns the job_max_priority and job_default_priority
+// the server applies: the configured values, 0 meaning Nomad's defaults.
+func (s *Server) JobPriorities() (maxPriority, defaultPriority int) {
+	maxPriority, defaultPriority = s.JobMaxPriority, s.JobDefaultPriority
+	if maxPriority == 0 {
+		maxPriority = structs.JobMaxPriority
+	}
+	if defaultPriority == 0 {
+		defaultPriority = structs.JobDefaultPriority
+	}
+	return maxPriority, defaultPriority
+}
+
+// validatePriorities checks job_max_priority and job_default_priority
+// against Nomad's bounds: the maximum from 100 to 32766, the default
+// from 50 to below the maximum.
+func (s *Server) validatePriorities(errs *structs.MultiError) {
+	maxPriority, defaultPriority := s.JobPriorities()
+	if maxPriority < structs.JobMaxPriority || maxPriority > structs.JobMaxPriorityLimit {
+		errs.Add(fmt.Errorf("server.job_max_priority %d is not allowed: must be between %d and %d (0 means %d)",
+			s.JobMaxPriority, structs.JobMaxPriority, structs.JobMaxPriorityLimit, structs.JobMaxPriority))
+		return
+	}
+	if defaultPriority < structs.JobDefaultPriority || defaultPriority >= maxPriority {
+		errs.Add(fmt.Errorf("server.job_default_priority %d is not allowed: must be between %d and %d, below job_max_priority %d (0 means %d)",
+			s.JobDefaultPriority, structs.JobDefaultPriority, maxPriority-1, maxPriority, structs.JobDefaultPriority))
+	}
 }
 
 func (c *Config) validateLimits(errs *structs.MultiError) {

@@ -142,6 +142,8 @@ func (d *cfgDecoder) server(b *hcl.Block, s *Server) {
 	attrs["event_buffer_size"] = d.integer("server.event_buffer_size", &s.EventBufferSize)
 	// Not positive: 0 is a setting of its own (no limit), as in Nomad.
 	attrs["job_max_count"] = d.integer("server.job_max_count", &s.JobMaxCount)
+	attrs["job_max_priority"] = d.integer("server.job_max_priority", &s.JobMaxPriority)
+	attrs["job_default_priority"] = d.integer("server.job_default_priority", &s.JobDefaultPriority)
 	attrs["enable_event_broker"] = func(v cty.Value, rng hcl.Range) {
 		enabled := !s.DisableEventBroker
 		d.boolean("server.enable_event_broker", &enabled)(v, rng)
@@ -184,7 +186,7 @@ func (d *cfgDecoder) server(b *hcl.Block, s *Server) {
 			"root_key_gc_threshold", "root_key_rotation_threshold", "rejoin_after_leave", "enabled_schedulers",
 			"data_dir", "start_join", "authoritative_region", "non_voting_server", "redundancy_zone",
 			"upgrade_version", "license_path", "plan_rejection_tracker", "raft_boltdb", "raft_logstore", "search",
-			"job_max_priority", "job_default_priority", "job_max_source_size", "job_tracked_versions",
+			"job_max_source_size", "job_tracked_versions",
 			"deployment_query_rate_limit", "license_env",
 			"node_threshold", "oidc_issuer",
 		},
@@ -345,6 +347,7 @@ func (d *cfgDecoder) client(b *hcl.Block, c *Client) {
 			"cni_config_dir":              d.str("client.cni_config_dir", &c.CNIConfigDir),
 			"bridge_network_name":         d.str("client.bridge_network_name", &c.BridgeNetworkName),
 			"bridge_network_subnet":       d.str("client.bridge_network_subnet", &c.BridgeNetworkSubnet),
+			"bridge_network_subnet_ipv6":  d.str("client.bridge_network_subnet_ipv6", &c.BridgeNetworkSubnetIPv6),
 			"bridge_network_hairpin_mode": d.boolean("client.bridge_network_hairpin_mode", &c.BridgeNetworkHairpinMode),
 			// nomadq only: the node simulator.
 			"sim_nodes":          d.integer("client.sim_nodes", &c.SimNodes),
@@ -365,7 +368,7 @@ func (d *cfgDecoder) client(b *hcl.Block, c *Client) {
 			"reserved", "gc_interval", "gc_disk_usage_threshold", "gc_inode_usage_threshold", "gc_max_allocs",
 			"gc_parallel_destroys", "gc_volumes_on_node_gc", "host_network",
 			"template", "drain_on_shutdown",
-			"bridge_network_subnet_ipv6", "artifact",
+			"artifact",
 			"disable_remote_exec", "no_host_uuid", "server_join", "node_max_allocs", "preferred_address_family",
 			"cgroup_parent", "nomad_service_discovery",
 			"intro_token", "host_volumes_dir", "host_volume_plugin_dir", "common_plugin_dir", "users",
