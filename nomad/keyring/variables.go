@@ -45,6 +45,12 @@ func EncryptVariable(st *state.StateStore, v *structs.VariableDecrypted) (*struc
 	if key == nil {
 		return nil, fmt.Errorf("encrypt variable %q: %w", v.Path, ErrNoActiveRootKey)
 	}
+	return SealVariable(key, v)
+}
+
+// SealVariable seals v's items with the given root key (a restore keeps
+// the key that sealed a variable, active or not).
+func SealVariable(key *structs.RootKey, v *structs.VariableDecrypted) (*structs.VariableEncrypted, error) {
 	aead, err := rootKeyAEAD(key)
 	if err != nil {
 		return nil, err
