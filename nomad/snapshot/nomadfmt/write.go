@@ -115,7 +115,7 @@ func Write(w io.Writer, snap *state.StateSnapshot) (int64, error) {
 	if err := enc.Encode(struct{}{}); err != nil {
 		return cw.n, fmt.Errorf("write Nomad snapshot header: %w", err)
 	}
-	sw := &streamWriter{bw: bw, enc: enc}
+	sw := &streamWriter{bw: bw, enc: enc, now: time.Now()}
 	steps := []struct {
 		name string
 		fn   func(*streamWriter, *state.StateSnapshot) error
@@ -157,6 +157,7 @@ func Write(w io.Writer, snap *state.StateSnapshot) (int64, error) {
 type streamWriter struct {
 	bw  *bufio.Writer
 	enc *codec.Encoder
+	now time.Time // when the snapshot is written
 }
 
 func (s *streamWriter) record(t SnapshotType, v any) error {
@@ -224,11 +225,23 @@ func writeJobs(s *streamWriter, snap *state.StateSnapshot) error {
 		return err
 	}
 	for _, j := range jobs {
-		if err := s.record(JobSnapshot, j); err != nil {
+		if err := s.record(JobSnapshot, withSubmitTime(j, s.now)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// withSubmitTime returns j, or a copy with the snapshot's time as its
+// submit time when it has none: Nomad's garbage collector ages jobs by
+// it, and would take a zero for a job submitted in 1970.
+func withSubmitTime(j *structs.Job, now time.Time) *structs.Job {
+	if j.SubmitTime != 0 {
+		return j
+	}
+	c := *j
+	c.SubmitTime = now.UnixNano()
+	return &c
 }
 
 func writeEvals(s *streamWriter, snap *state.StateSnapshot) error {
@@ -303,7 +316,7 @@ func writeJobVersions(s *streamWriter, snap *state.StateSnapshot) error {
 		// Nomad writes a job's versions oldest first.
 		sort.Slice(versions, func(a, b int) bool { return versions[a].Version < versions[b].Version })
 		for _, v := range versions {
-			if err := s.record(JobVersionSnapshot, v); err != nil {
+			if err := s.record(JobVersionSnapshot, withSubmitTime(v, s.now)); err != nil {
 				return err
 			}
 		}

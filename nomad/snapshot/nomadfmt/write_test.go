@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"os"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 
 	"github.com/nomadq/nomadq/internal/mock"
 	"github.com/nomadq/nomadq/nomad/keyring"
+	"github.com/nomadq/nomadq/nomad/snapshot"
 	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
 )
@@ -43,6 +45,7 @@ func newWriteFixture(t *testing.T) *writeFixture {
 	must.NoError(t, st.UpsertNamespaces(next(), []*structs.Namespace{{Name: "team", Description: "the team", Meta: map[string]string{"owner": "ops"}}}))
 	must.NoError(t, st.UpsertNodePools(next(), []*structs.NodePool{{Name: "gpu", Description: "GPU nodes", Meta: map[string]string{"kind": "a100"}}}))
 	node := mock.Node("7b1a7f3c-0000-4000-8000-000000000001")
+	node.SecretID = "7b1a7f3c-0000-4000-8000-0000000000ff" // Nomad indexes it as a UUID
 	must.NoError(t, st.UpsertNode(next(), node))
 
 	batch := mock.Job("batch")
@@ -195,6 +198,8 @@ func TestWrite_RecordsNomadKnows(t *testing.T) {
 				p := r.Obj["Periodic"].(map[string]any)
 				must.Eq(t, "0 3 * * *", p["Spec"])
 			}
+			// Nomad ages jobs by their submit time: never left at zero.
+			must.Positive(t, r.Obj["SubmitTime"].(int64))
 			if r.Obj["ID"] == "batch" {
 				tg := r.Obj["TaskGroups"].([]any)[0].(map[string]any)
 				must.Eq(t, int64(10*time.Minute), tg["MaxRunDuration"].(int64))
@@ -297,4 +302,58 @@ func TestWrite_EmptyState(t *testing.T) {
 	for _, r := range recs {
 		must.True(t, r.Type.Known())
 	}
+}
+
+// TestWrite_AEADWrapperReadsNomadsKeys checks that the go-kms-wrapping
+// release Write wraps keys with unwraps the keys real Nomad 2.0.6 wrote
+// (Nomad builds with a fork of it) and opens its variables as Write seals
+// them: the fixture's root key, and the variable sealed with it.
+func TestWrite_AEADWrapperReadsNomadsKeys(t *testing.T) {
+	f, err := os.Open("testdata/nomad-2.0.6/full.snap")
+	must.NoError(t, err)
+	defer f.Close()
+	var stream bytes.Buffer
+	_, err = snapshot.Read(f, &stream)
+	must.NoError(t, err)
+
+	var key nomadRootKey
+	var variables []nomadVariable
+	for _, r := range decodeStream(t, stream.Bytes()) {
+		switch r.Type {
+		case RootKeySnapshot:
+			must.NoError(t, codec.NewDecoderBytes(r.Raw, Handle).Decode(&key))
+		case VariablesSnapshot:
+			var v nomadVariable
+			must.NoError(t, codec.NewDecoderBytes(r.Raw, Handle).Decode(&v))
+			variables = append(variables, v)
+		}
+	}
+	must.Eq(t, "ce97a4b7-e1a5-8a39-009e-9b3f390dae01", key.KeyID)
+	must.Len(t, 1, key.WrappedKeys)
+	wk := key.WrappedKeys[0]
+	kw, err := newAEADWrapper(key.KeyID, wk.KeyEncryptionKey)
+	must.NoError(t, err)
+	dek, err := kw.Decrypt(context.Background(), wk.WrappedDataEncryptionKey)
+	must.NoError(t, err)
+	must.Len(t, 32, dek)
+	rsaDER, err := kw.Decrypt(context.Background(), wk.WrappedRSAKey)
+	must.NoError(t, err)
+	_, err = x509.ParsePKCS1PrivateKey(rsaDER)
+	must.NoError(t, err)
+
+	vw, err := newAEADWrapper(key.KeyID, dek)
+	must.NoError(t, err)
+	found := false
+	for _, v := range variables {
+		if v.Namespace != "default" || v.Path != "nomad/jobs/sleepy" {
+			continue
+		}
+		found = true
+		plain, err := vw.Decrypt(context.Background(), &wrapping.BlobInfo{Ciphertext: v.Data}, wrapping.WithAad([]byte(v.KeyID)))
+		must.NoError(t, err)
+		var items structs.VariableItems
+		must.NoError(t, json.Unmarshal(plain, &items))
+		must.Eq(t, structs.VariableItems{"user": "alice", "password": "s3cret"}, items)
+	}
+	must.True(t, found)
 }
