@@ -1,18 +1,23 @@
 package command
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/hashicorp/nomad/api"
+	"github.com/hashicorp/raft"
+	"github.com/ryanuber/columnize"
 
 	"github.com/nomadq/nomadq/nomad/snapshot"
+	"github.com/nomadq/nomadq/nomad/snapshot/nomadfmt"
 	"github.com/nomadq/nomadq/state"
 )
 
@@ -94,10 +99,18 @@ func runOperatorSnapshotSave(args []string, s Streams) int {
 const operatorSnapshotRestoreUsage = `
 Usage: nomad operator snapshot restore [options] <file>
 
-  Restore a snapshot file saved with "nomad operator snapshot save": the
-  leader replaces the cluster's whole state with the snapshot's. This is
-  meant for recovering from a disaster, into a fresh cluster.
+  Restore a snapshot file saved with "nomad operator snapshot save", by
+  nomadq or by Nomad 2.0: the leader replaces the cluster's whole state
+  with the snapshot's. This is meant for recovering from a disaster, or
+  moving a cluster's state, into a fresh cluster. Records of types nomadq
+  does not model (CSI volumes, deployments...) are left out and listed.
 `
+
+// snapshotRestoreAnswer is the part of the restore's answer the command
+// prints.
+type snapshotRestoreAnswer struct {
+	SkippedSummary string
+}
 
 func runOperatorSnapshotRestore(args []string, s Streams) int {
 	var af apiFlags
@@ -110,7 +123,8 @@ func runOperatorSnapshotRestore(args []string, s Streams) int {
 		fmt.Fprintln(s.Stderr, "This command takes one argument: <filename>")
 		return 1
 	}
-	f, err := os.Open(fs.Arg(0))
+	path := fs.Arg(0)
+	f, err := os.Open(path)
 	if err != nil {
 		fmt.Fprintf(s.Stderr, "Error opening snapshot file: %q\n", err)
 		return 1
@@ -121,34 +135,47 @@ func runOperatorSnapshotRestore(args []string, s Streams) int {
 		fmt.Fprintln(s.Stderr, err)
 		return 1
 	}
-	if _, err := client.Operator().SnapshotRestore(f, &api.WriteOptions{}); err != nil {
-		fmt.Fprintf(s.Stderr, "Failed to get restore snapshot: %v\n", err)
-		return 1
+	// The official client's SnapshotRestore drops the answer's body; read
+	// it through Raw to print what was skipped.
+	var answer snapshotRestoreAnswer
+	if _, err := client.Raw().Write("/v1/operator/snapshot", f, &answer, &api.WriteOptions{}); err != nil {
+		// Nomad's servers answer a restore with an empty body.
+		if err.Error() != emptyAnswer {
+			fmt.Fprintf(s.Stderr, "Failed to restore snapshot %q: %v\n", path, err)
+			return 1
+		}
 	}
 	fmt.Fprintln(s.Stdout, "Snapshot Restored")
+	if answer.SkippedSummary != "" {
+		fmt.Fprintf(s.Stdout, "Records of types nomadq does not model were %s\n", answer.SkippedSummary)
+	}
 	return 0
 }
+
+// emptyAnswer is the official client's error for a successful answer
+// with no body to decode.
+const emptyAnswer = "Got 0 byte response with non-nil decode object"
 
 const operatorSnapshotInspectUsage = `
 Usage: nomad operator snapshot inspect [options] <file>
 
   Display the metadata of a snapshot file and, for each type of record it
-  holds, how many there are and their size, largest first. The file's
-  checksums are verified.
+  holds, how many there are and their size, largest first, as Nomad's
+  command does. It reads the files Nomad 2.0 and nomadq save, and nomadq's
+  older ones. The file's checksums are verified.
 `
 
-// snapshotInspectJSON is the -json output of snapshot inspect.
+// snapshotInspectJSON is the -json output of snapshot inspect, Nomad's.
 type snapshotInspectJSON struct {
-	Meta  snapshotInspectMeta
-	Stats []state.SnapshotTypeStats
+	Meta  *raft.SnapshotMeta
+	Stats []snapshotTypeStats
 }
 
-type snapshotInspectMeta struct {
-	ID      string
-	Size    int64
-	Index   uint64
-	Term    uint64
-	Version int
+// snapshotTypeStats is one row of the inspect table.
+type snapshotTypeStats struct {
+	Name  string
+	Sum   int64
+	Count int
 }
 
 func runOperatorSnapshotInspect(args []string, s Streams) int {
@@ -172,14 +199,14 @@ func runOperatorSnapshotInspect(args []string, s Streams) int {
 	// archive is read and its checksums verified.
 	pr, pw := io.Pipe()
 	type result struct {
-		stats       []state.SnapshotTypeStats
-		count, size int
-		err         error
+		stats []snapshotTypeStats
+		total snapshotTypeStats
+		err   error
 	}
 	done := make(chan result, 1)
 	go func() {
 		var r result
-		r.stats, r.count, r.size, r.err = state.SnapshotStats(pr)
+		r.stats, r.total, r.err = snapshotStateStats(bufio.NewReaderSize(pr, 64<<10))
 		// Drain what the counter did not read, so the reader never blocks.
 		_, _ = io.Copy(io.Discard, pr)
 		done <- r
@@ -191,18 +218,17 @@ func runOperatorSnapshotInspect(args []string, s Streams) int {
 		err = res.err
 	}
 	if err != nil {
-		fmt.Fprintf(s.Stderr, "Error inspecting snapshot: %s\n", err)
+		fmt.Fprintf(s.Stderr, "Error inspecting snapshot %q: %s\n", fs.Arg(0), err)
 		return 1
 	}
-	m := snapshotInspectMeta{ID: meta.ID, Size: meta.Size, Index: meta.Index, Term: meta.Term, Version: int(meta.Version)}
 	if asJSON {
-		_, code := outputFormat(s.Stdout, s.Stderr, true, "", snapshotInspectJSON{Meta: m, Stats: res.stats})
+		_, code := outputFormat(s.Stdout, s.Stderr, true, "", snapshotInspectJSON{Meta: meta, Stats: res.stats})
 		return code
 	}
 	fmt.Fprintln(s.Stdout, formatKV([]string{
 		"Created|" + snapshotCreated(meta.ID),
 		"ID|" + meta.ID,
-		"Size|" + humanBytes(uint64(meta.Size)),
+		"Size|" + humanIBytes(uint64(meta.Size)),
 		fmt.Sprintf("Index|%d", meta.Index),
 		fmt.Sprintf("Term|%d", meta.Term),
 		fmt.Sprintf("Version|%d", meta.Version),
@@ -210,11 +236,57 @@ func runOperatorSnapshotInspect(args []string, s Streams) int {
 	fmt.Fprintln(s.Stdout)
 	rows := []string{"Type|Count|Size"}
 	for _, st := range res.stats {
-		rows = append(rows, fmt.Sprintf("%s|%d|%s", st.Name, st.Count, humanBytes(uint64(st.Sum))))
+		rows = append(rows, fmt.Sprintf("%s|%d|%s", st.Name, st.Count, humanIBytes(uint64(st.Sum))))
 	}
-	rows = append(rows, " | | ", fmt.Sprintf("Total|%d|%s", res.count, humanBytes(uint64(res.size))))
-	fmt.Fprintln(s.Stdout, formatList(rows))
+	rows = append(rows, " | | ", fmt.Sprintf("Total|%d|%s", res.total.Count, humanIBytes(uint64(res.total.Sum))))
+	// Nomad lays this table out without trimming the blank row.
+	fmt.Fprintln(s.Stdout, columnize.Format(rows, columnize.DefaultConfig()))
 	return 0
+}
+
+// snapshotStateStats counts a state stream's records by type, in Nomad's
+// format (Nomad's type names) or in nomadq's older internal one, told
+// apart by the first byte.
+func snapshotStateStats(r *bufio.Reader) ([]snapshotTypeStats, snapshotTypeStats, error) {
+	first, err := r.Peek(1)
+	if err != nil {
+		return nil, snapshotTypeStats{}, fmt.Errorf("read snapshot state: %w", err)
+	}
+	var stats []snapshotTypeStats
+	if nomadfmt.IsNomad(first) {
+		counts, total, err := nomadfmt.Inspect(r)
+		if err != nil {
+			return nil, snapshotTypeStats{}, err
+		}
+		for _, c := range counts {
+			stats = append(stats, snapshotTypeStats{Name: c.Name, Sum: c.Size, Count: c.Count})
+		}
+		return stats, snapshotTypeStats{Name: "Total", Sum: total.Size, Count: total.Count}, nil
+	}
+	counts, count, size, err := state.SnapshotStats(r)
+	if err != nil {
+		return nil, snapshotTypeStats{}, err
+	}
+	for _, c := range counts {
+		stats = append(stats, snapshotTypeStats{Name: c.Name, Sum: int64(c.Sum), Count: c.Count})
+	}
+	return stats, snapshotTypeStats{Name: "Total", Sum: int64(size), Count: count}, nil
+}
+
+// humanIBytes renders a size in binary units as Nomad's inspect does
+// (go-humanize's IBytes): one decimal below 10 ("2.0 KiB"), none from 10
+// on ("12 KiB"), rounded half up.
+func humanIBytes(b uint64) string {
+	if b < 10 {
+		return fmt.Sprintf("%d B", b)
+	}
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
+	e := math.Floor(math.Log(float64(b)) / math.Log(1024))
+	v := math.Floor(float64(b)/math.Pow(1024, e)*10+0.5) / 10
+	if v < 10 {
+		return fmt.Sprintf("%.1f %s", v, units[int(e)])
+	}
+	return fmt.Sprintf("%.0f %s", v, units[int(e)])
 }
 
 // snapshotCreated reads the creation time out of a Raft snapshot ID,

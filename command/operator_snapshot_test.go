@@ -1,8 +1,13 @@
 package command
 
 import (
+	"archive/tar"
 	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-msgpack/v2/codec"
 	"github.com/hashicorp/nomad/api"
 	"github.com/hashicorp/raft"
 	"github.com/shoenig/test/must"
@@ -19,6 +25,7 @@ import (
 	"github.com/nomadq/nomadq/agent/agenttest"
 	"github.com/nomadq/nomadq/agent/config"
 	"github.com/nomadq/nomadq/nomad/snapshot"
+	"github.com/nomadq/nomadq/nomad/snapshot/nomadfmt"
 )
 
 // quickJob is a batch job that a non-dev agent (raw_exec, no mock
@@ -113,6 +120,8 @@ func TestOperatorSnapshot_SaveWipeRestore(t *testing.T) {
 		code, out, errOut := cli(t, addr, args...)
 		must.Eq(t, 0, code, must.Sprint(args, out, errOut))
 	}
+	_, _, err = c.Variables().Create(&api.Variable{Namespace: "team", Path: "app/db", Items: api.VariableItems{"user": "u", "pass": "p"}}, nil)
+	must.NoError(t, err)
 	before := readClusterIDs(t, c)
 	must.Len(t, 2, before.jobs)
 	must.Len(t, 2, before.allocs)
@@ -132,14 +141,16 @@ func TestOperatorSnapshot_SaveWipeRestore(t *testing.T) {
 		must.Eq(t, 0, code, must.Sprint(errOut))
 		must.RegexMatch(t, regexp.MustCompile(`(?s)^Created = \S+\nID      = \d+-\d+-\d+\nSize    = [\d.]+ (B|KiB|MiB)\nIndex   = \d+\nTerm    = \d+\nVersion = 1\n\n`), out)
 		must.RegexMatch(t, regexp.MustCompile(`(?m)^Type +Count +Size$`), out)
-		must.RegexMatch(t, regexp.MustCompile(`(?m)^JobSnapshot +2 +`), out)
-		must.RegexMatch(t, regexp.MustCompile(`(?m)^RootKeySnapshot +1 +`), out)
-		must.RegexMatch(t, regexp.MustCompile(`(?m)^AllocSnapshot +2 +`), out)
-		must.RegexMatch(t, regexp.MustCompile(`(?m)^NamespaceSnapshot +2 +`), out)
+		// The archive is in Nomad's format: Nomad's type names.
+		must.RegexMatch(t, regexp.MustCompile(`(?m)^Job +2 +`), out)
+		must.RegexMatch(t, regexp.MustCompile(`(?m)^WrappedRootKeys +1 +`), out)
+		must.RegexMatch(t, regexp.MustCompile(`(?m)^Alloc +2 +`), out)
+		must.RegexMatch(t, regexp.MustCompile(`(?m)^Namespace +2 +`), out)
+		must.RegexMatch(t, regexp.MustCompile(`(?m)^Variables +1 +`), out)
 		must.RegexMatch(t, regexp.MustCompile(`(?m)^Total +\d+ +`), out)
 		code, out, _ = run(t, "", "operator", "snapshot", "inspect", "-json", snap)
 		must.Eq(t, 0, code)
-		must.StrContains(t, out, `"Name": "JobSnapshot"`)
+		must.StrContains(t, out, `"Name": "Job"`)
 		code, _, errOut = run(t, "", "operator", "snapshot", "inspect", filepath.Join(t.TempDir(), "nope.snap"))
 		must.Eq(t, 1, code)
 		must.StrContains(t, errOut, "no such file")
@@ -189,6 +200,10 @@ func TestOperatorSnapshot_SaveWipeRestore(t *testing.T) {
 	must.Eq(t, before.evals, after.evals)
 	must.Eq(t, before.namespaces, after.namespaces)
 	must.Eq(t, before.keys, after.keys)
+	// The variable is decrypted with the restored keyring.
+	v, _, err := c.Variables().Read("app/db", &api.QueryOptions{Namespace: "team"})
+	must.NoError(t, err)
+	must.Eq(t, api.VariableItems{"user": "u", "pass": "p"}, v.Items)
 	// The old node is back (the new agent's client registers again at its
 	// next heartbeat, which the servers answer with "node not found").
 	for _, n := range before.nodes {
@@ -212,4 +227,181 @@ func TestOperatorSnapshot_SaveWipeRestore(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// serverState is what a refused restore must leave as it was.
+type serverState struct {
+	jobs, namespaces []string
+	index            uint64
+}
+
+func readServerState(t *testing.T, c *api.Client) serverState {
+	t.Helper()
+	var st serverState
+	jobs, qm, err := c.Jobs().List(&api.QueryOptions{Namespace: "*"})
+	must.NoError(t, err)
+	for _, j := range jobs {
+		st.jobs = append(st.jobs, fmt.Sprintf("%s/%s@%d", j.Namespace, j.ID, j.ModifyIndex))
+	}
+	st.index = qm.LastIndex
+	nss, qm, err := c.Namespaces().List(nil)
+	must.NoError(t, err)
+	for _, ns := range nss {
+		st.namespaces = append(st.namespaces, ns.Name)
+	}
+	st.index = max(st.index, qm.LastIndex)
+	_, qm, err = c.Evaluations().List(&api.QueryOptions{Namespace: "*"})
+	must.NoError(t, err)
+	st.index = max(st.index, qm.LastIndex)
+	slices.Sort(st.jobs)
+	slices.Sort(st.namespaces)
+	return st
+}
+
+// snapshotTarGz builds a gzip'd tar of the given members, in order, whatever they
+// hold: archives that snapshot.Write would never write.
+func snapshotTarGz(t *testing.T, members ...[2]string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	for _, m := range members {
+		must.NoError(t, tw.WriteHeader(&tar.Header{Name: m[0], Mode: 0o600, Size: int64(len(m[1]))}))
+		_, err := tw.Write([]byte(m[1]))
+		must.NoError(t, err)
+	}
+	must.NoError(t, tw.Close())
+	must.NoError(t, gz.Close())
+	return buf.Bytes()
+}
+
+// nomadStream is a Nomad FSM snapshot stream: the empty header, then each
+// record's type byte and object.
+func nomadStream(t *testing.T, records ...any) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	enc := codec.NewEncoder(&buf, nomadfmt.Handle)
+	must.NoError(t, enc.Encode(struct{}{}))
+	for i := 0; i < len(records); i += 2 {
+		buf.WriteByte(byte(records[i].(nomadfmt.SnapshotType)))
+		must.NoError(t, enc.Encode(records[i+1]))
+	}
+	return buf.Bytes()
+}
+
+// archiveOf wraps a state stream in a snapshot archive with the given
+// metadata version.
+func archiveOf(t *testing.T, version raft.SnapshotVersion, stateBin []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	meta := &raft.SnapshotMeta{Version: version, ID: "2-40-1796618396426", Index: 40, Term: 2, Size: int64(len(stateBin))}
+	must.NoError(t, snapshot.Write(&buf, meta, bytes.NewReader(stateBin)))
+	return buf.Bytes()
+}
+
+// Every kind of bad archive is refused with a 400 that says why, the CLI
+// names the file, and the server's state is as it was.
+func TestOperatorSnapshot_RestoreRefusesBadInput(t *testing.T) {
+	a := agenttest.New(t, nil)
+	addr := a.HTTPAddr()
+	c, err := api.NewClient(&api.Config{Address: addr})
+	must.NoError(t, err)
+	_, err = c.Namespaces().Register(&api.Namespace{Name: "team"}, nil)
+	must.NoError(t, err)
+	quick := filepath.Join(t.TempDir(), "quick.nomad.hcl")
+	must.NoError(t, os.WriteFile(quick, []byte(quickJob), 0o600))
+	code, out, errOut := cli(t, addr, "job", "run", "-detach", "-namespace", "team", quick)
+	must.Eq(t, 0, code, must.Sprint(out, errOut))
+	// The job runs to its end first, so that nothing but a restore could
+	// change the state read below.
+	waitFor(t, "the job to finish", 20*time.Second, func() error {
+		j, _, err := c.Jobs().Info("quick", &api.QueryOptions{Namespace: "team"})
+		if err != nil {
+			return err
+		}
+		if *j.Status != "dead" {
+			return fmt.Errorf("job %s", *j.Status)
+		}
+		return nil
+	})
+	before := readServerState(t, c)
+	must.Eq(t, []string{"default", "team"}, before.namespaces)
+
+	// A stream that Nomad's restore would take: its header and a job
+	// summary, so each case below differs from a good archive in one way.
+	good := nomadStream(t, nomadfmt.IndexSnapshot, map[string]any{"Key": "jobs", "Value": uint64(40)})
+	goodArchive := archiveOf(t, 1, good)
+	meta := `{"Version":1,"ID":"2-40-1796618396426","Index":40,"Term":2,"Size":` + fmt.Sprint(len(good)) + "}\n"
+	sums := func(m, s string) string {
+		return fmt.Sprintf("%x  meta.json\n%x  state.bin\n", sha256.Sum256([]byte(m)), sha256.Sum256([]byte(s)))
+	}
+	flipped := append([]byte(nil), good...)
+	flipped[len(flipped)-1] ^= 0x01
+
+	cases := []struct {
+		name   string
+		body   []byte
+		reason string
+	}{
+		{"not a snapshot", []byte("job \"x\" {}\n"), "failed to decompress snapshot"},
+		{"truncated", goodArchive[:len(goodArchive)*2/3], "failed to re"},
+		{"checksum mismatch", snapshotTarGz(t, [2]string{"meta.json", meta}, [2]string{"state.bin", string(flipped)}, [2]string{"SHA256SUMS", sums(meta, string(good))}), `hash check failed for "state.bin"`},
+		{"extra member", snapshotTarGz(t, [2]string{"meta.json", meta}, [2]string{"state.bin", string(good)}, [2]string{"SHA256SUMS", sums(meta, string(good))}, [2]string{"notes.txt", "x"}), `unexpected file "notes.txt"`},
+		{"metadata version", archiveOf(t, 7, good), "snapshot metadata version 7 is not supported"},
+		{"empty state", archiveOf(t, 1, nil), "state.bin is empty"},
+		{"unknown record type", archiveOf(t, 1, nomadStream(t, nomadfmt.SnapshotType(200), map[string]any{"ID": "x"})), "type byte 200 is not a record type Nomad 2.0 writes"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "bad.snap")
+			must.NoError(t, os.WriteFile(path, tc.body, 0o600))
+			code, out, errOut := cli(t, addr, "operator", "snapshot", "restore", path)
+			must.Eq(t, 1, code, must.Sprint(out))
+			must.StrContains(t, errOut, fmt.Sprintf("Failed to restore snapshot %q", path))
+			must.StrContains(t, errOut, "400")
+			must.StrContains(t, errOut, "failed to restore from snapshot: ")
+			must.StrContains(t, errOut, tc.reason)
+
+			// The HTTP answer is a plain-text 400 with the reason.
+			resp, err := http.DefaultClient.Do(mustRequest(t, http.MethodPut, addr+"/v1/operator/snapshot", tc.body))
+			must.NoError(t, err)
+			body, _ := io.ReadAll(resp.Body)
+			_ = resp.Body.Close()
+			must.Eq(t, http.StatusBadRequest, resp.StatusCode)
+			must.StrContains(t, string(body), tc.reason)
+
+			must.Eq(t, before, readServerState(t, c))
+		})
+	}
+}
+
+func mustRequest(t *testing.T, method, url string, body []byte) *http.Request {
+	t.Helper()
+	req, err := http.NewRequest(method, url, bytes.NewReader(body))
+	must.NoError(t, err)
+	return req
+}
+
+// Our inspect of a snapshot written by real Nomad 2.0.6 prints what
+// Nomad's printed for it (testdata/nomad-2.0.6/*.inspect.txt), but for the
+// creation time, shown in the local zone.
+func TestOperatorSnapshot_InspectNomadFixtures(t *testing.T) {
+	dir := filepath.Join("..", "nomad", "snapshot", "nomadfmt", "testdata", "nomad-2.0.6")
+	snaps, err := filepath.Glob(filepath.Join(dir, "*.snap"))
+	must.NoError(t, err)
+	must.SliceNotEmpty(t, snaps)
+	dropCreated := func(s string) string {
+		_, rest, _ := strings.Cut(s, "\n")
+		return rest
+	}
+	for _, snap := range snaps {
+		t.Run(filepath.Base(snap), func(t *testing.T) {
+			want, err := os.ReadFile(strings.TrimSuffix(snap, ".snap") + ".inspect.txt")
+			must.NoError(t, err)
+			code, out, errOut := run(t, "", "operator", "snapshot", "inspect", snap)
+			must.Eq(t, 0, code, must.Sprint(errOut))
+			must.StrHasPrefix(t, "Created = ", out)
+			must.Eq(t, dropCreated(string(want)), dropCreated(out))
+		})
+	}
 }
