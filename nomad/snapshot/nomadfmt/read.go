@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"sort"
 
 	"github.com/hashicorp/go-msgpack/v2/codec"
@@ -92,10 +93,15 @@ type streamReader struct {
 	legacyKeys []*structs.RootKeyMeta
 	restored   map[SnapshotType]*TypeCount
 	skipped    map[SnapshotType]*TypeCount
+	jobs       *jobSharer
 }
 
 func newStreamReader() *streamReader {
-	return &streamReader{restored: map[SnapshotType]*TypeCount{}, skipped: map[SnapshotType]*TypeCount{}}
+	return &streamReader{
+		restored: map[SnapshotType]*TypeCount{},
+		skipped:  map[SnapshotType]*TypeCount{},
+		jobs:     &jobSharer{seen: map[jobVersionKey][]*structs.Job{}},
+	}
 }
 
 func (s *streamReader) count(t SnapshotType, restored bool, size int64) {
@@ -128,16 +134,14 @@ func (s *streamReader) record(dec *codec.Decoder, t SnapshotType) (restored bool
 	switch t {
 	case NodeSnapshot:
 		return true, s.add(dec, state.TableNodes, new(structs.Node))
-	case JobSnapshot:
-		return true, s.add(dec, state.TableJobs, new(structs.Job))
-	case JobVersionSnapshot:
-		return true, s.add(dec, state.TableJobVersion, new(structs.Job))
+	case JobSnapshot, JobVersionSnapshot:
+		return true, s.job(dec, t)
 	case JobSummarySnapshot:
 		return true, s.add(dec, state.TableJobSummary, new(structs.JobSummary))
 	case EvalSnapshot:
 		return true, s.add(dec, state.TableEvals, new(structs.Evaluation))
 	case AllocSnapshot:
-		return true, s.add(dec, state.TableAllocs, new(structs.Allocation))
+		return true, s.alloc(dec)
 	case IndexSnapshot:
 		// Every index row is kept, those of tables nomadq lacks too, so
 		// that the restored store's latest index is the snapshot's.
@@ -193,6 +197,68 @@ func (s *streamReader) record(dec *codec.Decoder, t SnapshotType) (restored bool
 	// decoded, so that a corrupt record is still refused, and dropped.
 	var skip any
 	return false, dec.Decode(&skip)
+}
+
+// job reads a row of the jobs or the job version table.
+func (s *streamReader) job(dec *codec.Decoder, t SnapshotType) error {
+	j := new(structs.Job)
+	if err := dec.Decode(j); err != nil {
+		return err
+	}
+	table := state.TableJobs
+	if t == JobVersionSnapshot {
+		table = state.TableJobVersion
+	}
+	s.rows = append(s.rows, row{table: table, obj: s.jobs.share(j)})
+	return nil
+}
+
+// alloc reads an alloc, whose Job Nomad writes in full each time.
+func (s *streamReader) alloc(dec *codec.Decoder) error {
+	a := new(structs.Allocation)
+	if err := dec.Decode(a); err != nil {
+		return err
+	}
+	if a.Job != nil {
+		a.Job = s.jobs.share(a.Job)
+	}
+	s.rows = append(s.rows, row{table: state.TableAllocs, obj: a})
+	return nil
+}
+
+// jobVersionKey names one version of a job as registered.
+type jobVersionKey struct {
+	namespace, id    string
+	version, modifyI uint64
+}
+
+// jobSharer lets equal copies of a job version share one Job. Nomad
+// writes each alloc with its whole job, so a restore of a job with
+// thousands of allocs would otherwise hold thousands of copies; the live
+// store shares one Job between a job's row, its version row and its
+// allocs. Rows are never modified in place, so sharing is safe.
+type jobSharer struct {
+	seen map[jobVersionKey][]*structs.Job
+}
+
+// sharedJobCandidates is how many distinct Jobs of one version are kept
+// to compare with (a job's row differs from its version row once its
+// status changes).
+const sharedJobCandidates = 3
+
+// share returns a kept Job equal to j, or keeps and returns j.
+func (js *jobSharer) share(j *structs.Job) *structs.Job {
+	k := jobVersionKey{j.Namespace, j.ID, j.Version, j.JobModifyIndex}
+	kept := js.seen[k]
+	for _, c := range kept {
+		if reflect.DeepEqual(c, j) {
+			return c
+		}
+	}
+	if len(kept) < sharedJobCandidates {
+		js.seen[k] = append(kept, j)
+	}
+	return j
 }
 
 // periodicLaunch converts Nomad's launch time (a time.Time) to nomadq's

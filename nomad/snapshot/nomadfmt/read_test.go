@@ -11,6 +11,7 @@ import (
 	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/shoenig/test/must"
 
+	"github.com/nomadq/nomadq/internal/mock"
 	"github.com/nomadq/nomadq/nomad/keyring"
 	"github.com/nomadq/nomadq/nomad/snapshot"
 	"github.com/nomadq/nomadq/state"
@@ -374,4 +375,25 @@ func TestRead_HeaderOnly(t *testing.T) {
 	must.NoError(t, err)
 	must.NotNil(t, ns)
 	must.Eq(t, "", res.SkippedSummary())
+}
+
+// TestRead_AllocsShareTheirJob: Nomad writes each alloc with its whole
+// job; the restored allocs of one job version hold one Job, with the
+// version's row, as the live store does.
+func TestRead_AllocsShareTheirJob(t *testing.T) {
+	job := mock.Job("shared")
+	node := mock.Node("7b1a7f3c-0000-4000-8000-000000000009")
+	a1 := mock.Alloc(job, node, "")
+	a2 := mock.Alloc(job, node, "")
+	s, _ := stream(t, JobSnapshot, job, AllocSnapshot, a1, AllocSnapshot, a2, JobVersionSnapshot, job)
+	res, err := Read(bytes.NewReader(s))
+	must.NoError(t, err)
+	got1, err := res.State.AllocByID(nil, a1.ID)
+	must.NoError(t, err)
+	got2, err := res.State.AllocByID(nil, a2.ID)
+	must.NoError(t, err)
+	must.True(t, got1.Job == got2.Job)
+	row, err := res.State.JobByIDAndVersion(nil, job.Namespace, job.ID, job.Version)
+	must.NoError(t, err)
+	must.True(t, row == got1.Job)
 }
