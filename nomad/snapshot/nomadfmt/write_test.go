@@ -96,6 +96,18 @@ func newWriteFixture(t *testing.T) *writeFixture {
 	cfg.BatchQueue.Order = "fifo"
 	_, err = st.SchedulerSetConfig(next(), cfg)
 	must.NoError(t, err)
+	// A job waiting in the batch queue, held there by its owner.
+	st.SetBatchQueueRouter(func(e *structs.Evaluation, _ state.BatchQueueFacts) (state.BatchQueueRouting, error) {
+		if e.JobID == "queued" && e.Status == structs.EvalStatusPending {
+			return state.BatchQueueEnqueue, nil
+		}
+		return state.BatchQueuePass, nil
+	})
+	queued := mock.Job("queued")
+	must.NoError(t, st.UpsertJobWithEval(next(), queued, mock.JobEval(queued)))
+	must.NoError(t, st.BatchQueueControl(next(), &structs.BatchQueueControlRequest{
+		JobID: "queued", Op: structs.BatchQueueHold, WriteRequest: structs.WriteRequest{Namespace: structs.DefaultNamespace},
+	}))
 	_, err = st.AutopilotSetConfig(next(), &structs.AutopilotConfig{CleanupDeadServers: true, MaxTrailingLogs: 321, LastContactThreshold: 300 * time.Millisecond}, false, 0)
 	must.NoError(t, err)
 	must.NoError(t, st.BatchQueueUsageReset(next(), &structs.BatchQueueUsageResetRequest{Time: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC).UnixNano(), WriteRequest: structs.WriteRequest{Namespace: "team"}}))
@@ -157,12 +169,13 @@ func TestWrite_RecordsNomadKnows(t *testing.T) {
 		}
 		counts[r.Type]++
 	}
-	// Jobs: batch, nightly, its child, render; versions: batch twice.
-	must.Eq(t, 4, counts[JobSnapshot])
-	must.Eq(t, 5, counts[JobVersionSnapshot])
+	// Jobs: batch, nightly, its child, render, queued; versions: batch
+	// twice.
+	must.Eq(t, 5, counts[JobSnapshot])
+	must.Eq(t, 6, counts[JobVersionSnapshot])
 	must.Eq(t, 1, counts[NodeSnapshot])
 	must.Eq(t, 1, counts[AllocSnapshot])
-	must.Eq(t, 2, counts[EvalSnapshot])
+	must.Eq(t, 3, counts[EvalSnapshot])
 	must.Eq(t, 1, counts[PeriodicLaunchSnapshot])
 	must.Eq(t, 1, counts[ACLPolicySnapshot])
 	must.Eq(t, 1, counts[ACLTokenSnapshot])
@@ -221,6 +234,8 @@ func TestWrite_RecordsNomadKnows(t *testing.T) {
 			ap := x["AutopilotConfig"].(map[string]any)
 			must.Eq(t, int64(321), ap["MaxTrailingLogs"].(int64))
 			must.Len(t, 1, x["BatchQueueUsageResets"].([]any))
+			must.Len(t, 1, x["BatchQueue"].([]any))
+			must.Len(t, 1, x["BatchQueueControls"].([]any))
 		}
 	}
 }
@@ -356,4 +371,76 @@ func TestWrite_AEADWrapperReadsNomadsKeys(t *testing.T) {
 		must.Eq(t, structs.VariableItems{"user": "alice", "password": "s3cret"}, items)
 	}
 	must.True(t, found)
+}
+
+// TestWrite_ReadRestoresEqualState writes the fixture's state and reads
+// it back: a snapshot our servers save restores into ours whole, the
+// nomadq-only state included.
+func TestWrite_ReadRestoresEqualState(t *testing.T) {
+	f := newWriteFixture(t)
+	restored, err := Read(bytes.NewReader(writeStream(t, f.store)))
+	must.NoError(t, err)
+	must.SliceEmpty(t, restored.Skipped)
+	got := restored.State
+
+	want, err := f.store.Snapshot()
+	must.NoError(t, err)
+
+	wantJobs, err := want.Jobs(nil)
+	must.NoError(t, err)
+	gotJobs, err := got.Jobs(nil)
+	must.NoError(t, err)
+	must.Len(t, len(wantJobs), gotJobs)
+	for i, w := range wantJobs {
+		g := gotJobs[i]
+		// A job without a submit time gets the snapshot's.
+		must.Positive(t, g.SubmitTime)
+		if w.SubmitTime == 0 {
+			w = withSubmitTime(w, time.Unix(0, g.SubmitTime))
+		}
+		must.Eq(t, w, g, must.Sprintf("job %s/%s", w.Namespace, w.ID))
+		wv, err := want.JobVersionsByID(nil, w.Namespace, w.ID)
+		must.NoError(t, err)
+		gv, err := got.JobVersionsByID(nil, w.Namespace, w.ID)
+		must.NoError(t, err)
+		must.Len(t, len(wv), gv)
+	}
+	batch, err := got.JobByID(nil, "team", "batch")
+	must.NoError(t, err)
+	must.Eq(t, 10*time.Minute, *batch.TaskGroups[0].MaxRunDuration)
+
+	same := func(name string, read func(*state.StateSnapshot) (any, error)) {
+		t.Helper()
+		gs, err := got.Snapshot()
+		must.NoError(t, err)
+		w, err := read(want)
+		must.NoError(t, err)
+		g, err := read(gs)
+		must.NoError(t, err)
+		must.Eq(t, w, g, must.Sprintf("%s differ", name))
+	}
+	same("namespaces", func(s *state.StateSnapshot) (any, error) { return s.NamespacesByNamePrefix(nil, "") })
+	same("node pools", func(s *state.StateSnapshot) (any, error) { return s.NodePoolsByNamePrefix(nil, "") })
+	same("nodes", func(s *state.StateSnapshot) (any, error) { return s.Nodes(nil) })
+	same("evals", func(s *state.StateSnapshot) (any, error) { return s.Evals(nil) })
+	same("allocs", func(s *state.StateSnapshot) (any, error) { return s.Allocs(nil) })
+	same("job summaries", func(s *state.StateSnapshot) (any, error) { return s.JobSummaries(nil) })
+	same("periodic launches", func(s *state.StateSnapshot) (any, error) { return s.PeriodicLaunches(nil) })
+	same("ACL policies", func(s *state.StateSnapshot) (any, error) { return s.ACLPolicies(nil, "") })
+	same("ACL tokens", func(s *state.StateSnapshot) (any, error) { return s.ACLTokens(nil, "", false) })
+	same("root keys", func(s *state.StateSnapshot) (any, error) { return s.RootKeys(nil) })
+	same("scheduler config", func(s *state.StateSnapshot) (any, error) { _, c, err := s.SchedulerConfig(); return c, err })
+	same("autopilot config", func(s *state.StateSnapshot) (any, error) { _, c, err := s.AutopilotConfig(nil); return c, err })
+	same("batch queue", func(s *state.StateSnapshot) (any, error) { return s.BatchQueueEntries(nil) })
+	same("batch queue stats", func(s *state.StateSnapshot) (any, error) { return s.BatchQueueStats(nil) })
+	same("batch queue controls", func(s *state.StateSnapshot) (any, error) { return s.BatchQueueControls(nil) })
+	same("batch queue usage resets", func(s *state.StateSnapshot) (any, error) { return s.BatchQueueUsageResets(nil) })
+	same("latest index", func(s *state.StateSnapshot) (any, error) { return s.LatestIndex() })
+
+	v, err := got.VariableByPath(nil, "team", f.varPath)
+	must.NoError(t, err)
+	must.NotNil(t, v)
+	dec, err := keyring.DecryptVariable(got, v)
+	must.NoError(t, err)
+	must.Eq(t, f.items, dec.Items)
 }
