@@ -125,6 +125,7 @@ func newNodeClient(a *Agent, rpc RPCer, servers []string, dataDir string) (NodeC
 		BridgeNetworkName:        cfg.Client.BridgeNetworkName,
 		BridgeNetworkSubnet:      cfg.Client.BridgeNetworkSubnet,
 		BridgeNetworkHairpinMode: cfg.Client.BridgeNetworkHairpinMode,
+		BridgeNetworkSubnetIPv6:  cfg.Client.BridgeNetworkSubnetIPv6,
 	}
 	if rpc != nil {
 		cc.RPC = client.InProcessRPC(rpc)

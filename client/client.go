@@ -164,6 +164,7 @@ func NewClient(cfg Config) (*Client, error) {
 		ConfigDir: c.cfg.CNIConfigDir,
 		Bridge: network.BridgeConfig{
 			Name: c.cfg.BridgeNetworkName, Subnet: c.cfg.BridgeNetworkSubnet, HairpinMode: c.cfg.BridgeNetworkHairpinMode,
+			SubnetIPv6: c.cfg.BridgeNetworkSubnetIPv6,
 		},
 		StateDir:  filepath.Join(c.cfg.StateDir, "network"),
 		Logger:    c.logger,

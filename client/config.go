@@ -86,6 +86,9 @@ type Config struct {
 	BridgeNetworkName        string
 	BridgeNetworkSubnet      string
 	BridgeNetworkHairpinMode bool
+	// BridgeNetworkSubnetIPv6 adds an IPv6 range to the bridge network;
+	// "" means IPv4 only.
+	BridgeNetworkSubnetIPv6 string
 
 	// Servers are server RPC addresses ("host:4647"), used in turn.
 	Servers []string
@@ -174,7 +177,7 @@ func (c *Config) setDefaults() error {
 	if c.BridgeNetworkSubnet == "" {
 		c.BridgeNetworkSubnet = network.DefaultBridgeSubnet
 	}
-	if err := (network.BridgeConfig{Name: c.BridgeNetworkName, Subnet: c.BridgeNetworkSubnet}).Validate(); err != nil {
+	if err := (network.BridgeConfig{Name: c.BridgeNetworkName, Subnet: c.BridgeNetworkSubnet, SubnetIPv6: c.BridgeNetworkSubnetIPv6}).Validate(); err != nil {
 		return fmt.Errorf("client: %w", err)
 	}
 	if c.Datacenter == "" {

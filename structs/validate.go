@@ -62,8 +62,14 @@ func (j *Job) Validate() error {
 	default:
 		add("Job type %q is not allowed: must be one of %s", j.Type, allowedJobTypes)
 	}
-	if j.Type != JobTypeCore && (j.Priority < JobMinPriority || j.Priority > JobMaxPriorityLimit) {
-		add("Job priority %d is not allowed: must be between %d and %d", j.Priority, JobMinPriority, JobMaxPriorityLimit)
+	// The upper bound is the server's job_max_priority (CheckPriority);
+	// above JobMaxPriorityLimit no server accepts it.
+	switch {
+	case j.Type == JobTypeCore:
+	case j.Priority < JobMinPriority:
+		add("Job priority %d is not allowed: must be at least %d", j.Priority, JobMinPriority)
+	case j.Priority > JobMaxPriorityLimit:
+		add("Job priority %d is not allowed: must be at most %d, the highest job_max_priority a server takes", j.Priority, JobMaxPriorityLimit)
 	}
 	if len(j.Datacenters) == 0 {
 		add("Job datacenters must list at least one datacenter, got none")

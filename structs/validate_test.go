@@ -49,14 +49,14 @@ func TestValidate_SingleErrors(t *testing.T) {
 		{
 			name:   "priority too low",
 			mutate: func(j *Job) { j.Priority = 0 },
-			err:    `Job priority 0 is not allowed: must be between 1 and 32766`,
+			err:    `Job priority 0 is not allowed: must be at least 1`,
 		},
 		{
 			// Above job_max_priority is the server's to refuse
 			// (CheckPriority); this is above any job_max_priority.
 			name:   "priority too high",
 			mutate: func(j *Job) { j.Priority = 32767 },
-			err:    `Job priority 32767 is not allowed: must be between 1 and 32766`,
+			err:    `Job priority 32767 is not allowed: must be at most 32766, the highest job_max_priority a server takes`,
 		},
 		{
 			name:   "no datacenters",
@@ -492,7 +492,7 @@ func TestValidate_MultiError(t *testing.T) {
 	err := j.Validate()
 	must.EqError(t, err, `5 errors occurred:
 	* Job id "bad id" is not allowed: must not contain spaces
-	* Job priority 50000 is not allowed: must be between 1 and 32766
+	* Job priority 50000 is not allowed: must be at most 32766, the highest job_max_priority a server takes
 	* Task group "g": max_run_duration is only allowed for batch and sysbatch jobs, not service jobs
 	* Task group "g", task "t": driver must not be empty
 	* Task group "g", task "t": resources memory 1 is not allowed: must be at least 10 MB`)

@@ -36,12 +36,22 @@ type BridgeConfig struct {
 	Subnet string
 	// HairpinMode lets an alloc reach itself through its own host port.
 	HairpinMode bool
+	// SubnetIPv6, when set, is an IPv6 range host-local also gives each
+	// alloc an address from, with a default IPv6 route through the
+	// bridge, as Nomad's bridge_network_subnet_ipv6.
+	SubnetIPv6 string
 }
 
 // Validate checks the bridge configuration as the client config reads it.
 func (c BridgeConfig) Validate() error {
 	if _, _, err := net.ParseCIDR(c.Subnet); err != nil {
 		return fmt.Errorf("bridge_network_subnet %q is not allowed: must be a CIDR such as %s", c.Subnet, DefaultBridgeSubnet)
+	}
+	if c.SubnetIPv6 != "" {
+		ip, _, err := net.ParseCIDR(c.SubnetIPv6)
+		if err != nil || ip.To4() != nil {
+			return fmt.Errorf("bridge_network_subnet_ipv6 %q is not allowed: must be an IPv6 CIDR such as fd00:a110:c8::/120", c.SubnetIPv6)
+		}
 	}
 	if c.Name == "" || len(c.Name) > 15 {
 		return fmt.Errorf("bridge_network_name %q is not allowed: must be a Linux interface name of 1 to 15 characters", c.Name)
@@ -101,12 +111,21 @@ type portmapPlugin struct {
 
 // BridgeConflist returns the CNI network list of the bridge network, the
 // one Nomad generates: loopback, a bridge acting as the allocs' gateway
-// with masquerading, host-local addresses from the subnet (default route
-// through the bridge), the firewall plugin letting the allocs' traffic
-// through the FORWARD chain, and portmap for the group's ports.
+// with masquerading, host-local addresses from the subnet and from the
+// IPv6 subnet if there is one (default routes through the bridge), the
+// firewall plugin letting the allocs' traffic through the FORWARD chain
+// (ip6tables' too for IPv6 addresses), and portmap for the group's
+// ports.
 func BridgeConflist(c BridgeConfig) ([]byte, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
+	}
+	// One range set per family: host-local gives an address from each.
+	ranges := [][]ipamRange{{{Subnet: c.Subnet}}}
+	routes := []ipamRoute{{Dst: "0.0.0.0/0"}}
+	if c.SubnetIPv6 != "" {
+		ranges = append(ranges, []ipamRange{{Subnet: c.SubnetIPv6}})
+		routes = append(routes, ipamRoute{Dst: "::/0"})
 	}
 	l := conflist{
 		CNIVersion: cniVersion,
@@ -122,8 +141,8 @@ func BridgeConflist(c BridgeConfig) ([]byte, error) {
 				HairpinMode:  c.HairpinMode,
 				IPAM: ipam{
 					Type:    "host-local",
-					Ranges:  [][]ipamRange{{{Subnet: c.Subnet}}},
-					Routes:  []ipamRoute{{Dst: "0.0.0.0/0"}},
+					Ranges:  ranges,
+					Routes:  routes,
 					DataDir: "/var/run/cni",
 				},
 			},
