@@ -397,3 +397,35 @@ func TestRead_AllocsShareTheirJob(t *testing.T) {
 	must.NoError(t, err)
 	must.True(t, row == got1.Job)
 }
+
+// TestRead_AuthMethodInNomadsLayout: Nomad keeps an auth method's OIDC
+// client assertion as an object, nomadq as its JSON.
+func TestRead_AuthMethodInNomadsLayout(t *testing.T) {
+	nomadMethod := map[string]any{
+		"Name": "sso", "Type": "OIDC", "TokenLocality": "local", "MaxTokenTTL": int64(time.Hour),
+		"Config": map[string]any{
+			"OIDCDiscoveryURL":    "https://sso.example.com",
+			"OIDCClientID":        "nomad",
+			"OIDCClientAssertion": map[string]any{"KeySource": "nomad", "Audience": []any{"aud"}},
+			"BoundAudiences":      []any{"nomad"},
+		},
+		"CreateIndex": uint64(7), "ModifyIndex": uint64(8),
+	}
+	plain := map[string]any{"Name": "jwt", "Type": "JWT", "Config": map[string]any{"JWKSURL": "https://keys.example.com", "OIDCClientAssertion": nil}}
+	s, _ := stream(t, ACLAuthMethodSnapshot, nomadMethod, ACLAuthMethodSnapshot, plain)
+	res, err := Read(bytes.NewReader(s))
+	must.NoError(t, err)
+
+	m, err := res.State.ACLAuthMethodByName(nil, "sso")
+	must.NoError(t, err)
+	must.NotNil(t, m)
+	must.Eq(t, time.Hour, m.MaxTokenTTL)
+	must.Eq(t, "https://sso.example.com", m.Config.OIDCDiscoveryURL)
+	must.Eq(t, []string{"nomad"}, m.Config.BoundAudiences)
+	must.Eq(t, `{"Audience":["aud"],"KeySource":"nomad"}`, string(m.Config.OIDCClientAssertion))
+
+	j, err := res.State.ACLAuthMethodByName(nil, "jwt")
+	must.NoError(t, err)
+	must.Eq(t, "https://keys.example.com", j.Config.JWKSURL)
+	must.SliceEmpty(t, j.Config.OIDCClientAssertion)
+}
