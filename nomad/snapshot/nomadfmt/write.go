@@ -275,14 +275,46 @@ func writePeriodicLaunches(s *streamWriter, snap *state.StateSnapshot) error {
 	if err != nil {
 		return err
 	}
+	recs := make([]*periodicLaunch, 0, len(launches))
+	have := make(map[[2]string]bool, len(launches))
 	for _, l := range launches {
-		rec := &periodicLaunch{
+		have[[2]string{l.Namespace, l.ID}] = true
+		recs = append(recs, &periodicLaunch{
 			ID:          l.ID,
 			Namespace:   l.Namespace,
 			Launch:      unixNanoTime(l.Launch),
 			CreateIndex: l.CreateIndex,
 			ModifyIndex: l.ModifyIndex,
+		})
+	}
+	// Nomad records a periodic job's registration as its first launch and
+	// its leader refuses to start ("no recorded periodic launch time")
+	// without one; nomadq anchors a job never launched at its submit time
+	// instead, so that time stands in.
+	jobs, err := snap.PeriodicJobs(nil)
+	if err != nil {
+		return err
+	}
+	for _, j := range jobs {
+		if j.ParameterizedJob != nil || have[[2]string{j.Namespace, j.ID}] {
+			continue
 		}
+		submitted := withSubmitTime(j, s.now).SubmitTime
+		recs = append(recs, &periodicLaunch{
+			ID:          j.ID,
+			Namespace:   j.Namespace,
+			Launch:      unixNanoTime(submitted),
+			CreateIndex: j.CreateIndex,
+			ModifyIndex: j.CreateIndex,
+		})
+	}
+	sort.Slice(recs, func(a, b int) bool {
+		if recs[a].Namespace != recs[b].Namespace {
+			return recs[a].Namespace < recs[b].Namespace
+		}
+		return recs[a].ID < recs[b].ID
+	})
+	for _, rec := range recs {
 		if err := s.record(PeriodicLaunchSnapshot, rec); err != nil {
 			return err
 		}

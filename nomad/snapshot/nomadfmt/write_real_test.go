@@ -41,7 +41,7 @@ func TestWrite_RealNomadReadsIt(t *testing.T) {
 
 	inspect, err := exec.Command(nomad, "operator", "snapshot", "inspect", path).CombinedOutput()
 	must.NoError(t, err, must.Sprintf("nomad operator snapshot inspect: %s", inspect))
-	for _, row := range []string{`Job +5 `, `JobVersion +6 `, `WrappedRootKeys +1 `, `Variables +1 `, `Namespace +2 `, `SchedulerConfig +1 `} {
+	for _, row := range []string{`Job +6 `, `JobVersion +7 `, `PeriodicLaunch +2 `, `WrappedRootKeys +1 `, `Variables +1 `, `Namespace +2 `, `SchedulerConfig +1 `} {
 		must.RegexMatch(t, regexp.MustCompile(`(?m)^`+row), string(inspect))
 	}
 
@@ -60,8 +60,8 @@ func TestWrite_RealNomadReadsIt(t *testing.T) {
 		ACLTokens   []json.RawMessage
 	}
 	must.NoError(t, json.Unmarshal(stdout.Bytes(), &st))
-	must.Len(t, 5, st.Jobs)
-	must.Len(t, 6, st.JobVersions)
+	must.Len(t, 6, st.Jobs)
+	must.Len(t, 7, st.JobVersions)
 	must.Len(t, 1, st.Allocs)
 	must.Len(t, 3, st.Evals)
 	must.Len(t, 1, st.Nodes)

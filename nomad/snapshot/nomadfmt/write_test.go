@@ -66,6 +66,12 @@ func newWriteFixture(t *testing.T) *writeFixture {
 	launch := &structs.PeriodicLaunch{ID: "nightly", Namespace: structs.DefaultNamespace, Launch: time.Date(2026, 12, 6, 3, 0, 0, 0, time.UTC).UnixNano()}
 	must.NoError(t, st.UpsertPeriodicLaunch(next(), child, mock.JobEval(child), launch))
 
+	// A periodic job never launched: nomadq keeps no launch record for it.
+	hourly := mock.Job("hourly")
+	hourly.Periodic = &structs.PeriodicConfig{Enabled: true, Spec: "0 * * * *", SpecType: structs.PeriodicSpecCron}
+	hourly.SubmitTime = time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC).UnixNano()
+	must.NoError(t, st.UpsertJob(next(), hourly))
+
 	param := mock.Job("render")
 	param.ParameterizedJob = &structs.ParameterizedJobConfig{Payload: structs.DispatchPayloadRequired, MetaRequired: []string{"frame"}}
 	must.NoError(t, st.UpsertJob(next(), param))
@@ -169,14 +175,15 @@ func TestWrite_RecordsNomadKnows(t *testing.T) {
 		}
 		counts[r.Type]++
 	}
-	// Jobs: batch, nightly, its child, render, queued; versions: batch
-	// twice.
-	must.Eq(t, 5, counts[JobSnapshot])
-	must.Eq(t, 6, counts[JobVersionSnapshot])
+	// Jobs: batch, nightly, its child, hourly, render, queued; versions:
+	// batch twice.
+	must.Eq(t, 6, counts[JobSnapshot])
+	must.Eq(t, 7, counts[JobVersionSnapshot])
 	must.Eq(t, 1, counts[NodeSnapshot])
 	must.Eq(t, 1, counts[AllocSnapshot])
 	must.Eq(t, 3, counts[EvalSnapshot])
-	must.Eq(t, 1, counts[PeriodicLaunchSnapshot])
+	// nightly's launch, and hourly's registration as Nomad records it.
+	must.Eq(t, 2, counts[PeriodicLaunchSnapshot])
 	must.Eq(t, 1, counts[ACLPolicySnapshot])
 	must.Eq(t, 1, counts[ACLTokenSnapshot])
 	must.Eq(t, 1, counts[VariablesSnapshot])
@@ -200,6 +207,7 @@ func TestWrite_RecordsNomadKnows(t *testing.T) {
 	}
 	must.Eq(t, want, order)
 
+	launches := map[string]time.Time{}
 	for _, r := range recs {
 		switch r.Type {
 		case JobSnapshot:
@@ -224,8 +232,7 @@ func TestWrite_RecordsNomadKnows(t *testing.T) {
 				Launch time.Time
 			}
 			must.NoError(t, codec.NewDecoderBytes(r.Raw, Handle).Decode(&l))
-			must.Eq(t, "nightly", l.ID)
-			must.True(t, l.Launch.Equal(time.Date(2026, 12, 6, 3, 0, 0, 0, time.UTC)))
+			launches[l.ID] = l.Launch
 		case SchedulerConfigSnapshot:
 			must.Eq(t, "binpack", r.Obj["SchedulerAlgorithm"])
 			bq := r.Obj["BatchQueue"].(map[string]any)
@@ -238,6 +245,9 @@ func TestWrite_RecordsNomadKnows(t *testing.T) {
 			must.Len(t, 1, x["BatchQueueControls"].([]any))
 		}
 	}
+	must.MapLen(t, 2, launches)
+	must.True(t, launches["nightly"].Equal(time.Date(2026, 12, 6, 3, 0, 0, 0, time.UTC)))
+	must.True(t, launches["hourly"].Equal(time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC)))
 }
 
 // nomadWrappedKey and nomadRootKey are the fields of Nomad's RootKey
@@ -425,7 +435,17 @@ func TestWrite_ReadRestoresEqualState(t *testing.T) {
 	same("evals", func(s *state.StateSnapshot) (any, error) { return s.Evals(nil) })
 	same("allocs", func(s *state.StateSnapshot) (any, error) { return s.Allocs(nil) })
 	same("job summaries", func(s *state.StateSnapshot) (any, error) { return s.JobSummaries(nil) })
-	same("periodic launches", func(s *state.StateSnapshot) (any, error) { return s.PeriodicLaunches(nil) })
+	// hourly's registration comes back as its first launch, the anchor
+	// nomadq took for it anyway.
+	gotLaunch, err := got.PeriodicLaunchByID(nil, structs.DefaultNamespace, "hourly")
+	must.NoError(t, err)
+	must.NotNil(t, gotLaunch)
+	must.Eq(t, time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC).UnixNano(), gotLaunch.Launch)
+	nightly, err := want.PeriodicLaunchByID(nil, structs.DefaultNamespace, "nightly")
+	must.NoError(t, err)
+	gotNightly, err := got.PeriodicLaunchByID(nil, structs.DefaultNamespace, "nightly")
+	must.NoError(t, err)
+	must.Eq(t, nightly, gotNightly)
 	same("ACL policies", func(s *state.StateSnapshot) (any, error) { return s.ACLPolicies(nil, "") })
 	same("ACL tokens", func(s *state.StateSnapshot) (any, error) { return s.ACLTokens(nil, "", false) })
 	same("root keys", func(s *state.StateSnapshot) (any, error) { return s.RootKeys(nil) })
