@@ -146,8 +146,8 @@ func runOperatorSnapshotRestore(args []string, s Streams) int {
 		}
 	}
 	fmt.Fprintln(s.Stdout, "Snapshot Restored")
-	if answer.SkippedSummary != "" {
-		fmt.Fprintf(s.Stdout, "Records of types nomadq does not model were %s\n", answer.SkippedSummary)
+	if sum := answer.SkippedSummary; sum != "" {
+		fmt.Fprintf(s.Stdout, "%s%s (record types nomadq does not model)\n", strings.ToUpper(sum[:1]), sum[1:])
 	}
 	return 0
 }

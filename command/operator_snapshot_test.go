@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -26,6 +27,7 @@ import (
 	"github.com/nomadq/nomadq/agent/config"
 	"github.com/nomadq/nomadq/nomad/snapshot"
 	"github.com/nomadq/nomadq/nomad/snapshot/nomadfmt"
+	"github.com/nomadq/nomadq/structs"
 )
 
 // quickJob is a batch job that a non-dev agent (raw_exec, no mock
@@ -404,4 +406,125 @@ func TestOperatorSnapshot_InspectNomadFixtures(t *testing.T) {
 			must.Eq(t, dropCreated(string(want)), dropCreated(out))
 		})
 	}
+}
+
+// fixtureDir holds the snapshots real Nomad 2.0.6 wrote (see its
+// README.md for what each holds).
+var fixtureDir = filepath.Join("..", "nomad", "snapshot", "nomadfmt", "testdata", "nomad-2.0.6")
+
+// A snapshot saved by real Nomad 2.0.6 restores through the CLI into a
+// fresh agent of ours: its jobs, namespaces, variables and ACL tokens are
+// there, and a restored parameterized batch job runs when
+// dispatched.
+func TestOperatorSnapshot_RestoreNomadFixtures(t *testing.T) {
+	monitorPollInterval = 20 * time.Millisecond
+	const (
+		bootstrapSecret = "3f4a1b2c-5d6e-4f70-8a91-b2c3d4e5f607"
+		readerSecret    = "6b9f9e32-5c0a-0c3b-f4d4-28cbf1b6223c"
+		fixtureNode     = "30377e82-db25-5c1a-fad0-06e17cad7ad1"
+	)
+
+	t.Run("full with ACLs", func(t *testing.T) {
+		a := agenttest.New(t, func(c *config.Config) { c.ACL.Enabled = true })
+		addr := a.HTTPAddr()
+		c, err := api.NewClient(&api.Config{Address: addr})
+		must.NoError(t, err)
+		// The fixture's management token is bootstrapped here with the
+		// same secret, so the restore is authorized and so is what follows.
+		_, _, err = c.ACLTokens().BootstrapOpts(bootstrapSecret, nil)
+		must.NoError(t, err)
+		c.SetSecretID(bootstrapSecret)
+
+		snap := filepath.Join(fixtureDir, "full.snap")
+		code, out, errOut := run(t, "", "operator", "snapshot", "restore", "-address", addr, "-token", bootstrapSecret, snap)
+		must.Eq(t, 0, code, must.Sprint(errOut))
+		must.StrHasPrefix(t, "Snapshot Restored\n", out)
+
+		ids := readClusterIDs(t, c)
+		must.Eq(t, []string{"default/nightly", "default/render", "default/sleepy", "research/train"}, ids.jobs)
+		must.Eq(t, []string{"default", "research"}, ids.namespaces)
+		must.SliceContains(t, ids.keys, "ce97a4b7-e1a5-8a39-009e-9b3f390dae01")
+		train, _, err := c.Jobs().Info("train", &api.QueryOptions{Namespace: "research"})
+		must.NoError(t, err)
+		must.Eq(t, 70, *train.Priority)
+		v, _, err := c.Variables().Read("shared/config", &api.QueryOptions{Namespace: "research"})
+		must.NoError(t, err)
+		must.Eq(t, api.VariableItems{"region": "eu-west", "size": "3"}, v.Items)
+
+		// The bootstrap token authorized all of the above; the client
+		// token and its policy are back as Nomad stored them. (Using that
+		// token awaits node_pool blocks in our policy parser: its policy
+		// has one.)
+		tok, _, err := c.ACLTokens().Info("5a74b584-31aa-b3ee-637e-1e2c3475b9d2", nil)
+		must.NoError(t, err)
+		must.Eq(t, readerSecret, tok.SecretID)
+		must.Eq(t, "ci-reader", tok.Name)
+		must.Eq(t, []string{"research-read"}, tok.Policies)
+		pol, _, err := c.ACLPolicies().Info("research-read", nil)
+		must.NoError(t, err)
+		must.StrContains(t, pol.Rules, `namespace "research"`)
+
+	})
+
+	// With ACLs off, so that the agent's own node, which the snapshot
+	// does not hold, registers again (with ACLs on its heartbeat's node
+	// secret is no longer known and it gets a 403 instead of "node not
+	// found").
+	t.Run("full runs a restored job", func(t *testing.T) {
+		a := agenttest.New(t, func(c *config.Config) { c.Server.MinHeartbeatTTL = time.Second })
+		addr := a.HTTPAddr()
+		c, err := api.NewClient(&api.Config{Address: addr})
+		must.NoError(t, err)
+		code, out, errOut := run(t, "", "operator", "snapshot", "restore", "-address", addr, filepath.Join(fixtureDir, "full.snap"))
+		must.Eq(t, 0, code, must.Sprint(errOut))
+		must.RegexMatch(t, regexp.MustCompile(`^Snapshot Restored\nSkipped \d+ \w+ records?(, \d+ \w+ records?)* \(record types nomadq does not model\)\n$`), out)
+		// The fixture's node does not exist here: keep new work off it.
+		_, err = c.Nodes().ToggleEligibility(fixtureNode, false, nil)
+		must.NoError(t, err)
+		disp, _, err := c.Jobs().Dispatch("render", map[string]string{"scene": "intro"}, nil, "", nil)
+		must.NoError(t, err)
+		waitFor(t, "the dispatched job to complete", 20*time.Second, func() error {
+			allocs, _, err := c.Jobs().Allocations(disp.DispatchedJobID, false, nil)
+			if err != nil {
+				return err
+			}
+			if len(allocs) == 0 || allocs[0].ClientStatus != "complete" {
+				return fmt.Errorf("allocs %v", allocs)
+			}
+			return nil
+		})
+	})
+
+	t.Run("small", func(t *testing.T) {
+		a := agenttest.New(t, nil)
+		addr := a.HTTPAddr()
+		c, err := api.NewClient(&api.Config{Address: addr})
+		must.NoError(t, err)
+		raw, err := os.ReadFile(filepath.Join(fixtureDir, "small.snap"))
+		must.NoError(t, err)
+		// The official client restores too (it ignores the answer's body).
+		_, err = c.Operator().SnapshotRestore(bytes.NewReader(raw), nil)
+		must.NoError(t, err)
+		ids := readClusterIDs(t, c)
+		must.Eq(t, []string{"small/hello"}, ids.jobs)
+		must.Eq(t, []string{"default", "small"}, ids.namespaces)
+		must.SliceContains(t, ids.allocs, "482140a5-eba4-2579-4946-a202ff89f915")
+
+		// The HTTP answer lists what was restored and skipped, per type.
+		resp, err := http.DefaultClient.Do(mustRequest(t, http.MethodPut, addr+"/v1/operator/snapshot", raw))
+		must.NoError(t, err)
+		defer resp.Body.Close()
+		must.Eq(t, http.StatusOK, resp.StatusCode)
+		var answer struct {
+			Index          uint64
+			Restored       []structs.SnapshotRecordCount
+			Skipped        []structs.SnapshotRecordCount
+			SkippedSummary string
+		}
+		must.NoError(t, json.NewDecoder(resp.Body).Decode(&answer))
+		must.Positive(t, answer.Index)
+		must.SliceContains(t, answer.Restored, structs.SnapshotRecordCount{Type: "Job", Count: 1})
+		must.SliceContains(t, answer.Restored, structs.SnapshotRecordCount{Type: "Namespace", Count: 2})
+		must.NotNil(t, answer.Skipped)
+	})
 }
