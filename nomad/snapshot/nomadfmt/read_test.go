@@ -2,6 +2,7 @@ package nomadfmt
 
 import (
 	"bytes"
+	"context"
 	"crypto/x509"
 	"os"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
+	wrapping "github.com/hashicorp/go-kms-wrapping/v2"
 	"github.com/shoenig/test/must"
 
 	"github.com/nomadq/nomadq/internal/mock"
@@ -428,4 +430,65 @@ func TestRead_AuthMethodInNomadsLayout(t *testing.T) {
 	must.NoError(t, err)
 	must.Eq(t, "https://keys.example.com", j.Config.JWKSURL)
 	must.SliceEmpty(t, j.Config.OIDCClientAssertion)
+}
+
+// TestRead_RootKeyVariants: Nomad's deprecated state becomes inactive, a
+// PKCS#8 signing key is kept as PKCS#1, a key without an RSA key (made
+// before Nomad 1.7) keeps its data key, and a wrapping that does not open
+// is refused.
+func TestRead_RootKeyVariants(t *testing.T) {
+	key, err := keyring.NewRootKey(time.Now())
+	must.NoError(t, err)
+	wrapped := func(mutate func(*WrappedRootKey, *WrappedKey)) *WrappedRootKey {
+		w, err := wrapRootKey(key)
+		must.NoError(t, err)
+		mutate(w, w.WrappedKeys[0])
+		return w
+	}
+	rewrap := func(wk *WrappedKey, plain []byte) *wrapping.BlobInfo {
+		w, err := newAEADWrapper(key.KeyID, wk.KeyEncryptionKey)
+		must.NoError(t, err)
+		bi, err := w.Encrypt(context.Background(), plain)
+		must.NoError(t, err)
+		return bi
+	}
+	priv, err := x509.ParsePKCS1PrivateKey(key.RSAKey)
+	must.NoError(t, err)
+	pkcs8, err := x509.MarshalPKCS8PrivateKey(priv)
+	must.NoError(t, err)
+
+	for _, tc := range []struct {
+		name      string
+		rec       *WrappedRootKey
+		wantState structs.RootKeyState
+		wantRSA   []byte
+		wantErr   string
+	}{
+		{"deprecated", wrapped(func(w *WrappedRootKey, _ *WrappedKey) { w.State = "deprecated" }), structs.RootKeyStateInactive, key.RSAKey, ""},
+		{"pkcs8", wrapped(func(_ *WrappedRootKey, wk *WrappedKey) { wk.WrappedRSAKey = rewrap(wk, pkcs8) }), structs.RootKeyStateActive, key.RSAKey, ""},
+		{"no RSA key", wrapped(func(_ *WrappedRootKey, wk *WrappedKey) { wk.WrappedRSAKey = &wrapping.BlobInfo{} }), structs.RootKeyStateActive, nil, ""},
+		{"provider left empty", wrapped(func(_ *WrappedRootKey, wk *WrappedKey) { wk.Provider = "" }), structs.RootKeyStateActive, key.RSAKey, ""},
+		{"wrong KEK", wrapped(func(_ *WrappedRootKey, wk *WrappedKey) { wk.KeyEncryptionKey = make([]byte, 32) }), "", nil, "unwrap data encryption key"},
+		{"unknown state", wrapped(func(w *WrappedRootKey, _ *WrappedKey) { w.State = "melted" }), "", nil, `state "melted"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.rec.State == "" {
+				tc.rec.State = structs.RootKeyStateActive
+			}
+			s, _ := stream(t, RootKeySnapshot, tc.rec)
+			res, err := Read(bytes.NewReader(s))
+			if tc.wantErr != "" {
+				must.ErrorContains(t, err, tc.wantErr)
+				must.ErrorContains(t, err, key.KeyID)
+				return
+			}
+			must.NoError(t, err)
+			got, err := res.State.RootKeyByID(nil, key.KeyID)
+			must.NoError(t, err)
+			must.NotNil(t, got)
+			must.Eq(t, tc.wantState, got.State)
+			must.Eq(t, key.Key, got.Key)
+			must.Eq(t, tc.wantRSA, got.RSAKey)
+		})
+	}
 }
