@@ -22,9 +22,10 @@ const aeadMinCiphertext = 12 + 16
 // importRootKeys unwraps the root keys of a Nomad snapshot with the key
 // encryption key Nomad's "aead" provider keeps beside each wrapped key.
 // It returns the keys by ID and the rows to store. A key that nomadq
-// cannot unwrap (wrapped only by an external KMS, or a legacy key whose
-// material Nomad kept outside Raft) is left out when no variable uses it,
-// and refused otherwise: the variable could not be read.
+// cannot use (wrapped only by an external KMS, without an RSA signing
+// key, or a legacy key whose material Nomad kept outside Raft) is left
+// out when no variable uses it, and refused otherwise: the variable could
+// not be read.
 func importRootKeys(wrapped []*WrappedRootKey, legacy []*structs.RootKeyMeta, vars []*structs.VariableEncrypted) (map[string]*structs.RootKey, []*structs.RootKey, error) {
 	usedBy := map[string]*structs.VariableEncrypted{}
 	for _, v := range vars {
@@ -35,14 +36,14 @@ func importRootKeys(wrapped []*WrappedRootKey, legacy []*structs.RootKeyMeta, va
 	byID := make(map[string]*structs.RootKey, len(wrapped))
 	rows := make([]*structs.RootKey, 0, len(wrapped))
 	for _, w := range wrapped {
-		k, providers, err := unwrapRootKey(w)
+		k, whyNot, err := unwrapRootKey(w)
 		if err != nil {
 			return nil, nil, err
 		}
 		if k == nil {
 			if v := usedBy[w.KeyID]; v != nil {
-				return nil, nil, fmt.Errorf("root key %s is wrapped only by KMS provider %s, which nomadq cannot unwrap, and variable %q in namespace %q is encrypted with it: rotate the keyring with \"nomad operator root keyring rotate -full\" on Nomad (with the aead provider configured) before taking the snapshot",
-					w.KeyID, strings.Join(providers, ", "), v.Path, v.Namespace)
+				return nil, nil, fmt.Errorf("root key %s %s, and variable %q in namespace %q is encrypted with it: rotate the keyring with \"nomad operator root keyring rotate -full\" on Nomad (with the aead provider configured) before taking the snapshot",
+					w.KeyID, whyNot, v.Path, v.Namespace)
 			}
 			continue
 		}
@@ -61,15 +62,17 @@ func importRootKeys(wrapped []*WrappedRootKey, legacy []*structs.RootKeyMeta, va
 	return byID, rows, nil
 }
 
-// unwrapRootKey returns the key's material as nomadq keeps it, or nil
-// and the providers that wrap it when none of them is "aead".
-func unwrapRootKey(w *WrappedRootKey) (*structs.RootKey, []string, error) {
+// unwrapRootKey returns the key's material as nomadq keeps it, or nil and
+// why nomadq cannot use it: no wrapping by the "aead" provider, or no RSA
+// signing key (a key made before Nomad 1.7; nomadq lists every key's
+// public signing key in its JWKS).
+func unwrapRootKey(w *WrappedRootKey) (*structs.RootKey, string, error) {
 	keyState, err := importKeyState(w.State)
 	if err != nil {
-		return nil, nil, fmt.Errorf("root key %s: %w", w.KeyID, err)
+		return nil, "", fmt.Errorf("root key %s: %w", w.KeyID, err)
 	}
 	if w.Algorithm != "" && w.Algorithm != structs.EncryptionAlgorithmAES256GCM {
-		return nil, nil, fmt.Errorf("root key %s: algorithm %q is not supported (nomadq supports %s)", w.KeyID, w.Algorithm, structs.EncryptionAlgorithmAES256GCM)
+		return nil, "", fmt.Errorf("root key %s: algorithm %q is not supported (nomadq supports %s)", w.KeyID, w.Algorithm, structs.EncryptionAlgorithmAES256GCM)
 	}
 	var providers []string
 	for _, wk := range w.WrappedKeys {
@@ -86,7 +89,10 @@ func unwrapRootKey(w *WrappedRootKey) (*structs.RootKey, []string, error) {
 		}
 		dek, rsaDER, err := unwrapAEAD(w.KeyID, wk)
 		if err != nil {
-			return nil, nil, fmt.Errorf("root key %s: %w", w.KeyID, err)
+			return nil, "", fmt.Errorf("root key %s: %w", w.KeyID, err)
+		}
+		if rsaDER == nil {
+			return nil, "has no RSA signing key (made before Nomad 1.7)", nil
 		}
 		return &structs.RootKey{
 			KeyID:       w.KeyID,
@@ -98,13 +104,13 @@ func unwrapRootKey(w *WrappedRootKey) (*structs.RootKey, []string, error) {
 			PublishTime: w.PublishTime,
 			RSAKey:      rsaDER,
 			Key:         dek,
-		}, nil, nil
+		}, "", nil
 	}
 	if len(providers) == 0 {
-		providers = []string{"(none)"}
+		return nil, "carries no wrapped key material", nil
 	}
 	sort.Strings(providers)
-	return nil, providers, nil
+	return nil, "is wrapped only by KMS provider " + strings.Join(providers, ", ") + ", which nomadq cannot unwrap", nil
 }
 
 // unwrapAEAD opens the data encryption key and the RSA key of one aead
@@ -121,8 +127,7 @@ func unwrapAEAD(keyID string, wk *WrappedKey) (dek, rsaDER []byte, err error) {
 		return nil, nil, fmt.Errorf("data encryption key is %d bytes, want 32 (AES-256)", len(dek))
 	}
 	if wk.WrappedRSAKey == nil || len(wk.WrappedRSAKey.Ciphertext) == 0 {
-		// Keys made before Nomad 1.7 have no RSA key; they sign nothing.
-		return dek, nil, nil
+		return dek, nil, nil // a key made before Nomad 1.7
 	}
 	der, err := openBlob(w, wk.WrappedRSAKey, nil)
 	if err != nil {

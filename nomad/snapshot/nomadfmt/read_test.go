@@ -352,6 +352,26 @@ func TestRead_KeyWrappedByExternalKMS(t *testing.T) {
 	must.ErrorContains(t, err, "which the snapshot does not carry")
 }
 
+// TestRead_KeyWithoutRSAKey: a key made before Nomad 1.7 cannot be listed
+// in nomadq's JWKS; unused, it is left out, needed, it is refused.
+func TestRead_KeyWithoutRSAKey(t *testing.T) {
+	key, err := keyring.NewRootKey(time.Now())
+	must.NoError(t, err)
+	key.RSAKey = nil
+	w, err := wrapRootKey(key)
+	must.NoError(t, err)
+	s, _ := stream(t, RootKeySnapshot, w)
+	res, err := Read(bytes.NewReader(s))
+	must.NoError(t, err)
+	must.Eq(t, "skipped 1 WrappedRootKeys record", res.SkippedSummary())
+
+	v := &structs.VariableEncrypted{VariableMetadata: structs.VariableMetadata{Namespace: "default", Path: "old"}, Data: make([]byte, 40), KeyID: key.KeyID}
+	s, _ = stream(t, RootKeySnapshot, w, VariablesSnapshot, v)
+	_, err = Read(bytes.NewReader(s))
+	must.ErrorContains(t, err, key.KeyID+" has no RSA signing key")
+	must.ErrorContains(t, err, `variable "old"`)
+}
+
 func TestRead_LegacyKeyWithoutMaterial(t *testing.T) {
 	const id = "6a1b2c3d-0000-4000-8000-000000000002"
 	meta := &structs.RootKeyMeta{KeyID: id, Algorithm: structs.EncryptionAlgorithmAES256GCM, State: structs.RootKeyStateInactive}
@@ -433,8 +453,7 @@ func TestRead_AuthMethodInNomadsLayout(t *testing.T) {
 }
 
 // TestRead_RootKeyVariants: Nomad's deprecated state becomes inactive, a
-// PKCS#8 signing key is kept as PKCS#1, a key without an RSA key (made
-// before Nomad 1.7) keeps its data key, and a wrapping that does not open
+// PKCS#8 signing key is kept as PKCS#1, and a wrapping that does not open
 // is refused.
 func TestRead_RootKeyVariants(t *testing.T) {
 	key, err := keyring.NewRootKey(time.Now())
@@ -466,7 +485,6 @@ func TestRead_RootKeyVariants(t *testing.T) {
 	}{
 		{"deprecated", wrapped(func(w *WrappedRootKey, _ *WrappedKey) { w.State = "deprecated" }), structs.RootKeyStateInactive, key.RSAKey, ""},
 		{"pkcs8", wrapped(func(_ *WrappedRootKey, wk *WrappedKey) { wk.WrappedRSAKey = rewrap(wk, pkcs8) }), structs.RootKeyStateActive, key.RSAKey, ""},
-		{"no RSA key", wrapped(func(_ *WrappedRootKey, wk *WrappedKey) { wk.WrappedRSAKey = &wrapping.BlobInfo{} }), structs.RootKeyStateActive, nil, ""},
 		{"provider left empty", wrapped(func(_ *WrappedRootKey, wk *WrappedKey) { wk.Provider = "" }), structs.RootKeyStateActive, key.RSAKey, ""},
 		{"wrong KEK", wrapped(func(_ *WrappedRootKey, wk *WrappedKey) { wk.KeyEncryptionKey = make([]byte, 32) }), "", nil, "unwrap data encryption key"},
 		{"unknown state", wrapped(func(w *WrappedRootKey, _ *WrappedKey) { w.State = "melted" }), "", nil, `state "melted"`},
