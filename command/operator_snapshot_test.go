@@ -528,3 +528,49 @@ func TestOperatorSnapshot_RestoreNomadFixtures(t *testing.T) {
 		must.NotNil(t, answer.Skipped)
 	})
 }
+
+// Our save restores into a fresh agent of ours with ACLs on: policies
+// and tokens come back, and a client token allows what its policy says
+// and nothing more.
+func TestOperatorSnapshot_SaveRestoreACL(t *testing.T) {
+	const mgmt = "0b5b3f1e-8a2c-4d6f-9e0a-1c2d3e4f5a6b"
+	start := func() (string, *api.Client) {
+		a := agenttest.New(t, func(c *config.Config) { c.ACL.Enabled = true })
+		c, err := api.NewClient(&api.Config{Address: a.HTTPAddr()})
+		must.NoError(t, err)
+		_, _, err = c.ACLTokens().BootstrapOpts(mgmt, nil)
+		must.NoError(t, err)
+		c.SetSecretID(mgmt)
+		return a.HTTPAddr(), c
+	}
+	addr, c := start()
+	_, err := c.Namespaces().Register(&api.Namespace{Name: "team"}, nil)
+	must.NoError(t, err)
+	_, err = c.ACLPolicies().Upsert(&api.ACLPolicy{Name: "team-read", Rules: `namespace "team" { policy = "read" }`}, nil)
+	must.NoError(t, err)
+	tok, _, err := c.ACLTokens().Create(&api.ACLToken{Name: "reader", Type: "client", Policies: []string{"team-read"}}, nil)
+	must.NoError(t, err)
+	_, _, err = c.Variables().Create(&api.Variable{Namespace: "team", Path: "app/cfg", Items: api.VariableItems{"k": "v"}}, nil)
+	must.NoError(t, err)
+
+	snap := filepath.Join(t.TempDir(), "acl.snap")
+	code, _, errOut := run(t, "", "operator", "snapshot", "save", "-address", addr, "-token", mgmt, snap)
+	must.Eq(t, 0, code, must.Sprint(errOut))
+
+	addr, c = start()
+	code, out, errOut := run(t, "", "operator", "snapshot", "restore", "-address", addr, "-token", mgmt, snap)
+	must.Eq(t, 0, code, must.Sprint(errOut))
+	must.StrHasPrefix(t, "Snapshot Restored\n", out)
+
+	v, _, err := c.Variables().Read("app/cfg", &api.QueryOptions{Namespace: "team"})
+	must.NoError(t, err)
+	must.Eq(t, api.VariableItems{"k": "v"}, v.Items)
+	reader, err := api.NewClient(&api.Config{Address: addr, SecretID: tok.SecretID})
+	must.NoError(t, err)
+	_, _, err = reader.Jobs().List(&api.QueryOptions{Namespace: "team"})
+	must.NoError(t, err)
+	_, err = reader.Namespaces().Register(&api.Namespace{Name: "nope"}, nil)
+	must.ErrorContains(t, err, "403")
+	_, _, err = reader.Jobs().List(&api.QueryOptions{Namespace: "default"})
+	must.ErrorContains(t, err, "403")
+}
