@@ -51,7 +51,9 @@ func TestBatchQueue_ControlOverHTTP(t *testing.T) {
 	must.StrContains(t, body, `job "gate" in namespace "default" is not waiting in the batch queue`)
 	code, _ = put("/v1/queue/job/c1/release")
 	must.Eq(t, http.StatusOK, code)
-	must.Eq(t, "Line: 1 job ahead in the line", queueEntry(t, c, "c1").Reason)
+	c1 := queueEntry(t, c, "c1")
+	must.Eq(t, "Line", c1.Reason)
+	must.Eq(t, "1 job ahead in the line", c1.ReasonDetail)
 }
 
 // With ACLs on, controlling the queue takes operator write: a token that

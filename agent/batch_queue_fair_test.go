@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -126,7 +125,7 @@ func TestBatchQueue_BackfillBehindAReservation(t *testing.T) {
 	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
 		// Released, and reserved: not a queued entry's estimate.
 		e := queueEntry(t, c, "big")
-		if e == nil || e.Status == structs.BatchQueueStatusQueued || !strings.HasPrefix(e.Reason, "Resources: ") {
+		if e == nil || e.Status == structs.BatchQueueStatusQueued || e.Reason != "Resources" {
 			return false
 		}
 		estimate = e.EstimatedStart

@@ -210,7 +210,7 @@ func queueStateText(e *queueEntry, now time.Time, where string) string {
 	default:
 		fmt.Fprintf(&b, "%s%s", state, where)
 	}
-	if why := queueReasonWords(e.Reason); why != "" {
+	if why := e.reasonWords(); why != "" {
 		fmt.Fprintf(&b, " (%s)", why)
 	}
 	if e.EstimatedStart > 0 {
@@ -224,36 +224,14 @@ func queueStateText(e *queueEntry, now time.Time, where string) string {
 // reservation holds) and backfilled (released ahead of a reservation).
 func queueState(e *queueEntry) string {
 	if e.Status == "placing" {
-		switch {
-		case strings.HasPrefix(e.Reason, "Resources:"):
+		switch e.Reason {
+		case "Resources":
 			return "reserved"
-		case strings.HasPrefix(e.Reason, "Backfill:"):
+		case "Backfill":
 			return "backfilled"
 		}
 	}
 	return e.Status
-}
-
-// queueReasonWords turns a queue reason ("Code" or "Code: detail") into
-// words: the detail when there is one, else what the code means.
-func queueReasonWords(reason string) string {
-	code, detail, found := strings.Cut(reason, ": ")
-	if found {
-		return detail
-	}
-	switch code {
-	case "Priority":
-		return "jobs of higher priority or submitted earlier are ahead of it"
-	case "Resources":
-		return "waiting for capacity that a job ahead of it has reserved"
-	case "FairShare":
-		return "another namespace is further below its fair share and goes first"
-	case "NamespaceLimit":
-		return "its namespace is at its batch_queue_max_running or batch_queue_max_placing cap"
-	case "Held":
-		return `held by an operator; "nomad queue release" lets it go`
-	}
-	return reason
 }
 
 // formatAllocMetrics explains placement metrics, one "* ..." line each.

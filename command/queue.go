@@ -20,12 +20,24 @@ type queueEntry struct {
 	Reason      string
 	EnqueueTime int64
 	ReleaseTime int64
+	// ReasonDetail is Reason, a bare code (Priority, Resources, Held,
+	// ...), in words.
+	ReasonDetail string
 	// EstimatedStart is unix nanoseconds, 0 when unknown.
 	EstimatedStart int64
 	// EffectivePriority and Factors are set on waiting entries in the
 	// multifactor order.
 	EffectivePriority float64
 	Factors           *queueFactors
+}
+
+// reasonWords is why the entry is where it is, in words: the queue's
+// detail, or the code when the server gave none.
+func (e *queueEntry) reasonWords() string {
+	if e.ReasonDetail != "" {
+		return e.ReasonDetail
+	}
+	return e.Reason
 }
 
 // queueFactors are the weighted factors of a waiting entry's effective
@@ -164,7 +176,7 @@ func formatQueueEntries(entries []queueEntry) string {
 			released = formatUnixNano(e.ReleaseTime)
 		}
 		rows = append(rows, fmt.Sprintf("%s|%s|%s|%d|%s|%s|%s|%s|%s", pos, e.Namespace, e.JobID, e.Priority,
-			e.Status, formatUnixNano(e.EnqueueTime), released, estimatedStart(e.EstimatedStart, now), orNone(e.Reason)))
+			e.Status, formatUnixNano(e.EnqueueTime), released, estimatedStart(e.EstimatedStart, now), orNone(e.reasonWords())))
 	}
 	return formatList(rows)
 }

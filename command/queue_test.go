@@ -89,7 +89,7 @@ func TestQueueCommands(t *testing.T) {
 	must.Eq(t, 0, code, must.Sprint(errOut))
 	must.Eq(t, "Job \"waiter\" held in the batch queue\n", out)
 	_, out, _ = cli(t, addr, "queue", "jobs")
-	must.RegexMatch(t, regexp.MustCompile(`(?m)^1 +default +waiter +50 +queued .*Held$`), out)
+	must.RegexMatch(t, regexp.MustCompile(`(?m)^1 +default +waiter +50 +queued .*held by an operator; "nomad queue release" lets it go$`), out)
 	// Holding a held job, or releasing one that is not held, would
 	// change nothing: refused, naming the job's state.
 	code, out, errOut = cli(t, addr, "queue", "hold", "waiter")

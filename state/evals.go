@@ -96,6 +96,7 @@ func upsertEvals(evals []*structs.Evaluation) func(tx *writeTxn) error {
 func (s *StateStore) DeleteEval(index uint64, evalIDs, allocIDs []string) error {
 	return s.write(index, func(tx *writeTxn) error {
 		tx.evalDelete = true
+		var deleted []*structs.Allocation
 		for _, id := range evalIDs {
 			raw, err := tx.First(TableEvals, "id", id)
 			if err != nil {
@@ -126,8 +127,9 @@ func (s *StateStore) DeleteEval(index uint64, evalIDs, allocIDs []string) error 
 			tx.touch(TableAllocs, IndexAllocsDeleted)
 			tx.touchAllocs(alloc)
 			tx.markJob(alloc.Namespace, alloc.JobID)
+			deleted = append(deleted, alloc)
 		}
-		return nil
+		return tx.foldBatchQueueUsage(deleted)
 	})
 }
 

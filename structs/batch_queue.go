@@ -124,9 +124,15 @@ type BatchQueueListEntry struct {
 	EvalID      string
 	Priority    int
 	Status      string
-	Reason      string
 	EnqueueTime int64
 	ReleaseTime int64
+
+	// Reason is why the entry waits or where it stands, as a bare code
+	// clients can switch on: Priority, Line, FairShare, NamespaceLimit,
+	// Resources, Held, Placing, Backfill, Stalled or Constrained.
+	// ReasonDetail says the same in words for a human.
+	Reason       string
+	ReasonDetail string
 
 	// EstimatedStart is when the queue expects the workload to start
 	// (unix nanoseconds), from the max_run_duration deadlines of the
@@ -236,12 +242,15 @@ func BatchQueueShareOf(meta map[string]string) (BatchQueueShare, error) {
 	return s, errs.ErrorOrNil()
 }
 
-// BatchQueueUsageReset is a row of the Raft-replicated usage reset
-// table: a namespace's batch alloc runs before Time do not count in its
-// decayed usage.
+// BatchQueueUsageReset is a row of the Raft-replicated usage table, one
+// per namespace: a namespace's batch alloc runs before Time do not count
+// in its decayed usage (0 when never reset), and Folded is the usage of
+// its allocs the garbage collector deleted. A reset replaces the row, so
+// it clears Folded too.
 type BatchQueueUsageReset struct {
 	Namespace   string
 	Time        int64 // unix nanoseconds
+	Folded      BatchQueueFoldedUsage
 	ModifyIndex uint64
 }
 

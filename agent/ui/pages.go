@@ -22,9 +22,19 @@ type queueEntry struct {
 	Priority       int
 	Status         string
 	Reason         string
+	ReasonDetail   string
 	EnqueueTime    int64
 	ReleaseTime    int64
 	EstimatedStart int64
+}
+
+// Why is the entry's reason in words: the queue's detail, or its bare
+// code when there is none.
+func (e *queueEntry) Why() string {
+	if e.ReasonDetail != "" {
+		return e.ReasonDetail
+	}
+	return e.Reason
 }
 
 // queueStatus is the body of GET /v1/queue.
@@ -305,18 +315,18 @@ func (s *Server) queuePage(w http.ResponseWriter, r *http.Request) {
 	// The line is what waits; the rest was released and carries the
 	// queue's verdict (placing, stalled, constrained). A queued job
 	// waiting for capacity holds a reservation, and the released jobs
-	// that run ahead of it are the backfill: the reasons say which.
+	// that run ahead of it are the backfill: the reason codes say which.
 	var line, placing, reserved, backfill []*queueEntry
 	for _, e := range entries {
 		if e.Status == "queued" {
 			line = append(line, e)
-			if strings.HasPrefix(e.Reason, "Resources") {
-				reserved = append(reserved, e)
-			}
 			continue
 		}
 		placing = append(placing, e)
-		if strings.HasPrefix(e.Reason, "Backfill") {
+		switch e.Reason {
+		case "Resources":
+			reserved = append(reserved, e)
+		case "Backfill":
 			backfill = append(backfill, e)
 		}
 	}

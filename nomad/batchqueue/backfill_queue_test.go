@@ -84,11 +84,13 @@ func TestQueue_BackfillBehindAReservation(t *testing.T) {
 		must.Eq(t, []string{"big", "short", "late"}, h.releasedJobs())
 
 		big := h.entryOf("big")
-		must.StrContains(t, big.Reason, ReasonResources)
+		must.Eq(t, ReasonResources, big.Reason)
+		must.StrHasPrefix(t, "waiting for capacity", big.ReasonDetail)
 		must.Eq(t, shadow, big.EstimatedStart)
 		untimed := h.entryOf("untimed")
 		must.Eq(t, structs.BatchQueueStatusQueued, untimed.Status)
 		must.Eq(t, ReasonResources, untimed.Reason)
+		must.Eq(t, `waiting for capacity that job "big", ahead of it, has reserved`, untimed.ReasonDetail)
 		// At the filler's deadline big gets its 800 MB (short ended, late
 		// holds 100) and untimed the last 100 beside it.
 		must.Eq(t, shadow, untimed.EstimatedStart)
@@ -274,5 +276,7 @@ func TestQueue_ListingReadsHoldsFromStore(t *testing.T) {
 	must.Eq(t, ReasonHeld, q.Lookup(structs.DefaultNamespace, "a").Reason)
 
 	must.NoError(t, h.control(structs.DefaultNamespace, "a", structs.BatchQueueUnhold))
-	must.Eq(t, lineReason(2), q.Lookup(structs.DefaultNamespace, "a").Reason)
+	e := q.Lookup(structs.DefaultNamespace, "a")
+	must.Eq(t, ReasonLine, e.Reason)
+	must.Eq(t, "1 job ahead in the line", e.ReasonDetail)
 }

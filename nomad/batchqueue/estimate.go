@@ -60,20 +60,6 @@ func (h *endHeap) Pop() any {
 	return x
 }
 
-// Reason codes of waiting entries, as Slurm names them.
-const (
-	ReasonPriority       = "Priority"       // others are ahead, or every slot is busy
-	ReasonLine           = "Line"           // fifo: its place in the line, followed by how many are ahead
-	ReasonPlacing        = "Placing"        // released: the scheduler is placing it
-	ReasonBackfill       = "Backfill"       // released ahead of a reservation, followed by whose
-	ReasonResources      = "Resources"      // waiting for capacity behind a reservation
-	ReasonFairShare      = "FairShare"      // another namespace holds less of its share
-	ReasonNamespaceLimit = "NamespaceLimit" // the namespace is at its cap
-	ReasonConstrained    = "Constrained"
-	ReasonStalled        = "Stalled"
-	ReasonHeld           = "Held" // an operator holds it: it keeps its place and is skipped
-)
-
 // projectFair is the release order of the fair policy over the whole
 // line, assuming every release runs: per namespace in priority order,
 // each next release to the namespace with the smallest weighted share of

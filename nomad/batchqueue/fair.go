@@ -12,17 +12,10 @@ import (
 // A cluster with no capacity gives every namespace share 0, so the order
 // falls back to priority and first submission.
 func Share(u structs.ComparableResources, total structs.ComparableResources, weight float64) float64 {
-	var s float64
-	if total.CPU > 0 {
-		s = float64(u.CPU) / float64(total.CPU)
-	}
-	if total.MemoryMB > 0 {
-		s = max(s, float64(u.MemoryMB)/float64(total.MemoryMB))
-	}
 	if weight <= 0 {
 		weight = 1
 	}
-	return s / weight
+	return structs.DominantShare(u, total) / weight
 }
 
 // nsLine is one namespace's line as the fair order pulls it.

@@ -154,6 +154,11 @@ func (l *line) feed(in *Input) {
 			l.err = err
 		}
 		in.Resets = resets
+		folded, err := r.st.BatchQueueUsageFolded(nil)
+		if err != nil {
+			l.err = err
+		}
+		in.Cluster.Folded = folded
 	}
 	if r.settings.Order != structs.BatchQueueOrderFair {
 		in.Line = l.from(r.lines.one)

@@ -22,17 +22,18 @@ func sortByRelease(entries []*structs.BatchQueueListEntry) {
 	})
 }
 
-func listEntry(e *structs.BatchQueueEntry, status, reason string) *structs.BatchQueueListEntry {
-	return &structs.BatchQueueListEntry{
+func listEntry(e *structs.BatchQueueEntry, status string, r reason) *structs.BatchQueueListEntry {
+	le := &structs.BatchQueueListEntry{
 		Namespace:   e.Namespace,
 		JobID:       e.JobID,
 		EvalID:      e.EvalID,
 		Priority:    e.Priority,
 		Status:      status,
-		Reason:      reason,
 		EnqueueTime: e.EnqueueTime,
 		ReleaseTime: e.ReleaseTime(),
 	}
+	r.set(le)
+	return le
 }
 
 // List returns every entry: queued ones first in release order with their
@@ -103,18 +104,17 @@ func (q *Queue) ListWithTokens() ([]*structs.BatchQueueListEntry, []string) {
 	tokens := make([]string, 0, len(queued)+len(released))
 	nsSeen := map[string]bool{}
 	for i, e := range queued {
-		le := listEntry(e, structs.BatchQueueStatusQueued, "")
+		le := listEntry(e, structs.BatchQueueStatusQueued, queuedReason(v, e, i+1))
 		le.Position = i + 1
 		if !starts[i].IsZero() && !held(v, e) {
 			le.EstimatedStart = starts[i].UnixNano()
 		}
-		le.Reason = queuedReason(v, e, le.Position)
 		if mf {
 			f := factors[i]
 			le.Factors, le.EffectivePriority = &f, f.Sum()
 		}
 		if le.Reason == ReasonPriority && fair && !nsSeen[e.Namespace] && i > 0 {
-			le.Reason = ReasonFairShare
+			reason{ReasonFairShare, detailFairShare}.set(le)
 		}
 		nsSeen[e.Namespace] = true
 		out = append(out, le)
@@ -228,39 +228,6 @@ func (q *Queue) Lookup(namespace, jobID string) *structs.BatchQueueListEntry {
 	return le
 }
 
-// reasonNotJudged is the reason of a released workload the queue has not
-// judged yet.
-const reasonNotJudged = ReasonPlacing + ": released to the scheduler"
-
-// queuedReason is why a queued entry at position pos waits, outside the
-// fair order (which adds FairShare). In fifo order nothing but the line
-// holds it back, so the reason is its place there; Priority is for the
-// priority order, where higher priorities go first.
-func queuedReason(v view, e *structs.BatchQueueEntry, pos int) string {
-	switch {
-	case held(v, e):
-		return ReasonHeld
-	case v.limited[e.Namespace]:
-		return ReasonNamespaceLimit
-	case v.reservation != nil:
-		return ReasonResources
-	case v.settings.Order == structs.BatchQueueOrderFIFO:
-		return lineReason(pos)
-	}
-	return ReasonPriority
-}
-
-// lineReason is a fifo entry's place in the line in words.
-func lineReason(pos int) string {
-	switch pos {
-	case 1:
-		return ReasonLine + ": first in line, waiting for a free placement slot"
-	case 2:
-		return ReasonLine + ": 1 job ahead in the line"
-	}
-	return fmt.Sprintf("%s: %d jobs ahead in the line", ReasonLine, pos-1)
-}
-
 // storeDemand reads a queued entry's demand from the view's store.
 func storeDemand(v view) func(*structs.BatchQueueEntry) Demand {
 	return func(e *structs.BatchQueueEntry) Demand {
@@ -324,42 +291,12 @@ func buildReleased(pending []Workload, res *Reservation) []*structs.BatchQueueLi
 		if status == "" {
 			status = structs.BatchQueueStatusPlacing // released, not judged yet
 		}
-		reason := w.Verdict.Reason
-		switch status {
-		case structs.BatchQueueStatusPlacing:
-			reason = placingReason(w, res)
-		case structs.BatchQueueStatusStalled:
-			reason = ReasonStalled + ": " + reason
-		case structs.BatchQueueStatusConstrained:
-			reason = ReasonConstrained + ": " + reason
-		}
-		le := listEntry(w.Entry, status, reason)
-		if res != nil && res.Entry.Namespace == w.Entry.Namespace && res.Entry.JobID == w.Entry.JobID {
-			le.Reason = ReasonResources + ": " + res.Why
-			if !res.Start.IsZero() {
-				le.EstimatedStart = res.Start.UnixNano()
-			}
+		le := listEntry(w.Entry, status, releasedReason(w, res))
+		if res != nil && res.Entry.Namespace == w.Entry.Namespace && res.Entry.JobID == w.Entry.JobID && !res.Start.IsZero() {
+			le.EstimatedStart = res.Start.UnixNano()
 		}
 		out = append(out, le)
 	}
 	sortByRelease(out)
 	return out
-}
-
-// placingReason says what a placing workload waits for: the scheduler,
-// until its stall deadline; a workload released after the one holding a
-// reservation was backfilled ahead of it.
-func placingReason(w Workload, res *Reservation) string {
-	if w.Verdict.Status == "" {
-		return reasonNotJudged
-	}
-	why := "the scheduler is placing its allocations"
-	if !w.Verdict.Deadline.IsZero() {
-		why += ", stalled if none is placed by " + w.Verdict.Deadline.UTC().Format(time.RFC3339)
-	}
-	if res != nil && res.Entry.ReleaseTime() < w.Entry.ReleaseTime() &&
-		(res.Entry.Namespace != w.Entry.Namespace || res.Entry.JobID != w.Entry.JobID) {
-		return fmt.Sprintf("%s: released ahead of job %q, which holds a reservation; %s", ReasonBackfill, res.Entry.JobID, why)
-	}
-	return ReasonPlacing + ": " + why
 }

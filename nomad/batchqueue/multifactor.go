@@ -31,7 +31,7 @@ func NewScorer(m structs.BatchQueueMultifactor, now time.Time, c Cluster, shares
 	resets map[string]time.Time, queuedNS []string, demand func(*structs.BatchQueueEntry) Demand) *Scorer {
 	s := &Scorer{m: m, now: now, total: c.Total, fair: map[string]float64{}, demand: demand}
 	if m.FairShareWeight > 0 {
-		s.usage = Usages(c.Spans, shares, resets, queuedNS, now, m.UsageHalfLife)
+		s.usage = Usages(c.Spans, c.Folded, shares, resets, queuedNS, now, m.UsageHalfLife)
 		for _, u := range s.usage {
 			s.fair[u.Namespace] = u.FairShare
 		}
@@ -231,6 +231,7 @@ func (q *Queue) rankMultifactor(v view, queued []*structs.BatchQueueEntry, c Clu
 			names = append(names, e.Namespace)
 		}
 	}
+	c.Folded = q.foldedUsage(v)
 	sc := NewScorer(v.settings.Multifactor, time.Now(), c, shares, q.usageResets(v), names, demand)
 	in := make([]scored, len(queued))
 	for i, e := range queued {

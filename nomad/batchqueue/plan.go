@@ -80,6 +80,9 @@ type Cluster struct {
 	// Spans are each namespace's batch alloc runs, for the multifactor
 	// order's decayed usage.
 	Spans map[string][]Span
+	// Folded is each namespace's usage of garbage-collected batch allocs,
+	// read fresh each round (a reset clears it without moving the allocs).
+	Folded map[string]structs.BatchQueueFoldedUsage
 }
 
 // TimedAlloc is a live alloc whose max_run_duration deadline is known.

@@ -194,11 +194,12 @@ func (h *harness) stopJob(id string) {
 	h.write(func(i uint64) error { return h.st.UpsertJob(i, c) })
 }
 
+// status is a job's status in the listing and its reason's words.
 func (h *harness) status(id string) (string, string) {
 	synctest.Wait()
 	for _, e := range h.q.List() {
 		if e.JobID == id {
-			return e.Status, e.Reason
+			return e.Status, e.ReasonDetail
 		}
 	}
 	return "", ""

@@ -16,8 +16,10 @@ import (
 // Spans are derived from the allocs in Raft state alone (their tasks'
 // start and finish times and their resources), so every server computes
 // the same usage at the same instant and a new leader orders the line as
-// the old one did; no usage record needs writing as allocs run. An alloc
-// garbage-collected from state stops counting.
+// the old one did; no usage record needs writing as allocs run. When the
+// garbage collector deletes an alloc, the state store folds its span
+// into the namespace's BatchQueueFoldedUsage in the same Raft apply, so
+// it keeps counting.
 type Span struct {
 	Share      float64
 	Start, End time.Time
@@ -25,28 +27,11 @@ type Span struct {
 
 // spanOf is a batch alloc's run, false when no task of it started.
 func spanOf(a *structs.Allocation, total structs.ComparableResources) (Span, bool) {
-	var s Span
-	for _, ts := range a.TaskStates {
-		if ts == nil || ts.StartedAt.IsZero() {
-			continue
-		}
-		if s.Start.IsZero() || ts.StartedAt.Before(s.Start) {
-			s.Start = ts.StartedAt
-		}
-		if ts.FinishedAt.After(s.End) {
-			s.End = ts.FinishedAt
-		}
+	start, end, ok := a.BatchRun()
+	if !ok {
+		return Span{}, false
 	}
-	if s.Start.IsZero() {
-		return s, false
-	}
-	if !a.ClientTerminalStatus() {
-		s.End = time.Time{} // still running: a task that restarted has an old FinishedAt
-	} else if s.End.IsZero() || s.End.Before(s.Start) {
-		s.End = time.Unix(0, a.ModifyTime) // lost, or ended without a finish time
-	}
-	s.Share = Share(a.Usage(), total, 1)
-	return s, true
+	return Span{Share: Share(a.Usage(), total, 1), Start: start, End: end}, true
 }
 
 // DecayedUsage is the usage of spans at now, in share-seconds: each
@@ -54,37 +39,38 @@ func spanOf(a *structs.Allocation, total structs.ComparableResources) (Span, boo
 // second was. A span's part from since on counts, the rest does not (an
 // operator's reset); the zero since counts all. halfLife must be above 0.
 func DecayedUsage(spans []Span, now, since time.Time, halfLife time.Duration) float64 {
-	h := halfLife.Seconds()
 	var u float64
 	for _, s := range spans {
-		start, end := s.Start, s.End
-		if end.IsZero() || end.After(now) {
-			end = now
-		}
-		if start.Before(since) {
-			start = since
-		}
-		if !end.After(start) || s.Share <= 0 {
-			continue
-		}
-		// The integral of 2^(-(now-t)/h) from start to end.
-		ageStart, ageEnd := now.Sub(start).Seconds(), now.Sub(end).Seconds()
-		u += s.Share * h / math.Ln2 * (math.Exp2(-ageEnd/h) - math.Exp2(-ageStart/h))
+		u += structs.DecayedShareSeconds(s.Share, later(s.Start, since), s.End, now, halfLife)
 	}
 	return u
 }
 
+// later is the later of two times.
+func later(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return b
+	}
+	return a
+}
+
 // Usages computes every namespace's decayed usage and fair-share factor
 // at now: namespaces in shares (every namespace in state), any with
-// spans, and extra (those with queued entries), sorted by name. resets
+// spans or folded usage, and extra (those with queued entries), sorted
+// by name. A namespace's usage is that of its allocs' spans plus the
+// folded usage of its garbage-collected allocs, decayed to now. resets
 // are the namespaces' usage reset times.
-func Usages(spans map[string][]Span, shares map[string]structs.BatchQueueShare, resets map[string]time.Time,
+func Usages(spans map[string][]Span, folded map[string]structs.BatchQueueFoldedUsage,
+	shares map[string]structs.BatchQueueShare, resets map[string]time.Time,
 	extra []string, now time.Time, halfLife time.Duration) []*structs.BatchQueueNamespaceUsage {
 	names := map[string]bool{}
 	for ns := range shares {
 		names[ns] = true
 	}
 	for ns := range spans {
+		names[ns] = true
+	}
+	for ns := range folded {
 		names[ns] = true
 	}
 	for _, ns := range extra {
@@ -98,7 +84,7 @@ func Usages(spans map[string][]Span, shares map[string]structs.BatchQueueShare, 
 			u.ResetTime = t.UnixNano()
 		}
 		if halfLife > 0 {
-			u.Usage = DecayedUsage(spans[ns], now, resets[ns], halfLife)
+			u.Usage = DecayedUsage(spans[ns], now, resets[ns], halfLife) + folded[ns].DecayedTo(now, halfLife)
 		}
 		totalU += u.Usage
 		totalW += u.Weight
@@ -137,6 +123,16 @@ func (q *Queue) usageResets(v view) map[string]time.Time {
 	return resets
 }
 
+// foldedUsage reads the namespaces' folded usage of garbage-collected
+// allocs from the view's store; none when the read fails, which it logs.
+func (q *Queue) foldedUsage(v view) map[string]structs.BatchQueueFoldedUsage {
+	folded, err := v.store.BatchQueueUsageFolded(nil)
+	if err != nil {
+		q.cfg.Logger.Error("batch queue: reading folded usage failed", "error", err)
+	}
+	return folded
+}
+
 // Usage returns every namespace's decayed usage and fair-share factor
 // now, under the configured UsageHalfLife, as the multifactor order
 // weighs them. It is computed from Raft state alone, so any leader
@@ -158,5 +154,5 @@ func (q *Queue) Usage() []*structs.BatchQueueNamespaceUsage {
 	if err != nil {
 		q.cfg.Logger.Error("batch queue usage: reading the queue failed", "error", err)
 	}
-	return Usages(cluster.Spans, shares, q.usageResets(v), queued, time.Now(), v.settings.Multifactor.UsageHalfLife)
+	return Usages(cluster.Spans, q.foldedUsage(v), shares, q.usageResets(v), queued, time.Now(), v.settings.Multifactor.UsageHalfLife)
 }

@@ -11,7 +11,7 @@ import (
 )
 
 // In fifo order a queued entry waits for nothing but the line: its
-// reason is its place there, in words, not Priority.
+// reason is Line, not Priority, and its detail its place there.
 func TestQueue_FIFOReasonIsThePlaceInLine(t *testing.T) {
 	st, err := state.NewStateStore()
 	must.NoError(t, err)
@@ -25,15 +25,18 @@ func TestQueue_FIFOReasonIsThePlaceInLine(t *testing.T) {
 	q.view = view{settings: bq, store: st}
 
 	want := map[string]string{
-		"a": "Line: first in line, waiting for a free placement slot",
-		"b": "Line: 1 job ahead in the line",
-		"c": "Line: 2 jobs ahead in the line",
+		"a": "first in line, waiting for a free placement slot",
+		"b": "1 job ahead in the line",
+		"c": "2 jobs ahead in the line",
 	}
 	for _, e := range q.List() {
-		must.Eq(t, want[e.JobID], e.Reason, must.Sprint(e.JobID))
+		must.Eq(t, ReasonLine, e.Reason, must.Sprint(e.JobID))
+		must.Eq(t, want[e.JobID], e.ReasonDetail, must.Sprint(e.JobID))
 	}
-	for id, reason := range want {
-		must.Eq(t, reason, q.Lookup(structs.DefaultNamespace, id).Reason)
+	for id, detail := range want {
+		e := q.Lookup(structs.DefaultNamespace, id)
+		must.Eq(t, ReasonLine, e.Reason)
+		must.Eq(t, detail, e.ReasonDetail)
 	}
 }
 
@@ -54,11 +57,14 @@ func TestReleasedList_PlacingEntriesCarryAReason(t *testing.T) {
 		released: new(releasedList)}
 	got := v.releasedEntries()
 	must.Len(t, 2, got)
-	must.Eq(t, ReasonResources+": "+WhyReserved, got[0].Reason)
-	must.Eq(t, `Backfill: released ahead of job "big", which holds a reservation; `+
-		"the scheduler is placing its allocations, stalled if none is placed by 2026-05-01T12:05:00Z", got[1].Reason)
+	must.Eq(t, ReasonResources, got[0].Reason)
+	must.Eq(t, WhyReserved, got[0].ReasonDetail)
+	must.Eq(t, ReasonBackfill, got[1].Reason)
+	must.Eq(t, `released ahead of job "big", which holds a reservation; `+
+		"the scheduler is placing its allocations, stalled if none is placed by 2026-05-01T12:05:00Z", got[1].ReasonDetail)
 
 	alone := view{pending: pending[1:], released: new(releasedList)}
-	must.Eq(t, "Placing: the scheduler is placing its allocations, stalled if none is placed by 2026-05-01T12:05:00Z",
-		alone.releasedEntries()[0].Reason)
+	must.Eq(t, ReasonPlacing, alone.releasedEntries()[0].Reason)
+	must.Eq(t, "the scheduler is placing its allocations, stalled if none is placed by 2026-05-01T12:05:00Z",
+		alone.releasedEntries()[0].ReasonDetail)
 }
