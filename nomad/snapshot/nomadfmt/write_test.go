@@ -86,6 +86,27 @@ func newWriteFixture(t *testing.T) *writeFixture {
 		Name: "reader", Type: structs.ACLClientToken, Policies: []string{"readonly"}, CreateTime: time.Now().UTC(),
 	}}))
 
+	must.NoError(t, st.UpsertACLRoles(next(), []*structs.ACLRole{{
+		ID: "5d1e6c1a-0000-4000-8000-000000000004", Name: "readers", Policies: []*structs.ACLRolePolicyLink{{Name: "readonly"}},
+	}}))
+	must.NoError(t, st.UpsertACLAuthMethods(next(), []*structs.ACLAuthMethod{{
+		Name: "jwt", Type: "JWT", TokenLocality: "local", MaxTokenTTL: time.Hour,
+		CreateTime: time.Now().UTC(), ModifyTime: time.Now().UTC(),
+		Config: &structs.ACLAuthMethodConfig{
+			JWKSURL:             "https://idp.example/jwks",
+			OIDCClientAssertion: json.RawMessage(`{"Audience":["nomad"],"KeySource":"nomad"}`),
+		},
+	}}))
+	must.NoError(t, st.UpsertACLBindingRules(next(), []*structs.ACLBindingRule{{
+		ID: "5d1e6c1a-0000-4000-8000-000000000005", AuthMethod: "jwt", Selector: `"ops" in list.groups`,
+		BindType: "role", BindName: "readers", CreateTime: time.Now().UTC(), ModifyTime: time.Now().UTC(),
+	}}))
+	count := int64(2)
+	must.NoError(t, st.UpsertScalingEvent(next(), &structs.ScalingEventRequest{
+		Namespace: "team", JobID: "batch", TaskGroup: "work",
+		ScalingEvent: &structs.ScalingEvent{Time: time.Now().UnixNano(), Count: &count, PreviousCount: 1, Message: "scaled up"},
+	}))
+
 	f.rootKey, err = keyring.NewRootKey(time.Now())
 	must.NoError(t, err)
 	must.NoError(t, st.UpsertRootKey(next(), f.rootKey))
@@ -186,6 +207,10 @@ func TestWrite_RecordsNomadKnows(t *testing.T) {
 	must.Eq(t, 2, counts[PeriodicLaunchSnapshot])
 	must.Eq(t, 1, counts[ACLPolicySnapshot])
 	must.Eq(t, 1, counts[ACLTokenSnapshot])
+	must.Eq(t, 1, counts[ACLRoleSnapshot])
+	must.Eq(t, 1, counts[ACLAuthMethodSnapshot])
+	must.Eq(t, 1, counts[ACLBindingRuleSnapshot])
+	must.Eq(t, 1, counts[ScalingEventsSnapshot])
 	must.Eq(t, 1, counts[VariablesSnapshot])
 	must.Eq(t, 1, counts[RootKeySnapshot])
 	must.Eq(t, 1, counts[SchedulerConfigSnapshot])
@@ -233,6 +258,12 @@ func TestWrite_RecordsNomadKnows(t *testing.T) {
 			}
 			must.NoError(t, codec.NewDecoderBytes(r.Raw, Handle).Decode(&l))
 			launches[l.ID] = l.Launch
+		case ACLAuthMethodSnapshot:
+			// Nomad's OIDCClientAssertion is an object, not nomadq's JSON.
+			cfg := r.Obj["Config"].(map[string]any)
+			must.Eq(t, "https://idp.example/jwks", cfg["JWKSURL"])
+			ca := cfg["OIDCClientAssertion"].(map[string]any)
+			must.Eq(t, "nomad", ca["KeySource"])
 		case SchedulerConfigSnapshot:
 			must.Eq(t, "binpack", r.Obj["SchedulerAlgorithm"])
 			bq := r.Obj["BatchQueue"].(map[string]any)
@@ -448,6 +479,13 @@ func TestWrite_ReadRestoresEqualState(t *testing.T) {
 	must.Eq(t, nightly, gotNightly)
 	same("ACL policies", func(s *state.StateSnapshot) (any, error) { return s.ACLPolicies(nil, "") })
 	same("ACL tokens", func(s *state.StateSnapshot) (any, error) { return s.ACLTokens(nil, "", false) })
+	same("ACL roles", func(s *state.StateSnapshot) (any, error) { return s.ACLRoles(nil, "") })
+	same("ACL auth methods", func(s *state.StateSnapshot) (any, error) { return s.ACLAuthMethods(nil) })
+	same("ACL binding rules", func(s *state.StateSnapshot) (any, error) { return s.ACLBindingRules(nil, "") })
+	same("scaling events", func(s *state.StateSnapshot) (any, error) {
+		events, _, err := s.ScalingEventsByJob(nil, "team", "batch")
+		return events, err
+	})
 	same("root keys", func(s *state.StateSnapshot) (any, error) { return s.RootKeys(nil) })
 	same("scheduler config", func(s *state.StateSnapshot) (any, error) { _, c, err := s.SchedulerConfig(); return c, err })
 	same("autopilot config", func(s *state.StateSnapshot) (any, error) { _, c, err := s.AutopilotConfig(nil); return c, err })
