@@ -10,6 +10,12 @@
 // a snapshot leaves or enters the cluster: the operator snapshot API and
 // the CLI's inspect.
 //
+// Every record is of a type Nomad 2.0 restores. State Nomad has no notion
+// of (the batch queue, its settings, controls, counters and usage resets,
+// the autopilot configuration) travels as extra keys of the
+// SchedulerConfig record, "BatchQueue" and "Nomadq" (NomadqExtrasField,
+// laid out as Extras), which Nomad's decoder skips and Read restores.
+//
 // It must not import the server (package nomad), the agent or the client.
 package nomadfmt
 
