@@ -27,6 +27,7 @@ import (
 	"github.com/nomadq/nomadq/agent/config"
 	"github.com/nomadq/nomadq/nomad/snapshot"
 	"github.com/nomadq/nomadq/nomad/snapshot/nomadfmt"
+	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
 )
 
@@ -573,4 +574,34 @@ func TestOperatorSnapshot_SaveRestoreACL(t *testing.T) {
 	must.ErrorContains(t, err, "403")
 	_, _, err = reader.Jobs().List(&api.QueryOptions{Namespace: "default"})
 	must.ErrorContains(t, err, "403")
+}
+
+// A file saved by nomadq before it wrote Nomad's format (its internal
+// state stream) still restores; the answer lists nothing per type.
+func TestOperatorSnapshot_RestoreOlderNomadqFormat(t *testing.T) {
+	store, err := state.NewStateStore()
+	must.NoError(t, err)
+	must.NoError(t, store.UpsertNamespaces(5, []*structs.Namespace{{Name: "old", Description: "from an older nomadq"}}))
+	snap, err := store.Snapshot()
+	must.NoError(t, err)
+	var internal bytes.Buffer
+	_, err = snap.WriteTo(&internal)
+	must.NoError(t, err)
+	must.False(t, nomadfmt.IsNomad(internal.Bytes()))
+	path := filepath.Join(t.TempDir(), "old.snap")
+	must.NoError(t, os.WriteFile(path, archiveOf(t, 1, internal.Bytes()), 0o600))
+
+	a := agenttest.New(t, nil)
+	c, err := api.NewClient(&api.Config{Address: a.HTTPAddr()})
+	must.NoError(t, err)
+	code, out, errOut := cli(t, a.HTTPAddr(), "operator", "snapshot", "restore", path)
+	must.Eq(t, 0, code, must.Sprint(errOut))
+	must.Eq(t, "Snapshot Restored\n", out)
+	ns, _, err := c.Namespaces().Info("old", nil)
+	must.NoError(t, err)
+	must.Eq(t, "from an older nomadq", ns.Description)
+
+	code, out, errOut = run(t, "", "operator", "snapshot", "inspect", path)
+	must.Eq(t, 0, code, must.Sprint(errOut))
+	must.RegexMatch(t, regexp.MustCompile(`(?m)^NamespaceSnapshot +2 +`), out)
 }
