@@ -122,8 +122,13 @@ func (tx *writeTxn) foldBatchQueueUsage(allocs []*structs.Allocation) error {
 	rows := map[string]*structs.BatchQueueUsageReset{}
 	for _, a := range runs {
 		start, end, ok := a.BatchRun()
-		if !ok || end.IsZero() {
-			continue // never ran, or (not collected while live) still runs
+		if !ok {
+			continue // no task of it started
+		}
+		if end.IsZero() {
+			// Stopped by the server while its client never reported an
+			// end (its node went away): its run ends at the last change.
+			end = time.Unix(0, a.ModifyTime)
 		}
 		row := rows[a.Namespace]
 		if row == nil {

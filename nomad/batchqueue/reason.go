@@ -23,12 +23,6 @@ const (
 	ReasonConstrained    = "Constrained"    // released, and no node can ever run it
 )
 
-// ReasonCodes lists every code an entry's Reason can hold.
-var ReasonCodes = []string{
-	ReasonPriority, ReasonLine, ReasonFairShare, ReasonNamespaceLimit, ReasonResources,
-	ReasonHeld, ReasonPlacing, ReasonBackfill, ReasonStalled, ReasonConstrained,
-}
-
 // Details of the reasons whose words do not depend on the entry.
 const (
 	detailNotJudged      = "released to the scheduler"

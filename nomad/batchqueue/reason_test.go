@@ -68,3 +68,22 @@ func TestReleasedList_PlacingEntriesCarryAReason(t *testing.T) {
 	must.Eq(t, "the scheduler is placing its allocations, stalled if none is placed by 2026-05-01T12:05:00Z",
 		alone.releasedEntries()[0].ReasonDetail)
 }
+
+// A Priority entry's detail counts the jobs ahead of it, in the words of
+// its order.
+func TestPriorityDetail(t *testing.T) {
+	cases := []struct {
+		order string
+		pos   int
+		want  string
+	}{
+		{structs.BatchQueueOrderPriority, 1, "first in line, waiting for a free placement slot"},
+		{structs.BatchQueueOrderPriority, 2, "1 job of higher priority or submitted earlier ahead of it"},
+		{structs.BatchQueueOrderPriority, 4, "3 jobs of higher priority or submitted earlier ahead of it"},
+		{structs.BatchQueueOrderMultifactor, 3, "2 jobs of higher effective priority ahead of it"},
+		{structs.BatchQueueOrderFair, 2, "1 job ahead of it in the fair-share order"},
+	}
+	for _, tc := range cases {
+		must.Eq(t, tc.want, priorityDetail(tc.order, tc.pos), must.Sprintf("%s at %d", tc.order, tc.pos))
+	}
+}
