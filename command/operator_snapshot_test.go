@@ -415,8 +415,9 @@ var fixtureDir = filepath.Join("..", "nomad", "snapshot", "nomadfmt", "testdata"
 
 // A snapshot saved by real Nomad 2.0.6 restores through the CLI into a
 // fresh agent of ours: its jobs, namespaces, variables and ACL tokens are
-// there, and a restored parameterized batch job runs when
-// dispatched.
+// there, our save of it restores into another fresh agent with ACLs
+// working, and a restored parameterized batch job runs when dispatched.
+// A file in nomadq's older internal format still restores.
 func TestOperatorSnapshot_RestoreNomadFixtures(t *testing.T) {
 	monitorPollInterval = 20 * time.Millisecond
 	const (
@@ -465,42 +466,72 @@ func TestOperatorSnapshot_RestoreNomadFixtures(t *testing.T) {
 		must.NoError(t, err)
 		must.StrContains(t, pol.Rules, `namespace "research"`)
 
+		// Our save of the restored state restores into a fresh agent of
+		// ours: the variables decrypt and a client token allows what its
+		// policy says and nothing more.
+		_, err = c.ACLPolicies().Upsert(&api.ACLPolicy{Name: "research-jobs", Rules: `namespace "research" { policy = "read" }`}, nil)
+		must.NoError(t, err)
+		tok, _, err = c.ACLTokens().Create(&api.ACLToken{Name: "reader", Type: "client", Policies: []string{"research-jobs"}}, nil)
+		must.NoError(t, err)
+		ours := filepath.Join(t.TempDir(), "ours.snap")
+		code, _, errOut = run(t, "", "operator", "snapshot", "save", "-address", addr, "-token", bootstrapSecret, ours)
+		must.Eq(t, 0, code, must.Sprint(errOut))
+
+		b := agenttest.New(t, func(c *config.Config) { c.ACL.Enabled = true })
+		c2, err := api.NewClient(&api.Config{Address: b.HTTPAddr()})
+		must.NoError(t, err)
+		_, _, err = c2.ACLTokens().BootstrapOpts(bootstrapSecret, nil)
+		must.NoError(t, err)
+		c2.SetSecretID(bootstrapSecret)
+		code, out, errOut = run(t, "", "operator", "snapshot", "restore", "-address", b.HTTPAddr(), "-token", bootstrapSecret, ours)
+		must.Eq(t, 0, code, must.Sprint(errOut))
+		must.StrHasPrefix(t, "Snapshot Restored\n", out)
+		again := readClusterIDs(t, c2)
+		must.Eq(t, ids.jobs, again.jobs)
+		must.Eq(t, ids.evals, again.evals)
+		must.Eq(t, ids.namespaces, again.namespaces)
+		v, _, err = c2.Variables().Read("shared/config", &api.QueryOptions{Namespace: "research"})
+		must.NoError(t, err)
+		must.Eq(t, api.VariableItems{"region": "eu-west", "size": "3"}, v.Items)
+		reader, err := api.NewClient(&api.Config{Address: b.HTTPAddr(), SecretID: tok.SecretID})
+		must.NoError(t, err)
+		_, _, err = reader.Jobs().Info("train", &api.QueryOptions{Namespace: "research"})
+		must.NoError(t, err)
+		_, _, err = reader.Jobs().List(&api.QueryOptions{Namespace: "default"})
+		must.ErrorContains(t, err, "403")
+		_, err = reader.Namespaces().Register(&api.Namespace{Name: "nope"}, nil)
+		must.ErrorContains(t, err, "403")
 	})
 
-	// With ACLs off, so that the agent's own node, which the snapshot
-	// does not hold, registers again (with ACLs on its heartbeat's node
-	// secret is no longer known and it gets a 403 instead of "node not
-	// found").
-	t.Run("full runs a restored job", func(t *testing.T) {
+	t.Run("without ACLs", func(t *testing.T) {
 		a := agenttest.New(t, func(c *config.Config) { c.Server.MinHeartbeatTTL = time.Second })
 		addr := a.HTTPAddr()
 		c, err := api.NewClient(&api.Config{Address: addr})
 		must.NoError(t, err)
-		code, out, errOut := run(t, "", "operator", "snapshot", "restore", "-address", addr, filepath.Join(fixtureDir, "full.snap"))
-		must.Eq(t, 0, code, must.Sprint(errOut))
-		must.RegexMatch(t, regexp.MustCompile(`^Snapshot Restored\nSkipped \d+ \w+ records?(, \d+ \w+ records?)* \(record types nomadq does not model\)\n$`), out)
-		// The fixture's node does not exist here: keep new work off it.
-		_, err = c.Nodes().ToggleEligibility(fixtureNode, false, nil)
-		must.NoError(t, err)
-		disp, _, err := c.Jobs().Dispatch("render", map[string]string{"scene": "intro"}, nil, "", nil)
-		must.NoError(t, err)
-		waitFor(t, "the dispatched job to complete", 20*time.Second, func() error {
-			allocs, _, err := c.Jobs().Allocations(disp.DispatchedJobID, false, nil)
-			if err != nil {
-				return err
-			}
-			if len(allocs) == 0 || allocs[0].ClientStatus != "complete" {
-				return fmt.Errorf("allocs %v", allocs)
-			}
-			return nil
-		})
-	})
 
-	t.Run("small", func(t *testing.T) {
-		a := agenttest.New(t, nil)
-		addr := a.HTTPAddr()
-		c, err := api.NewClient(&api.Config{Address: addr})
+		// First a file saved by nomadq before it wrote Nomad's format (its
+		// internal state stream): it still inspects and restores.
+		store, err := state.NewStateStore()
 		must.NoError(t, err)
+		must.NoError(t, store.UpsertNamespaces(5, []*structs.Namespace{{Name: "old", Description: "from an older nomadq"}}))
+		snap, err := store.Snapshot()
+		must.NoError(t, err)
+		var internal bytes.Buffer
+		_, err = snap.WriteTo(&internal)
+		must.NoError(t, err)
+		must.False(t, nomadfmt.IsNomad(internal.Bytes()))
+		old := filepath.Join(t.TempDir(), "old.snap")
+		must.NoError(t, os.WriteFile(old, archiveOf(t, 1, internal.Bytes()), 0o600))
+		code, out, errOut := run(t, "", "operator", "snapshot", "inspect", old)
+		must.Eq(t, 0, code, must.Sprint(errOut))
+		must.RegexMatch(t, regexp.MustCompile(`(?m)^NamespaceSnapshot +2 +`), out)
+		code, out, errOut = cli(t, addr, "operator", "snapshot", "restore", old)
+		must.Eq(t, 0, code, must.Sprint(errOut))
+		must.Eq(t, "Snapshot Restored\n", out)
+		ns, _, err := c.Namespaces().Info("old", nil)
+		must.NoError(t, err)
+		must.Eq(t, "from an older nomadq", ns.Description)
+
 		raw, err := os.ReadFile(filepath.Join(fixtureDir, "small.snap"))
 		must.NoError(t, err)
 		// The official client restores too (it ignores the answer's body).
@@ -527,81 +558,29 @@ func TestOperatorSnapshot_RestoreNomadFixtures(t *testing.T) {
 		must.SliceContains(t, answer.Restored, structs.SnapshotRecordCount{Type: "Job", Count: 1})
 		must.SliceContains(t, answer.Restored, structs.SnapshotRecordCount{Type: "Namespace", Count: 2})
 		must.NotNil(t, answer.Skipped)
+
+		// Then the full fixture, to run one of its jobs. ACLs are off here
+		// so that the agent's own node, which the snapshot does not hold,
+		// registers again at its next heartbeat (with ACLs on, its node
+		// secret is no longer known and it gets a 403, not "node not
+		// found"); the TTL is short so that this is soon.
+		code, out, errOut = run(t, "", "operator", "snapshot", "restore", "-address", addr, filepath.Join(fixtureDir, "full.snap"))
+		must.Eq(t, 0, code, must.Sprint(errOut))
+		must.RegexMatch(t, regexp.MustCompile(`^Snapshot Restored\nSkipped \d+ \w+ records?(, \d+ \w+ records?)* \(record types nomadq does not model\)\n$`), out)
+		// The fixture's node does not exist here: keep new work off it.
+		_, err = c.Nodes().ToggleEligibility(fixtureNode, false, nil)
+		must.NoError(t, err)
+		disp, _, err := c.Jobs().Dispatch("render", map[string]string{"scene": "intro"}, nil, "", nil)
+		must.NoError(t, err)
+		waitFor(t, "the dispatched job to complete", 20*time.Second, func() error {
+			allocs, _, err := c.Jobs().Allocations(disp.DispatchedJobID, false, nil)
+			if err != nil {
+				return err
+			}
+			if len(allocs) == 0 || allocs[0].ClientStatus != "complete" {
+				return fmt.Errorf("allocs %v", allocs)
+			}
+			return nil
+		})
 	})
-}
-
-// Our save restores into a fresh agent of ours with ACLs on: policies
-// and tokens come back, and a client token allows what its policy says
-// and nothing more.
-func TestOperatorSnapshot_SaveRestoreACL(t *testing.T) {
-	const mgmt = "0b5b3f1e-8a2c-4d6f-9e0a-1c2d3e4f5a6b"
-	start := func() (string, *api.Client) {
-		a := agenttest.New(t, func(c *config.Config) { c.ACL.Enabled = true })
-		c, err := api.NewClient(&api.Config{Address: a.HTTPAddr()})
-		must.NoError(t, err)
-		_, _, err = c.ACLTokens().BootstrapOpts(mgmt, nil)
-		must.NoError(t, err)
-		c.SetSecretID(mgmt)
-		return a.HTTPAddr(), c
-	}
-	addr, c := start()
-	_, err := c.Namespaces().Register(&api.Namespace{Name: "team"}, nil)
-	must.NoError(t, err)
-	_, err = c.ACLPolicies().Upsert(&api.ACLPolicy{Name: "team-read", Rules: `namespace "team" { policy = "read" }`}, nil)
-	must.NoError(t, err)
-	tok, _, err := c.ACLTokens().Create(&api.ACLToken{Name: "reader", Type: "client", Policies: []string{"team-read"}}, nil)
-	must.NoError(t, err)
-	_, _, err = c.Variables().Create(&api.Variable{Namespace: "team", Path: "app/cfg", Items: api.VariableItems{"k": "v"}}, nil)
-	must.NoError(t, err)
-
-	snap := filepath.Join(t.TempDir(), "acl.snap")
-	code, _, errOut := run(t, "", "operator", "snapshot", "save", "-address", addr, "-token", mgmt, snap)
-	must.Eq(t, 0, code, must.Sprint(errOut))
-
-	addr, c = start()
-	code, out, errOut := run(t, "", "operator", "snapshot", "restore", "-address", addr, "-token", mgmt, snap)
-	must.Eq(t, 0, code, must.Sprint(errOut))
-	must.StrHasPrefix(t, "Snapshot Restored\n", out)
-
-	v, _, err := c.Variables().Read("app/cfg", &api.QueryOptions{Namespace: "team"})
-	must.NoError(t, err)
-	must.Eq(t, api.VariableItems{"k": "v"}, v.Items)
-	reader, err := api.NewClient(&api.Config{Address: addr, SecretID: tok.SecretID})
-	must.NoError(t, err)
-	_, _, err = reader.Jobs().List(&api.QueryOptions{Namespace: "team"})
-	must.NoError(t, err)
-	_, err = reader.Namespaces().Register(&api.Namespace{Name: "nope"}, nil)
-	must.ErrorContains(t, err, "403")
-	_, _, err = reader.Jobs().List(&api.QueryOptions{Namespace: "default"})
-	must.ErrorContains(t, err, "403")
-}
-
-// A file saved by nomadq before it wrote Nomad's format (its internal
-// state stream) still restores; the answer lists nothing per type.
-func TestOperatorSnapshot_RestoreOlderNomadqFormat(t *testing.T) {
-	store, err := state.NewStateStore()
-	must.NoError(t, err)
-	must.NoError(t, store.UpsertNamespaces(5, []*structs.Namespace{{Name: "old", Description: "from an older nomadq"}}))
-	snap, err := store.Snapshot()
-	must.NoError(t, err)
-	var internal bytes.Buffer
-	_, err = snap.WriteTo(&internal)
-	must.NoError(t, err)
-	must.False(t, nomadfmt.IsNomad(internal.Bytes()))
-	path := filepath.Join(t.TempDir(), "old.snap")
-	must.NoError(t, os.WriteFile(path, archiveOf(t, 1, internal.Bytes()), 0o600))
-
-	a := agenttest.New(t, nil)
-	c, err := api.NewClient(&api.Config{Address: a.HTTPAddr()})
-	must.NoError(t, err)
-	code, out, errOut := cli(t, a.HTTPAddr(), "operator", "snapshot", "restore", path)
-	must.Eq(t, 0, code, must.Sprint(errOut))
-	must.Eq(t, "Snapshot Restored\n", out)
-	ns, _, err := c.Namespaces().Info("old", nil)
-	must.NoError(t, err)
-	must.Eq(t, "from an older nomadq", ns.Description)
-
-	code, out, errOut = run(t, "", "operator", "snapshot", "inspect", path)
-	must.Eq(t, 0, code, must.Sprint(errOut))
-	must.RegexMatch(t, regexp.MustCompile(`(?m)^NamespaceSnapshot +2 +`), out)
 }
