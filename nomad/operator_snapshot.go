@@ -77,12 +77,18 @@ func writeNomadState(tmp *os.File, internal io.Reader) (int64, error) {
 		return 0, fmt.Errorf("failed to snapshot state: %w", err)
 	}
 	bw := bufio.NewWriterSize(tmp, 64<<10)
-	size, err := nomadfmt.Write(bw, snap)
+	_, err = nomadfmt.Write(bw, snap)
 	if err == nil {
 		err = bw.Flush()
 	}
 	if err != nil {
 		return 0, fmt.Errorf("failed to write snapshot state in Nomad's format: %w", err)
+	}
+	// The archive's size is what the file holds, whatever was counted on
+	// the way.
+	size, err := tmp.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return 0, fmt.Errorf("failed to size temp snapshot: %w", err)
 	}
 	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
 		return 0, fmt.Errorf("failed to rewind temp snapshot: %w", err)
