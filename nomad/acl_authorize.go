@@ -2,6 +2,7 @@ package nomad
 
 import (
 	"fmt"
+	"net/http"
 	"net/rpc"
 	"slices"
 	"strings"
@@ -114,11 +115,32 @@ func nodeSecret(s *Server, a *acl.ACL, _ *structs.ACLToken, args any) error {
 		if err != nil {
 			return err
 		}
-		if node == nil || node.SecretID != r.RequestToken() {
+		if node == nil {
+			if hb, ok := args.(*structs.NodeUpdateStatusRequest); ok {
+				// A heartbeat from a node the servers do not know (their
+				// state was restored from a snapshot without it): the 404
+				// that tells the client to register again, as without
+				// ACLs. Registration checks the node's secret anew.
+				return errUnknownHeartbeatNode(hb.NodeID)
+			}
+			return structs.ErrPermissionDenied
+		}
+		if node.SecretID != r.RequestToken() {
 			return structs.ErrPermissionDenied
 		}
 	}
 	return nil
+}
+
+// unknownHeartbeatNode is nodeSecret's answer to a heartbeat from a node
+// that is not in the state: authorizeRPC answers its 404 instead of the
+// token resolution's error, so that the client registers again.
+type unknownHeartbeatNode struct{ err error }
+
+func (u unknownHeartbeatNode) Error() string { return u.err.Error() }
+
+func errUnknownHeartbeatNode(id string) error {
+	return unknownHeartbeatNode{err: structs.NewErrRPCCodedf(http.StatusNotFound, "node %s not found", id)}
 }
 
 // nodeIDsOf lists the nodes a client call acts for: the node it names,
@@ -355,12 +377,24 @@ func (s *Server) authorizeRPC(method string, args any) error {
 		// exists): only a rule that needs no ACL can pass it (public
 		// calls, a node acting for itself); any other answers the
 		// resolution's error.
-		if rl(s, acl.DenyAll, nil, args) == nil {
+		switch rerr := rl(s, acl.DenyAll, nil, args); {
+		case rerr == nil:
 			return nil
+		case isUnknownHeartbeatNode(rerr):
+			return rerr.(unknownHeartbeatNode).err
 		}
 		return err
 	}
-	return rl(s, a, token, args)
+	rerr := rl(s, a, token, args)
+	if isUnknownHeartbeatNode(rerr) {
+		return rerr.(unknownHeartbeatNode).err
+	}
+	return rerr
+}
+
+func isUnknownHeartbeatNode(err error) bool {
+	_, ok := err.(unknownHeartbeatNode)
+	return ok
 }
 
 // forwardedRPCs are the methods whose endpoint begins with s.forward: a

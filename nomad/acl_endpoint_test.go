@@ -13,6 +13,7 @@ import (
 
 	"github.com/shoenig/test/must"
 
+	"github.com/nomadq/nomadq/internal/mock"
 	"github.com/nomadq/nomadq/msgpackrpc"
 	"github.com/nomadq/nomadq/state"
 	"github.com/nomadq/nomadq/structs"
@@ -262,4 +263,31 @@ func TestACL_JobACLRefused(t *testing.T) {
 	policies, err := s.State().ACLPolicies(nil, "")
 	must.NoError(t, err)
 	must.SliceEmpty(t, policies)
+}
+
+// With ACLs on, a heartbeat from a node the servers do not know (their
+// state was restored from a snapshot without it) answers the 404 that
+// makes the client register again, not "ACL token not found" for ever;
+// a known node's heartbeat with a wrong secret is still refused.
+func TestACL_HeartbeatFromUnknownNodeIsNotFound(t *testing.T) {
+	s := aclServer(t, nil)
+	bootstrap(t, s)
+	node := mock.Node(structs.GenerateUUID())
+	heartbeat := func(id, secret string) error {
+		var reply structs.NodeUpdateResponse
+		return s.RPC("Node.UpdateStatus", &structs.NodeUpdateStatusRequest{
+			NodeID: id, Status: structs.NodeStatusReady,
+			WriteRequest: structs.WriteRequest{Region: "global", AuthToken: secret},
+		}, &reply)
+	}
+	err := heartbeat(node.ID, node.SecretID)
+	must.Error(t, err)
+	code, _, _ := structs.CodeFromRPCCodedErr(err)
+	must.Eq(t, 404, code, must.Sprintf("error: %v", err))
+	must.StrContains(t, err.Error(), "node "+node.ID+" not found")
+
+	var reg structs.NodeUpdateResponse
+	must.NoError(t, s.RPC("Node.Register", &structs.NodeRegisterRequest{Node: node, WriteRequest: structs.WriteRequest{Region: "global", AuthToken: node.SecretID}}, &reg))
+	must.NoError(t, heartbeat(node.ID, node.SecretID))
+	must.ErrorContains(t, heartbeat(node.ID, structs.GenerateUUID()), "ACL token not found")
 }
