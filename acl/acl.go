@@ -18,6 +18,8 @@ type ACL struct {
 	// capabilities.
 	variables   map[string]map[string]capabilitySet
 	hostVolumes map[string]capabilitySet
+	// nodePools maps a node pool name or glob to its capabilities.
+	nodePools map[string]capabilitySet
 
 	node, agent, operator, quota, plugin string
 }
@@ -48,6 +50,7 @@ func New(policies []*Policy) *ACL {
 		namespaces:  map[string]capabilitySet{},
 		variables:   map[string]map[string]capabilitySet{},
 		hostVolumes: map[string]capabilitySet{},
+		nodePools:   map[string]capabilitySet{},
 	}
 	for _, p := range policies {
 		for _, ns := range p.Namespaces {
@@ -89,6 +92,15 @@ func New(policies []*Policy) *ACL {
 				caps.add(HostVolumeCapabilityMountReadOnly, HostVolumeCapabilityMountReadWrite)
 			}
 			caps.add(hv.Capabilities...)
+		}
+		for _, np := range p.NodePools {
+			caps := a.nodePools[np.Name]
+			if caps == nil {
+				caps = capabilitySet{}
+				a.nodePools[np.Name] = caps
+			}
+			caps.add(expandNodePoolPolicy(np.Policy)...)
+			caps.add(np.Capabilities...)
 		}
 		merge := func(into *string, p *SimplePolicy) {
 			if p != nil {
@@ -258,6 +270,44 @@ func (a *ACL) AllowHostVolumeOperation(name, op string) bool {
 		return false
 	}
 	return caps.has(op)
+}
+
+// AllowNodePoolOperation reports whether the ACL grants op (read, write,
+// delete) on the node pool name: the rules of its exact name, else of the
+// closest glob; a deny there refuses everything.
+func (a *ACL) AllowNodePoolOperation(name, op string) bool {
+	if a.management {
+		return true
+	}
+	caps, ok := matchRule(a.nodePools, name)
+	if !ok || caps.has(NodePoolCapabilityDeny) {
+		return false
+	}
+	return caps.has(op)
+}
+
+// AllowNodePool reports whether the ACL grants anything on the node pool
+// name (search results list such pools).
+func (a *ACL) AllowNodePool(name string) bool {
+	if a.management {
+		return true
+	}
+	caps, ok := matchRule(a.nodePools, name)
+	return ok && len(caps) > 0 && !caps.has(NodePoolCapabilityDeny)
+}
+
+// AllowNodePoolSearch reports whether some node pool rule grants
+// anything: only then may the token search node pools.
+func (a *ACL) AllowNodePoolSearch() bool {
+	if a.management {
+		return true
+	}
+	for _, caps := range a.nodePools {
+		if len(caps) > 0 && !caps.has(NodePoolCapabilityDeny) {
+			return true
+		}
+	}
+	return false
 }
 
 func allows(disposition, want string) bool {

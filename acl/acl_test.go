@@ -165,3 +165,34 @@ namespace "b" { policy = "deny" }
 	must.False(t, none.AllowNamespace(AllNamespaces))
 	must.True(t, Management.AllowNamespaceOperationFunc(NamespaceCapabilityReadJob)("anything"))
 }
+
+// node_pool blocks as Nomad reads them: write grants read, write and
+// delete; the closest glob answers for a pool without its own block; a
+// deny refuses everything; search needs some pool granting something.
+func TestNodePoolRules(t *testing.T) {
+	a := New([]*Policy{mustParse(t, `
+node_pool "gpu" { policy = "write" }
+node_pool "batch-*" { capabilities = ["read"] }
+node_pool "batch-secret" { policy = "deny" }
+`)})
+	must.True(t, a.AllowNodePoolOperation("gpu", NodePoolCapabilityDelete))
+	must.True(t, a.AllowNodePoolOperation("gpu", NodePoolCapabilityWrite))
+	must.True(t, a.AllowNodePoolOperation("batch-1", NodePoolCapabilityRead))
+	must.False(t, a.AllowNodePoolOperation("batch-1", NodePoolCapabilityWrite))
+	must.False(t, a.AllowNodePoolOperation("batch-secret", NodePoolCapabilityRead))
+	must.False(t, a.AllowNodePoolOperation("default", NodePoolCapabilityRead))
+	must.True(t, a.AllowNodePool("batch-1"))
+	must.False(t, a.AllowNodePool("batch-secret"))
+	must.True(t, a.AllowNodePoolSearch())
+	must.False(t, New([]*Policy{mustParse(t, `node { policy = "read" }`)}).AllowNodePoolSearch())
+	must.True(t, Management.AllowNodePoolOperation("anything", NodePoolCapabilityDelete))
+
+	for rules, want := range map[string]string{
+		`node_pool "a b" { policy = "read" }`:              `invalid node pool name "a b"`,
+		`node_pool "gpu" { policy = "scale" }`:             `invalid node pool policy "scale" for node pool "gpu"`,
+		`node_pool "gpu" { capabilities = ["list-jobs"] }`: `invalid node pool capability "list-jobs" for node pool "gpu"`,
+	} {
+		_, err := Parse(rules)
+		must.ErrorContains(t, err, want)
+	}
+}

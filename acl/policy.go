@@ -61,6 +61,28 @@ const (
 	HostVolumeCapabilityMountReadWrite = "mount-readwrite"
 )
 
+// Node pool capabilities (node_pool blocks), as Nomad names them.
+const (
+	NodePoolCapabilityDelete = "delete"
+	NodePoolCapabilityDeny   = "deny"
+	NodePoolCapabilityRead   = "read"
+	NodePoolCapabilityWrite  = "write"
+)
+
+// expandNodePoolPolicy lists the capabilities a node_pool disposition
+// grants: write is read, write and delete, as in Nomad.
+func expandNodePoolPolicy(policy string) []string {
+	switch policy {
+	case PolicyDeny:
+		return []string{NodePoolCapabilityDeny}
+	case PolicyRead:
+		return []string{NodePoolCapabilityRead}
+	case PolicyWrite:
+		return []string{NodePoolCapabilityDelete, NodePoolCapabilityRead, NodePoolCapabilityWrite}
+	}
+	return nil
+}
+
 // Variable capabilities (variables blocks inside a namespace).
 const (
 	VariablesCapabilityList    = "list"
@@ -112,6 +134,7 @@ func expandNamespacePolicy(policy string) []string {
 type Policy struct {
 	Namespaces  []*NamespacePolicy  `hcl:"namespace,block"`
 	HostVolumes []*HostVolumePolicy `hcl:"host_volume,block"`
+	NodePools   []*NodePoolPolicy   `hcl:"node_pool,block"`
 	Node        *SimplePolicy       `hcl:"node,block"`
 	Agent       *SimplePolicy       `hcl:"agent,block"`
 	Operator    *SimplePolicy       `hcl:"operator,block"`
@@ -146,6 +169,14 @@ type HostVolumePolicy struct {
 	Capabilities []string `hcl:"capabilities,optional"`
 }
 
+// NodePoolPolicy is a node_pool "name" { ... } block; the name may hold
+// glob wildcards (*).
+type NodePoolPolicy struct {
+	Name         string   `hcl:"name,label"`
+	Policy       string   `hcl:"policy,optional"`
+	Capabilities []string `hcl:"capabilities,optional"`
+}
+
 // SimplePolicy is a block with one disposition (node, agent, operator,
 // quota, plugin).
 type SimplePolicy struct {
@@ -153,6 +184,10 @@ type SimplePolicy struct {
 }
 
 var validNamespaceName = regexp.MustCompile(`^[a-zA-Z0-9\-*]{1,128}$`)
+
+// validNodePoolName is the name (or glob) of a node_pool block, as Nomad
+// allows it.
+var validNodePoolName = regexp.MustCompile(`^[a-zA-Z0-9-_*]{1,128}$`)
 
 // Parse reads a policy in HCL or JSON and validates every disposition and
 // capability. Errors name the block and the value.
@@ -182,7 +217,7 @@ func Parse(rules string) (*Policy, error) {
 	// nothing, as empty rules would: refused alike, so that a policy
 	// file left all commented out is not stored as if it said something.
 	if reflect.DeepEqual(p, &Policy{}) {
-		return nil, fmt.Errorf("policy rules are empty: they hold no namespace, host_volume, node, agent, operator, quota or plugin block")
+		return nil, fmt.Errorf("policy rules are empty: they hold no namespace, host_volume, node_pool, node, agent, operator, quota or plugin block")
 	}
 	return p, nil
 }
@@ -220,6 +255,19 @@ func (p *Policy) validate() error {
 		for _, c := range hv.Capabilities {
 			if !slices.Contains([]string{HostVolumeCapabilityDeny, HostVolumeCapabilityMountReadOnly, HostVolumeCapabilityMountReadWrite}, c) {
 				return fmt.Errorf("invalid host volume capability %q for host volume %q", c, hv.Name)
+			}
+		}
+	}
+	for _, np := range p.NodePools {
+		if !validNodePoolName.MatchString(np.Name) {
+			return fmt.Errorf("invalid node pool name %q in policy: names are 1-128 letters, digits, '-', '_' or '*'", np.Name)
+		}
+		if np.Policy != "" && !slices.Contains([]string{PolicyDeny, PolicyRead, PolicyWrite}, np.Policy) {
+			return fmt.Errorf("invalid node pool policy %q for node pool %q: allowed are deny, read, write", np.Policy, np.Name)
+		}
+		for _, c := range np.Capabilities {
+			if !slices.Contains([]string{NodePoolCapabilityDelete, NodePoolCapabilityDeny, NodePoolCapabilityRead, NodePoolCapabilityWrite}, c) {
+				return fmt.Errorf("invalid node pool capability %q for node pool %q: allowed are delete, deny, read, write", c, np.Name)
 			}
 		}
 	}

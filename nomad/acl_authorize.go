@@ -190,6 +190,50 @@ func either(rules ...rule) rule {
 	}
 }
 
+// allOf passes when every rule passes.
+func allOf(rules ...rule) rule {
+	return func(s *Server, a *acl.ACL, token *structs.ACLToken, args any) error {
+		for _, r := range rules {
+			if err := r(s, a, token, args); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// poolCap requires capability op on every node pool the call names.
+func poolCap(op string) rule {
+	return func(_ *Server, a *acl.ACL, _ *structs.ACLToken, args any) error {
+		var names []string
+		switch req := args.(type) {
+		case *structs.NodePoolSpecificRequest:
+			names = []string{req.Name}
+		case *structs.NodePoolUpsertRequest:
+			for _, p := range req.NodePools {
+				if p != nil {
+					names = append(names, p.Name)
+				}
+			}
+		case *structs.NodePoolDeleteRequest:
+			names = req.Names
+		default:
+			return structs.ErrPermissionDenied
+		}
+		if len(names) == 0 {
+			// Nothing named: the endpoint refuses the request itself,
+			// but only to a token that may do op somewhere.
+			return allowIf(a.IsManagement())
+		}
+		for _, name := range names {
+			if !a.AllowNodePoolOperation(name, op) {
+				return structs.ErrPermissionDenied
+			}
+		}
+		return nil
+	}
+}
+
 // rpcRules is the capability each RPC needs, as Nomad checks it. A method
 // missing here is refused to everyone but management tokens, and a test
 // fails for every registered method without a rule.
@@ -253,9 +297,12 @@ var rpcRules = map[string]rule{
 	"Namespace.ListNamespaces": ruleSelfChecked, "Namespace.GetNamespace": nsAnyNamed,
 	"Namespace.UpsertNamespaces": management, "Namespace.DeleteNamespaces": management,
 
-	"NodePool.List": nodeRead, "NodePool.GetNodePool": nodeRead, "NodePool.ListNodes": nodeRead,
-	"NodePool.ListJobs":        either(nodeRead, nsCap(acl.NamespaceCapabilityListJobs)),
-	"NodePool.UpsertNodePools": management, "NodePool.DeleteNodePools": management,
+	// Node pools as Nomad checks them: node_pool capabilities per pool;
+	// the listing keeps the pools the token may read.
+	"NodePool.List": ruleSelfChecked, "NodePool.GetNodePool": poolCap(acl.NodePoolCapabilityRead),
+	"NodePool.ListNodes":       allOf(nodeRead, poolCap(acl.NodePoolCapabilityRead)),
+	"NodePool.ListJobs":        poolCap(acl.NodePoolCapabilityRead),
+	"NodePool.UpsertNodePools": poolCap(acl.NodePoolCapabilityWrite), "NodePool.DeleteNodePools": poolCap(acl.NodePoolCapabilityDelete),
 
 	"ACL.Bootstrap": public, "ACL.ResolveToken": public, "ACL.ExchangeOneTimeToken": public,
 	"ACL.UpsertPolicies": management, "ACL.DeletePolicies": management,

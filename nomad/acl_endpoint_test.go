@@ -291,3 +291,48 @@ func TestACL_HeartbeatFromUnknownNodeIsNotFound(t *testing.T) {
 	must.NoError(t, heartbeat(node.ID, node.SecretID))
 	must.ErrorContains(t, heartbeat(node.ID, structs.GenerateUUID()), "ACL token not found")
 }
+
+// Node pools are authorized per pool by node_pool rules, as in Nomad: the
+// listing keeps the pools the token may read, a read of another pool is
+// refused, and writes and deletes need write and delete on every pool
+// named.
+func TestACL_NodePoolRules(t *testing.T) {
+	s := aclServer(t, nil)
+	root := bootstrap(t, s)
+	w := structs.WriteRequest{AuthToken: root.SecretID}
+	var gen structs.GenericResponse
+	must.NoError(t, s.RPC("NodePool.UpsertNodePools", &structs.NodePoolUpsertRequest{
+		NodePools: []*structs.NodePool{{Name: "gpu"}, {Name: "cpu"}}, WriteRequest: w}, &gen))
+	must.NoError(t, s.RPC("ACL.UpsertPolicies", &structs.ACLPolicyUpsertRequest{
+		Policies: []*structs.ACLPolicy{
+			{Name: "gpu-read", Rules: `node_pool "gpu" { policy = "read" }`},
+			{Name: "cpu-write", Rules: `node_pool "cpu" { policy = "write" }`},
+		}, WriteRequest: w}, &gen))
+	var tok structs.ACLTokenUpsertResponse
+	must.NoError(t, s.RPC("ACL.UpsertTokens", &structs.ACLTokenUpsertRequest{
+		Tokens: []*structs.ACLToken{{Type: structs.ACLClientToken, Policies: []string{"gpu-read", "cpu-write"}}}, WriteRequest: w}, &tok))
+	secret := tok.Tokens[0].SecretID
+
+	var list structs.NodePoolListResponse
+	must.NoError(t, s.RPC("NodePool.List", &structs.NodePoolListRequest{QueryOptions: structs.QueryOptions{AuthToken: secret}}, &list))
+	var names []string
+	for _, p := range list.NodePools {
+		names = append(names, p.Name)
+	}
+	must.Eq(t, []string{"cpu", "gpu"}, names)
+
+	get := func(name string) error {
+		var reply structs.SingleNodePoolResponse
+		return s.RPC("NodePool.GetNodePool", &structs.NodePoolSpecificRequest{Name: name, QueryOptions: structs.QueryOptions{AuthToken: secret}}, &reply)
+	}
+	must.NoError(t, get("gpu"))
+	must.ErrorContains(t, get("default"), "Permission denied")
+
+	tw := structs.WriteRequest{AuthToken: secret}
+	must.ErrorContains(t, s.RPC("NodePool.UpsertNodePools", &structs.NodePoolUpsertRequest{
+		NodePools: []*structs.NodePool{{Name: "gpu", Description: "mine"}}, WriteRequest: tw}, &gen), "Permission denied")
+	must.NoError(t, s.RPC("NodePool.UpsertNodePools", &structs.NodePoolUpsertRequest{
+		NodePools: []*structs.NodePool{{Name: "cpu", Description: "mine"}}, WriteRequest: tw}, &gen))
+	must.ErrorContains(t, s.RPC("NodePool.DeleteNodePools", &structs.NodePoolDeleteRequest{Names: []string{"cpu", "gpu"}, WriteRequest: tw}, &gen), "Permission denied")
+	must.NoError(t, s.RPC("NodePool.DeleteNodePools", &structs.NodePoolDeleteRequest{Names: []string{"cpu"}, WriteRequest: tw}, &gen))
+}

@@ -20,12 +20,22 @@ func (p *NodePool) List(args *structs.NodePoolListRequest, reply *structs.NodePo
 	if done, err := p.srv.forward("NodePool.List", args.QueryOptions, args, reply); done {
 		return err
 	}
+	a, _, err := p.srv.ResolveACL(args.AuthToken)
+	if err != nil {
+		return err
+	}
 	return p.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		list, err := st.NodePoolsByNamePrefix(ws, args.Prefix)
 		if err != nil {
 			return 0, err
 		}
-		reply.NodePools = list
+		// Only the pools the token may read, as Nomad lists them.
+		reply.NodePools = make([]*structs.NodePool, 0, len(list))
+		for _, pool := range list {
+			if a.AllowNodePoolOperation(pool.Name, acl.NodePoolCapabilityRead) {
+				reply.NodePools = append(reply.NodePools, pool)
+			}
+		}
 		return maxIndex(st, state.TableNodePools)
 	})
 }

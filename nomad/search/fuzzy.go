@@ -138,7 +138,9 @@ func FuzzyObjects(st *state.StateStore, a *acl.ACL, ctx, ns string) ([]any, stri
 		return out, state.TableAllocs, nil
 	case structs.SearchContextNodePools:
 		for _, p := range []string{structs.AllNodePools, structs.DefaultNodePool} {
-			out = append(out, fuzzyNamed{ctx: ctx, name: p, scope: []string{p}})
+			if a.AllowNodePool(p) {
+				out = append(out, fuzzyNamed{ctx: ctx, name: p, scope: []string{p}})
+			}
 		}
 		return out, "", nil
 	case structs.SearchContextNamespaces:

@@ -30,8 +30,10 @@ func Allowed(a *acl.ACL, ns, ctx string) bool {
 			a.AllowNamespaceOperation(ns, acl.NamespaceCapabilityListScalingPolicies)
 	case structs.SearchContextNamespaces:
 		return a.AllowNamespace(ns)
-	case structs.SearchContextNodes, structs.SearchContextNodePools:
+	case structs.SearchContextNodes:
 		return a.AllowNodeRead()
+	case structs.SearchContextNodePools:
+		return a.AllowNodePoolSearch()
 	case "vars":
 		return a.AllowVariableSearch(ns)
 	case "plugins":
@@ -113,7 +115,9 @@ func PrefixIDs(ws memdb.WatchSet, st *state.StateStore, a *acl.ACL, ctx, ns, pre
 			return nil, "", err
 		}
 		for _, p := range pools {
-			ids = append(ids, p.Name)
+			if a.AllowNodePool(p.Name) {
+				ids = append(ids, p.Name)
+			}
 		}
 		return ids, state.TableNodePools, nil
 	case structs.SearchContextNamespaces:
