@@ -454,9 +454,9 @@ func TestOperatorSnapshot_RestoreNomadFixtures(t *testing.T) {
 		must.Eq(t, api.VariableItems{"region": "eu-west", "size": "3"}, v.Items)
 
 		// The bootstrap token authorized all of the above; the client
-		// token and its policy are back as Nomad stored them. (Using that
-		// token awaits node_pool blocks in our policy parser: its policy
-		// has one.)
+		// token and its policy are back as Nomad stored them, and the
+		// token allows what the policy says (its node_pool block too)
+		// and nothing more.
 		tok, _, err := c.ACLTokens().Info("5a74b584-31aa-b3ee-637e-1e2c3475b9d2", nil)
 		must.NoError(t, err)
 		must.Eq(t, readerSecret, tok.SecretID)
@@ -465,6 +465,18 @@ func TestOperatorSnapshot_RestoreNomadFixtures(t *testing.T) {
 		pol, _, err := c.ACLPolicies().Info("research-read", nil)
 		must.NoError(t, err)
 		must.StrContains(t, pol.Rules, `namespace "research"`)
+		ci, err := api.NewClient(&api.Config{Address: addr, SecretID: readerSecret})
+		must.NoError(t, err)
+		ciJobs, _, err := ci.Jobs().List(&api.QueryOptions{Namespace: "research"})
+		must.NoError(t, err)
+		must.Len(t, 1, ciJobs)
+		gpu, _, err := ci.NodePools().Info("gpu", nil)
+		must.NoError(t, err)
+		must.Eq(t, "gpu", gpu.Name)
+		_, _, err = ci.NodePools().Info("default", nil)
+		must.ErrorContains(t, err, "Permission denied")
+		_, err = ci.Variables().Delete("shared/config", &api.WriteOptions{Namespace: "research"})
+		must.ErrorContains(t, err, "Permission denied")
 
 		// Our save of the restored state restores into a fresh agent of
 		// ours: the variables decrypt and a client token allows what its
