@@ -170,6 +170,26 @@ func (s *streamWriter) record(t SnapshotType, v any) error {
 	return nil
 }
 
+// records writes one record of type t per row, each as conv turns it
+// into Nomad's layout (nil: as it is); err is the error of reading rows.
+func records[T any](s *streamWriter, t SnapshotType, rows []T, err error, conv func(T) (any, error)) error {
+	if err != nil {
+		return err
+	}
+	for _, row := range rows {
+		var rec any = row
+		if conv != nil {
+			if rec, err = conv(row); err != nil {
+				return err
+			}
+		}
+		if err := s.record(t, rec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func writeIndexes(s *streamWriter, snap *state.StateSnapshot) error {
 	for _, table := range indexedTables {
 		idx, err := snap.Index(table)
@@ -194,42 +214,18 @@ func writeIndexes(s *streamWriter, snap *state.StateSnapshot) error {
 }
 
 func writeNodes(s *streamWriter, snap *state.StateSnapshot) error {
-	nodes, err := snap.Nodes(nil)
-	if err != nil {
-		return err
-	}
-	for _, n := range nodes {
-		if err := s.record(NodeSnapshot, n); err != nil {
-			return err
-		}
-	}
-	return nil
+	rows, err := snap.Nodes(nil)
+	return records(s, NodeSnapshot, rows, err, nil)
 }
 
 func writeNodePools(s *streamWriter, snap *state.StateSnapshot) error {
-	pools, err := snap.NodePoolsByNamePrefix(nil, "")
-	if err != nil {
-		return err
-	}
-	for _, p := range pools {
-		if err := s.record(NodePoolSnapshot, p); err != nil {
-			return err
-		}
-	}
-	return nil
+	rows, err := snap.NodePoolsByNamePrefix(nil, "")
+	return records(s, NodePoolSnapshot, rows, err, nil)
 }
 
 func writeJobs(s *streamWriter, snap *state.StateSnapshot) error {
 	jobs, err := snap.Jobs(nil)
-	if err != nil {
-		return err
-	}
-	for _, j := range jobs {
-		if err := s.record(JobSnapshot, withSubmitTime(j, s.now)); err != nil {
-			return err
-		}
-	}
-	return nil
+	return records(s, JobSnapshot, jobs, err, func(j *structs.Job) (any, error) { return withSubmitTime(j, s.now), nil })
 }
 
 // withSubmitTime returns j, or a copy with the snapshot's time as its
@@ -245,29 +241,13 @@ func withSubmitTime(j *structs.Job, now time.Time) *structs.Job {
 }
 
 func writeEvals(s *streamWriter, snap *state.StateSnapshot) error {
-	evals, err := snap.Evals(nil)
-	if err != nil {
-		return err
-	}
-	for _, e := range evals {
-		if err := s.record(EvalSnapshot, e); err != nil {
-			return err
-		}
-	}
-	return nil
+	rows, err := snap.Evals(nil)
+	return records(s, EvalSnapshot, rows, err, nil)
 }
 
 func writeAllocs(s *streamWriter, snap *state.StateSnapshot) error {
-	allocs, err := snap.Allocs(nil)
-	if err != nil {
-		return err
-	}
-	for _, a := range allocs {
-		if err := s.record(AllocSnapshot, a); err != nil {
-			return err
-		}
-	}
-	return nil
+	rows, err := snap.Allocs(nil)
+	return records(s, AllocSnapshot, rows, err, nil)
 }
 
 func writePeriodicLaunches(s *streamWriter, snap *state.StateSnapshot) error {
@@ -323,16 +303,8 @@ func writePeriodicLaunches(s *streamWriter, snap *state.StateSnapshot) error {
 }
 
 func writeJobSummaries(s *streamWriter, snap *state.StateSnapshot) error {
-	sums, err := snap.JobSummaries(nil)
-	if err != nil {
-		return err
-	}
-	for _, js := range sums {
-		if err := s.record(JobSummarySnapshot, js); err != nil {
-			return err
-		}
-	}
-	return nil
+	rows, err := snap.JobSummaries(nil)
+	return records(s, JobSummarySnapshot, rows, err, nil)
 }
 
 func writeJobVersions(s *streamWriter, snap *state.StateSnapshot) error {
@@ -378,42 +350,18 @@ func writeScalingEvents(s *streamWriter, snap *state.StateSnapshot) error {
 }
 
 func writeACLPolicies(s *streamWriter, snap *state.StateSnapshot) error {
-	policies, err := snap.ACLPolicies(nil, "")
-	if err != nil {
-		return err
-	}
-	for _, p := range policies {
-		if err := s.record(ACLPolicySnapshot, p); err != nil {
-			return err
-		}
-	}
-	return nil
+	rows, err := snap.ACLPolicies(nil, "")
+	return records(s, ACLPolicySnapshot, rows, err, nil)
 }
 
 func writeACLTokens(s *streamWriter, snap *state.StateSnapshot) error {
-	tokens, err := snap.ACLTokens(nil, "", false)
-	if err != nil {
-		return err
-	}
-	for _, t := range tokens {
-		if err := s.record(ACLTokenSnapshot, t); err != nil {
-			return err
-		}
-	}
-	return nil
+	rows, err := snap.ACLTokens(nil, "", false)
+	return records(s, ACLTokenSnapshot, rows, err, nil)
 }
 
 func writeNamespaces(s *streamWriter, snap *state.StateSnapshot) error {
-	namespaces, err := snap.NamespacesByNamePrefix(nil, "")
-	if err != nil {
-		return err
-	}
-	for _, ns := range namespaces {
-		if err := s.record(NamespaceSnapshot, ns); err != nil {
-			return err
-		}
-	}
-	return nil
+	rows, err := snap.NamespacesByNamePrefix(nil, "")
+	return records(s, NamespaceSnapshot, rows, err, nil)
 }
 
 func writeSchedulerConfig(s *streamWriter, snap *state.StateSnapshot) error {
@@ -485,81 +433,31 @@ func (x *Extras) empty() bool {
 }
 
 func writeServiceRegistrations(s *streamWriter, snap *state.StateSnapshot) error {
-	regs, err := snap.ServiceRegistrations(nil)
-	if err != nil {
-		return err
-	}
-	for _, r := range regs {
-		if err := s.record(ServiceRegistrationSnapshot, r); err != nil {
-			return err
-		}
-	}
-	return nil
+	rows, err := snap.ServiceRegistrations(nil)
+	return records(s, ServiceRegistrationSnapshot, rows, err, nil)
 }
 
 func writeVariables(s *streamWriter, snap *state.StateSnapshot) error {
 	vars, err := snap.VariablesByPrefix(nil, "*", "")
-	if err != nil {
-		return err
-	}
 	sealers := map[string]*variableSealer{}
-	for _, v := range vars {
-		out, err := exportVariable(snap, sealers, v)
-		if err != nil {
-			return err
-		}
-		if err := s.record(VariablesSnapshot, out); err != nil {
-			return err
-		}
-	}
-	return nil
+	return records(s, VariablesSnapshot, vars, err, func(v *structs.VariableEncrypted) (any, error) {
+		return exportVariable(snap, sealers, v)
+	})
 }
 
 func writeRootKeys(s *streamWriter, snap *state.StateSnapshot) error {
 	keys, err := snap.RootKeys(nil)
-	if err != nil {
-		return err
-	}
-	for _, k := range keys {
-		wrapped, err := wrapRootKey(k)
-		if err != nil {
-			return err
-		}
-		if err := s.record(RootKeySnapshot, wrapped); err != nil {
-			return err
-		}
-	}
-	return nil
+	return records(s, RootKeySnapshot, keys, err, func(k *structs.RootKey) (any, error) { return wrapRootKey(k) })
 }
 
 func writeACLRoles(s *streamWriter, snap *state.StateSnapshot) error {
-	roles, err := snap.ACLRoles(nil, "")
-	if err != nil {
-		return err
-	}
-	for _, r := range roles {
-		if err := s.record(ACLRoleSnapshot, r); err != nil {
-			return err
-		}
-	}
-	return nil
+	rows, err := snap.ACLRoles(nil, "")
+	return records(s, ACLRoleSnapshot, rows, err, nil)
 }
 
 func writeACLAuthMethods(s *streamWriter, snap *state.StateSnapshot) error {
 	methods, err := snap.ACLAuthMethods(nil)
-	if err != nil {
-		return err
-	}
-	for _, m := range methods {
-		rec, err := exportAuthMethod(m)
-		if err != nil {
-			return err
-		}
-		if err := s.record(ACLAuthMethodSnapshot, rec); err != nil {
-			return err
-		}
-	}
-	return nil
+	return records(s, ACLAuthMethodSnapshot, methods, err, exportAuthMethod)
 }
 
 // authMethodConfig is Nomad's layout of an auth method's config: nomadq
@@ -589,16 +487,8 @@ func exportAuthMethod(m *structs.ACLAuthMethod) (any, error) {
 }
 
 func writeACLBindingRules(s *streamWriter, snap *state.StateSnapshot) error {
-	rules, err := snap.ACLBindingRules(nil, "")
-	if err != nil {
-		return err
-	}
-	for _, r := range rules {
-		if err := s.record(ACLBindingRuleSnapshot, r); err != nil {
-			return err
-		}
-	}
-	return nil
+	rows, err := snap.ACLBindingRules(nil, "")
+	return records(s, ACLBindingRuleSnapshot, rows, err, nil)
 }
 
 func writeJobSubmissions(s *streamWriter, snap *state.StateSnapshot) error {
