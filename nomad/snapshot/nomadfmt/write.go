@@ -308,6 +308,14 @@ func writeJobSummaries(s *streamWriter, snap *state.StateSnapshot) error {
 }
 
 func writeJobVersions(s *streamWriter, snap *state.StateSnapshot) error {
+	return eachJobVersion(snap, func(v *structs.Job) error {
+		return s.record(JobVersionSnapshot, withSubmitTime(v, s.now))
+	})
+}
+
+// eachJobVersion calls fn with every job version, job by job, each job's
+// versions oldest first, as Nomad writes them.
+func eachJobVersion(snap *state.StateSnapshot, fn func(*structs.Job) error) error {
 	jobs, err := snap.Jobs(nil)
 	if err != nil {
 		return err
@@ -317,10 +325,9 @@ func writeJobVersions(s *streamWriter, snap *state.StateSnapshot) error {
 		if err != nil {
 			return err
 		}
-		// Nomad writes a job's versions oldest first.
 		sort.Slice(versions, func(a, b int) bool { return versions[a].Version < versions[b].Version })
 		for _, v := range versions {
-			if err := s.record(JobVersionSnapshot, withSubmitTime(v, s.now)); err != nil {
+			if err := fn(v); err != nil {
 				return err
 			}
 		}
@@ -492,30 +499,13 @@ func writeACLBindingRules(s *streamWriter, snap *state.StateSnapshot) error {
 }
 
 func writeJobSubmissions(s *streamWriter, snap *state.StateSnapshot) error {
-	jobs, err := snap.Jobs(nil)
-	if err != nil {
-		return err
-	}
-	for _, j := range jobs {
-		versions, err := snap.JobVersionsByID(nil, j.Namespace, j.ID)
-		if err != nil {
+	return eachJobVersion(snap, func(v *structs.Job) error {
+		sub, err := snap.JobSubmission(nil, v.Namespace, v.ID, v.Version)
+		if err != nil || sub == nil {
 			return err
 		}
-		sort.Slice(versions, func(a, b int) bool { return versions[a].Version < versions[b].Version })
-		for _, v := range versions {
-			sub, err := snap.JobSubmission(nil, j.Namespace, j.ID, v.Version)
-			if err != nil {
-				return err
-			}
-			if sub == nil {
-				continue
-			}
-			if err := s.record(JobSubmissionSnapshot, sub); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+		return s.record(JobSubmissionSnapshot, sub)
+	})
 }
 
 // countWriter counts the bytes written through it.
