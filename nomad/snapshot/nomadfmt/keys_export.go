@@ -31,13 +31,8 @@ type WrappedKey struct {
 // WrappedRootKey is Nomad's RootKey record: the key's metadata and its
 // wrapped material.
 type WrappedRootKey struct {
-	KeyID       string
-	Algorithm   string
-	CreateTime  int64
-	CreateIndex uint64
-	ModifyIndex uint64
-	State       structs.RootKeyState
-	PublishTime int64
+	// The key's metadata, inlined in the record as Nomad writes it.
+	structs.RootKeyMeta
 	WrappedKeys []*WrappedKey
 }
 
@@ -77,16 +72,7 @@ func wrapRootKey(k *structs.RootKey) (*WrappedRootKey, error) {
 			return nil, fmt.Errorf("root key %s: wrap RSA key: %w", k.KeyID, err)
 		}
 	}
-	return &WrappedRootKey{
-		KeyID:       k.KeyID,
-		Algorithm:   k.Algorithm,
-		CreateTime:  k.CreateTime,
-		CreateIndex: k.CreateIndex,
-		ModifyIndex: k.ModifyIndex,
-		State:       k.State,
-		PublishTime: k.PublishTime,
-		WrappedKeys: []*WrappedKey{wk},
-	}, nil
+	return &WrappedRootKey{RootKeyMeta: *k.Meta(), WrappedKeys: []*WrappedKey{wk}}, nil
 }
 
 // variableSealer seals variables with one root key as Nomad does.

@@ -319,7 +319,7 @@ func TestRead_BadStreams(t *testing.T) {
 // kmsKey is a root key record wrapped only by an external KMS.
 func kmsKey(id string) *WrappedRootKey {
 	return &WrappedRootKey{
-		KeyID: id, Algorithm: structs.EncryptionAlgorithmAES256GCM, State: structs.RootKeyStateInactive,
+		RootKeyMeta: structs.RootKeyMeta{KeyID: id, Algorithm: structs.EncryptionAlgorithmAES256GCM, State: structs.RootKeyStateInactive},
 		WrappedKeys: []*WrappedKey{{Provider: "awskms", ProviderID: "awskms"}},
 	}
 }
