@@ -63,8 +63,9 @@ func TestDockerDriver_QueuePlacesOnHealthyNode(t *testing.T) {
 		return nil
 	})
 	entry := queueEntry(t, c, "dk-queued")
-	must.StrContains(t, strings.ToLower(entry.Reason), "docker", must.Sprintf("reason: %q", entry.Reason))
-	t.Logf("reason without a healthy docker node: %q", entry.Reason)
+	must.Eq(t, "Constrained", entry.Reason)
+	must.StrContains(t, strings.ToLower(entry.ReasonDetail), "docker", must.Sprintf("reason detail: %q", entry.ReasonDetail))
+	t.Logf("reason without a healthy docker node: %s: %q", entry.Reason, entry.ReasonDetail)
 	allocs, _, err := c.Jobs().Allocations("dk-queued", true, nil)
 	must.NoError(t, err)
 	must.SliceEmpty(t, allocs)
