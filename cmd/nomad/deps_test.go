@@ -11,9 +11,13 @@ import (
 
 // testingImporters are the packages outside this module allowed to bring
 // the testing package into the binary: hashicorp/raft ships its in-memory
-// test transport and store in a non-test file, and hashicorp/go-getter
-// its decompressor test helper (decompress_testing.go).
-var testingImporters = []string{"github.com/hashicorp/raft", "github.com/hashicorp/go-getter/v2"}
+// test transport and store in a non-test file, hashicorp/go-getter its
+// decompressor test helper (decompress_testing.go), and go-kms-wrapping's
+// aead package (the root key wrapping of Nomad's snapshots) its test
+// wrapper constructor (testing.go).
+var testingImporters = []string{
+	"github.com/hashicorp/raft", "github.com/hashicorp/go-getter/v2", "github.com/hashicorp/go-kms-wrapping/v2/aead",
+}
 
 // TestBinaryDeps_NoTesting checks that test helpers stay out of the nomad
 // binary: no package it links imports testing (or testing/...) except the
