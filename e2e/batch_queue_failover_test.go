@@ -33,13 +33,11 @@ func sizedJob(ns, id string, memMB int, limit time.Duration) *api.Job {
 	return job
 }
 
-// Three servers and a client; the queue is in the fair order with
-// backfill. A big job waits for capacity behind a reservation, with
-// jobs of two namespaces queued behind it. After the leader is killed,
-// the new leader shows the same order, the same reservation and the
-// same estimates: all of it is computed from Raft state.
-func TestFailover_BatchQueueKeepsOrderAndReservation(t *testing.T) {
-	longTests(t)
+// queueFailoverCluster starts three servers and a client, and answers
+// the servers, the leader, an API client of the leader and the client
+// node's memory once the node is ready.
+func queueFailoverCluster(t *testing.T) ([]*agentProc, *agentProc, *api.Client, int) {
+	t.Helper()
 	ports := freePorts(t, 12)
 	servers := startServers(t, ports[:9])
 	var rpcAddr []string
@@ -64,6 +62,17 @@ func TestFailover_BatchQueueKeepsOrderAndReservation(t *testing.T) {
 		nodeMem = int(n.NodeResources.Memory.MemoryMB)
 		return nil
 	})
+	return servers, leader, c, nodeMem
+}
+
+// Three servers and a client; the queue is in the fair order with
+// backfill. A big job waits for capacity behind a reservation, with
+// jobs of two namespaces queued behind it. After the leader is killed,
+// the new leader shows the same order, the same reservation and the
+// same estimates: all of it is computed from Raft state.
+func TestFailover_BatchQueueKeepsOrderAndReservation(t *testing.T) {
+	longTests(t)
+	servers, leader, c, nodeMem := queueFailoverCluster(t)
 	body := map[string]any{"BatchQueue": map[string]any{"Enabled": true, "Order": "fair", "ConcurrentPlacements": 1}}
 	_, err := c.Raw().Write("/v1/operator/scheduler/configuration", body, nil, nil)
 	must.NoError(t, err)

@@ -25,30 +25,7 @@ type usageRow struct {
 // order: usage is computed from the allocations in Raft state.
 func TestFailover_MultifactorUsageAndOrder(t *testing.T) {
 	longTests(t)
-	ports := freePorts(t, 12)
-	servers := startServers(t, ports[:9])
-	var rpcAddr []string
-	for _, s := range servers {
-		rpcAddr = append(rpcAddr, s.rpc)
-	}
-	leader := waitLeader(t, servers)
-	startAgent(t, agentSpec{name: "client", client: true, servers: rpcAddr, dataDir: t.TempDir(),
-		http: ports[9], rpc: ports[10], serf: ports[11]})
-	c := leader.api(t)
-
-	var nodeMem int
-	waitFor(t, 60*time.Second, func() error {
-		nodes, _, err := c.Nodes().List(nil)
-		if err != nil || len(nodes) != 1 || nodes[0].Status != "ready" {
-			return fmt.Errorf("no ready node yet: %v", err)
-		}
-		n, _, err := c.Nodes().Info(nodes[0].ID, nil)
-		if err != nil {
-			return err
-		}
-		nodeMem = int(n.NodeResources.Memory.MemoryMB)
-		return nil
-	})
+	servers, leader, c, nodeMem := queueFailoverCluster(t)
 	body := map[string]any{"BatchQueue": map[string]any{"Enabled": true, "Order": "multifactor", "ConcurrentPlacements": 1,
 		"Multifactor": map[string]any{"PriorityWeight": 1000, "FairShareWeight": 2000, "UsageHalfLife": "1h"}}}
 	_, err := c.Raw().Write("/v1/operator/scheduler/configuration", body, nil, nil)
