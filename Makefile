@@ -78,7 +78,8 @@ FUZZ_TARGETS := \
 	./nomad/fsm/:FuzzApplyField \
 	./structs/:FuzzJobValidate \
 	./agent/config/:FuzzParse \
-	./acl/:FuzzParse
+	./acl/:FuzzParse \
+	./nomad/snapshot/nomadfmt/:FuzzRead
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \

@@ -22,7 +22,7 @@ import (
 
 // fixtureStream returns the state stream of a snapshot archive written by
 // real Nomad 2.0.6 (see testdata/nomad-2.0.6/README.md).
-func fixtureStream(t *testing.T, name string) []byte {
+func fixtureStream(t testing.TB, name string) []byte {
 	t.Helper()
 	f, err := os.Open("testdata/nomad-2.0.6/" + name + ".snap")
 	must.NoError(t, err)
