@@ -135,17 +135,26 @@ func TestFailover_BatchQueueKeepsOrderAndReservation(t *testing.T) {
 	})
 	t.Logf("before the failover: %+v", before)
 
+	failoverKeeps(t, servers, leader, before, list)
+}
+
+// failoverKeeps kills the leader with SIGKILL and waits until the new
+// leader reads (with read) what the old one read before, which it
+// returns.
+func failoverKeeps[T comparable](t *testing.T, servers []*agentProc, leader *agentProc, before []T, read func(*agentProc) ([]T, error)) *agentProc {
+	t.Helper()
 	leader.kill(syscall.SIGKILL)
 	survivors := slices.DeleteFunc(slices.Clone(servers), func(a *agentProc) bool { return a == leader })
 	newLeader := waitLeader(t, survivors)
 	waitFor(t, 60*time.Second, func() error {
-		after, err := list(newLeader)
+		after, err := read(newLeader)
 		if err != nil {
 			return err
 		}
 		if !slices.Equal(before, after) {
-			return fmt.Errorf("listing moved:\nbefore %+v\nafter  %+v", before, after)
+			return fmt.Errorf("moved in the failover:\nbefore %+v\nafter  %+v", before, after)
 		}
 		return nil
 	})
+	return newLeader
 }

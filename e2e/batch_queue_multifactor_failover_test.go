@@ -3,8 +3,6 @@ package e2e
 import (
 	"fmt"
 	"math"
-	"slices"
-	"syscall"
 	"testing"
 	"time"
 
@@ -140,19 +138,7 @@ func TestFailover_MultifactorUsageAndOrder(t *testing.T) {
 	must.Positive(t, usedBefore["qa"])
 	t.Logf("before the failover: line %v, usage %v", before, usedBefore)
 
-	leader.kill(syscall.SIGKILL)
-	survivors := slices.DeleteFunc(slices.Clone(servers), func(a *agentProc) bool { return a == leader })
-	newLeader := waitLeader(t, survivors)
-	waitFor(t, 60*time.Second, func() error {
-		after, err := queued(newLeader)
-		if err != nil {
-			return err
-		}
-		if !slices.Equal(before, after) {
-			return fmt.Errorf("line moved:\nbefore %v\nafter  %v", before, after)
-		}
-		return nil
-	})
+	newLeader := failoverKeeps(t, servers, leader, before, queued)
 	usedAfter, err := usage(newLeader)
 	must.NoError(t, err)
 	t.Logf("after the failover: usage %v", usedAfter)
