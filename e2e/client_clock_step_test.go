@@ -19,29 +19,9 @@ import (
 // early, and a step back that is corrected after the deadline does not
 // delay the kill by the step.
 func TestClientClockStepMaxRunDuration(t *testing.T) {
-	ports := freePorts(t, 6)
-	server := startAgent(t, agentSpec{
-		name: "server", server: true, expect: 1, dataDir: t.TempDir(),
-		http: ports[0], rpc: ports[1], serf: ports[2],
-	})
 	offset := filepath.Join(t.TempDir(), "clock-offset")
 	must.NoError(t, os.WriteFile(offset, []byte("0s"), 0o600))
-	startAgent(t, agentSpec{
-		name: "client", client: true, servers: []string{server.rpc}, dataDir: t.TempDir(),
-		http: ports[3], rpc: ports[4], serf: ports[5],
-		env: []string{"NOMADQ_TEST_CLOCK_OFFSET_FILE=" + offset},
-	})
-	nomad := server.api(t)
-	waitFor(t, 30*time.Second, func() error {
-		nodes, _, err := nomad.Nodes().List(nil)
-		if err != nil {
-			return err
-		}
-		if len(nodes) != 1 || nodes[0].Status != "ready" {
-			return fmt.Errorf("want one ready node, have %d", len(nodes))
-		}
-		return nil
-	})
+	_, _, nomad := serverAndClient(t, func(c *agentSpec) { c.env = []string{"NOMADQ_TEST_CLOCK_OFFSET_FILE=" + offset} })
 	step := func(d string) { must.NoError(t, os.WriteFile(offset, []byte(d), 0o600)) }
 
 	cases := []struct {

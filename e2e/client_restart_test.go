@@ -14,22 +14,26 @@ import (
 	"github.com/shoenig/test/must"
 )
 
-// A raw_exec task survives its client agent being killed with SIGKILL: the
-// restarted client (same data_dir) re-attaches to the same process, does
-// not start it again, and reports its normal completion.
-func TestClientSIGKILLKeepsTaskRunning(t *testing.T) {
+// serverAndClient starts a one-server cluster and a client agent (its
+// spec changed by with, when given), waits until the client's node is
+// ready, and returns the server, the client and an API client of the
+// server.
+func serverAndClient(t *testing.T, with func(*agentSpec)) (*agentProc, *agentProc, *api.Client) {
+	t.Helper()
 	ports := freePorts(t, 6)
 	server := startAgent(t, agentSpec{
 		name: "server", server: true, expect: 1, dataDir: t.TempDir(),
 		http: ports[0], rpc: ports[1], serf: ports[2],
 	})
-	clientSpec := agentSpec{
+	spec := agentSpec{
 		name: "client", client: true, servers: []string{server.rpc}, dataDir: t.TempDir(),
 		http: ports[3], rpc: ports[4], serf: ports[5],
 	}
-	client := startAgent(t, clientSpec)
+	if with != nil {
+		with(&spec)
+	}
+	client := startAgent(t, spec)
 	nomad := server.api(t)
-
 	waitFor(t, 30*time.Second, func() error {
 		nodes, _, err := nomad.Nodes().List(nil)
 		if err != nil {
@@ -40,6 +44,14 @@ func TestClientSIGKILLKeepsTaskRunning(t *testing.T) {
 		}
 		return nil
 	})
+	return server, client, nomad
+}
+
+// A raw_exec task survives its client agent being killed with SIGKILL: the
+// restarted client (same data_dir) re-attaches to the same process, does
+// not start it again, and reports its normal completion.
+func TestClientSIGKILLKeepsTaskRunning(t *testing.T) {
+	_, client, nomad := serverAndClient(t, nil)
 
 	// The task records its PID, then runs until a file appears, so the
 	// test decides when it ends.

@@ -23,26 +23,7 @@ const maxRunReason = "allocation exceeded max_run_duration"
 // with the timeout description, one timed-out alloc in the summary, its
 // task dead and started once, and no process of the task left.
 func TestClientSIGKILLDuringMaxRunDurationKill(t *testing.T) {
-	ports := freePorts(t, 6)
-	server := startAgent(t, agentSpec{
-		name: "server", server: true, expect: 1, dataDir: t.TempDir(),
-		http: ports[0], rpc: ports[1], serf: ports[2],
-	})
-	client := startAgent(t, agentSpec{
-		name: "client", client: true, servers: []string{server.rpc}, dataDir: t.TempDir(),
-		http: ports[3], rpc: ports[4], serf: ports[5],
-	})
-	nomad := server.api(t)
-	waitFor(t, 30*time.Second, func() error {
-		nodes, _, err := nomad.Nodes().List(nil)
-		if err != nil {
-			return err
-		}
-		if len(nodes) != 1 || nodes[0].Status != "ready" {
-			return fmt.Errorf("want one ready node, have %d", len(nodes))
-		}
-		return nil
-	})
+	server, client, nomad := serverAndClient(t, nil)
 
 	dir := t.TempDir()
 	pidFile, termFile := filepath.Join(dir, "pid"), filepath.Join(dir, "term")
